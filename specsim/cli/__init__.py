@@ -1,0 +1,59 @@
+"""`specsim` command line: one sub-command per module, errors as one line.
+
+Each module in this package (and ``specsim.gpt.cli``) has
+``register(subparsers)`` that adds its sub-commands with
+``set_defaults(func=handler)``. A handler receives the parsed arguments and
+returns an exit code; it raises ``UsageError`` (or ``ValueError``) for bad
+input, which ``main`` prints as one line on stderr with exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .common import UsageError
+
+# Modules that contribute sub-commands; a missing optional one is skipped.
+COMMAND_MODULES = [
+    "specsim.cli.exact_cmds",
+    "specsim.cli.sampling_cmds",
+    "specsim.gpt.cli",
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors: one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="specsim", description="Speculative decoding, simulated exactly and made visible.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except (UsageError, ValueError, OSError) as e:
+        print(f"specsim {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

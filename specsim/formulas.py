@@ -1,0 +1,131 @@
+"""Tokens per round, speedup and the best draft length.
+
+Under the i.i.d. assumption (every position accepted with the same rate
+alpha) the number of accepted drafts K has P(K >= k) = alpha^k for k <= gamma
+and a round emits K + 1 tokens::
+
+    E[tokens per round] = sum_{k=0..gamma} alpha^k = (1 - alpha^(gamma+1)) / (1 - alpha)
+
+A round costs gamma drafter steps (``cost`` each, relative to one target
+step) plus one target pass, so against plain decoding::
+
+    speedup = (1 - alpha^(gamma+1)) / ((1 - alpha) (gamma * cost + 1))
+
+All functions work on Fractions (exact) and floats.
+
+Example
+-------
+>>> from fractions import Fraction as F
+>>> expected_tokens(F(9, 10), 3)
+Fraction(3439, 1000)
+>>> best_gamma(0.8, 1/20)
+(8, 3.092...)
+>>> round(speedup(0.6, 8, 1/5), 2)
+0.95
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+# The two tables of the source documents (seed 003).
+TABLE_COSTS = (Fraction(1, 20), Fraction(1, 5))
+TABLE_ALPHAS = (Fraction(3, 5), Fraction(4, 5), Fraction(9, 10))
+TABLE_GAMMAS = (1, 2, 4, 6, 8, 12)
+DEFAULT_MAX_GAMMA = 32
+
+
+def _check(alpha=None, gamma=None, cost=None):
+    if alpha is not None and not 0 <= alpha <= 1:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if gamma is not None and (int(gamma) != gamma or gamma < 0):
+        raise ValueError(f"gamma must be an integer >= 0, got {gamma}")
+    if cost is not None and not cost >= 0:
+        raise ValueError(f"cost must be >= 0, got {cost}")
+
+
+def expected_tokens(alpha, gamma: int):
+    """(1 - alpha^(gamma+1)) / (1 - alpha); gamma + 1 when alpha = 1.
+
+    >>> expected_tokens(1, 4)
+    5
+    """
+    _check(alpha=alpha, gamma=gamma)
+    if alpha == 1:
+        return gamma + 1
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def round_cost(gamma: int, cost):
+    """Cost of one round in target-step units: gamma * cost + 1."""
+    return gamma * cost + 1
+
+
+def speedup(alpha, gamma: int, cost):
+    """Expected tokens per round divided by the round's cost in target steps."""
+    _check(alpha=alpha, gamma=gamma, cost=cost)
+    return expected_tokens(alpha, gamma) / round_cost(gamma, cost)
+
+
+def best_gamma(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA):
+    """(gamma, speedup) maximizing the speedup over gamma = 1..max_gamma.
+
+    Ties go to the smaller gamma (cheaper, fewer wasted drafts).
+    """
+    _check(alpha=alpha, cost=cost)
+    if max_gamma < 1:
+        raise ValueError(f"max_gamma must be >= 1, got {max_gamma}")
+    best = (1, speedup(alpha, 1, cost))
+    for g in range(2, max_gamma + 1):
+        s = speedup(alpha, g, cost)
+        if s > best[1]:
+            best = (g, s)
+    return best
+
+
+def speedup_tables(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS,
+                   max_gamma: int = DEFAULT_MAX_GAMMA) -> list:
+    """The source's speedup tables as data (exact Fractions).
+
+    Returns [{"cost", "rows": [{"alpha", "speedups": {gamma: s}, "best_gamma", "best_speedup"}]}].
+    """
+    tables = []
+    for c in costs:
+        rows = []
+        for a in alphas:
+            g, s = best_gamma(a, c, max_gamma)
+            rows.append({"alpha": a, "speedups": {k: speedup(a, k, c) for k in gammas},
+                         "best_gamma": g, "best_speedup": s})
+        tables.append({"cost": c, "rows": rows})
+    return tables
+
+
+def refined_speedup(tokens_per_round, gamma: int, cost, verify_ratio):
+    """Speedup allowed by measured acceptance and measured costs.
+
+    ``verify_ratio`` is the cost of one target pass over gamma + 1 positions
+    relative to one single-position target step (1 in the simple formula).
+    """
+    _check(gamma=gamma, cost=cost)
+    return tokens_per_round / (gamma * cost + verify_ratio)
+
+
+def exact_vs_iid(models, context, gamma: int) -> dict:
+    """Exact (non-i.i.d.) expected tokens per round of a model pair beside the formula.
+
+    The formula uses the acceptance rate alpha of the first position only.
+
+    >>> from specsim.toy import load_model
+    >>> r = exact_vs_iid(load_model("seed"), ("a",), 3)
+    >>> r["expected_tokens"], r["iid_expected_tokens"]
+    (Fraction(1659, 500), Fraction(3439, 1000))
+    """
+    from .exact import round_distribution
+    from .rule import alpha as alpha_of
+
+    ctx = tuple(context)
+    a = alpha_of(models.p(ctx), models.q(ctx))
+    r = round_distribution(models, ctx, gamma)
+    return {"context": ctx, "gamma": gamma, "alpha": a, "accepted": r.accepted,
+            "expected_tokens": r.expected_tokens,
+            "iid_expected_tokens": expected_tokens(a, gamma),
+            "iid_accepted": [a ** k * (1 - a) for k in range(gamma)] + [a ** gamma]}
