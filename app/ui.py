@@ -1,0 +1,194 @@
+"""Widgets and cached library calls shared by the pages.
+
+Everything a page needs twice lives here: the page list, the toy-model picker
+(preset or uploaded JSON, with ``st.error`` on a bad file), number parsing
+for text inputs, and ``st.cache_data`` wrappers around the exact engine.
+No maths: every number comes from ``specsim``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+import streamlit as st
+
+from specsim import exact as exact_engine
+from specsim import formulas, toy
+from specsim.plots import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    path: str
+    title: str
+    icon: str
+    section: str
+    blurb: str
+
+
+PAGES = [
+    PageInfo("views/home.py", "Home", ":material/home:", "Start",
+             "what speculative decoding is, one round replayed"),
+    PageInfo("views/lessons.py", "Lessons", ":material/school:", "Start",
+             "the lessons, in order, each linked to its page"),
+    PageInfo("views/stepper.py", "Round stepper", ":material/play_circle:", "Toy models",
+             "play rounds forward one event at a time"),
+    PageInfo("views/residual.py", "Residual explorer", ":material/stacked_bar_chart:", "Toy models",
+             "edit p and q, watch min(p, q), α and the residual r"),
+    PageInfo("views/exactness.py", "Exactness", ":material/verified:", "Toy models",
+             "prove speculative = target with exact fractions"),
+    PageInfo("views/speedup.py", "Speedup", ":material/speed:", "Toy models",
+             "speedup against γ, the best γ over α and c"),
+    PageInfo("views/pitfalls.py", "Pitfalls lab", ":material/bug_report:", "Toy models",
+             "break the rule on purpose, measure the damage"),
+    PageInfo("views/tiny_gpt.py", "Tiny GPT", ":material/memory:", "Real model",
+             "a real GPT pair: verification mask, KV cache, measured speedup"),
+]
+PAGE = {p.path.split("/")[-1][:-3]: p for p in PAGES}  # "stepper" -> PageInfo
+
+UPLOAD = "upload a JSON file…"
+
+
+def page_link(name: str, label: str | None = None) -> None:
+    """A link to another page by its short name ("stepper", "residual", ...)."""
+    info = PAGE[name]
+    st.page_link(info.path, label=label or info.title, icon=info.icon)
+
+
+# -- toy models --------------------------------------------------------------
+
+def model_picker(key: str, default: str = "seed", label: str = "toy model") -> toy.ToyModel | None:
+    """Choose a preset or upload a JSON model; returns None (after ``st.error``) when invalid."""
+    names = list(toy.PRESETS) + [UPLOAD]
+    choice = st.selectbox(label, names, index=names.index(default), key=f"{key}-model",
+                          help="presets ship with specsim; a JSON file follows the format below")
+    if choice != UPLOAD:
+        return toy.load_model(choice)
+    uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload")
+    with st.expander("JSON format (the seed model)"):
+        st.code(toy.load_model("seed").to_json(), language="json")
+    if uploaded is None:
+        st.info("Upload a model file to continue (see the format above).")
+        return None
+    try:
+        return loads_cached(uploaded.getvalue(), uploaded.name)
+    except toy.ModelError as e:
+        st.error(f"**{uploaded.name}** is not a valid model: {e}")
+        return None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def loads_cached(data: bytes, name: str) -> toy.ToyModel:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise toy.ModelError(f"{name} is not UTF-8 text") from None
+    return toy.loads_model(text, source=name)
+
+
+def context_picker(model: toy.ToyModel, key: str, label: str = "context", default=None) -> tuple:
+    """Select one of the model's contexts (its last ``order`` tokens)."""
+    contexts = model.contexts()
+    index = contexts.index(default) if default in contexts else 0
+    return st.selectbox(label, contexts, index=index, key=key, format_func=" ".join,
+                        help="the previous token(s) the model looks at")
+
+
+def work_estimate(model: toy.ToyModel, depth: int) -> int:
+    """Rough number of sequences the enumeration walks: |vocab|^depth per context."""
+    return len(model.vocab) ** depth * len(model.contexts())
+
+
+MAX_WORK = 300_000
+
+
+def check_size(model: toy.ToyModel, depth: int, what: str) -> bool:
+    """st.error and False when an enumeration would be too large to be interactive."""
+    if work_estimate(model, depth) > MAX_WORK:
+        st.error(f"{what} would enumerate about {len(model.vocab)}^{depth} sequences for each of "
+                 f"{len(model.contexts())} contexts; lower γ or the number of tokens.")
+        return False
+    return True
+
+
+# -- numbers typed by the user ----------------------------------------------
+
+def parse_number(text: str, name: str) -> Fraction:
+    """A number typed as "3/5", "0.6" or "1"; ModelError names the field."""
+    return toy.parse_probability(text.strip(), name)
+
+
+def parse_row(text: str, name: str) -> list:
+    """Comma- or space-separated probabilities as exact Fractions."""
+    parts = [x for x in text.replace(",", " ").split() if x]
+    if not parts:
+        raise toy.ModelError(f"{name} is empty")
+    return [parse_number(x, f"{name}[{i}]") for i, x in enumerate(parts)]
+
+
+# -- cached library calls ----------------------------------------------------
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def round_distribution(model_json: str, context: tuple, gamma: int):
+    return exact_engine.round_distribution(toy.loads_model(model_json), context, gamma)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def check_exactness(model_json: str, n_tokens: int, gammas: tuple, rule_name: str = "correct"):
+    model = toy.loads_model(model_json)
+    return exact_engine.check_exactness(model, n_tokens, gammas, rule=round_rule(rule_name))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def exact_vs_iid(model_json: str, context: tuple, gammas: tuple) -> list:
+    model = toy.loads_model(model_json)
+    return [formulas.exact_vs_iid(model, context, g) for g in gammas]
+
+
+def round_rule(name: str):
+    """The correct rule, or a named broken rule from ``specsim.pitfalls`` when it exists."""
+    from specsim.rule import CORRECT
+    if name == CORRECT.name:
+        return CORRECT
+    from specsim import pitfalls  # only needed for the broken rules
+    return pitfalls.get(name)
+
+
+# -- lessons -----------------------------------------------------------------
+
+LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
+
+# Which page a lesson opens, by words in its file name or title (first match wins).
+LESSON_PAGES = [
+    (("pitfall", "mistake", "broken", "wrong", "myth"), "pitfalls"),
+    (("gpt", "mask", "cache", "kv", "rollback", "torch", "real"), "tiny_gpt"),
+    (("speedup", "speed", "cost", "best-gamma", "choosing", "tuning"), "speedup"),
+    (("exact", "proof", "theorem", "prove", "distribution", "joint"), "exactness"),
+    (("residual", "reject", "correct", "one-position", "position"), "residual"),
+    (("round", "accept", "rule", "draft", "verify", "bonus", "step"), "stepper"),
+]
+
+
+def lessons() -> list:
+    """(path, title) of every lessons/*.md in file-name order; title from the first heading."""
+    out = []
+    for path in sorted(LESSONS_DIR.glob("*.md")):
+        if path.name.lower() == "readme.md":
+            continue
+        title = path.stem
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("# "):
+                title = line[2:].strip()
+                break
+        out.append((path, title))
+    return out
+
+
+def lesson_page(path: Path, title: str) -> str | None:
+    """The short name of the page a lesson belongs to, or None."""
+    words = (path.stem + " " + title).lower()
+    for keys, page in LESSON_PAGES:
+        if any(k in words for k in keys):
+            return page
+    return None

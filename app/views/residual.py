@@ -1,0 +1,103 @@
+"""Residual explorer: edit p and q, see min(p, q), α, max(0, p − q) and r."""
+import inspect
+
+import streamlit as st
+
+import ui
+from specsim import plots, rule, toy
+
+MAX_VOCAB = 6
+
+
+def examples() -> dict:
+    seed, zeros = toy.load_model("seed"), toy.load_model("zeros")
+    out = {}
+    for c in seed.contexts():
+        out[f"seed model after \"{c[0]}\""] = (seed.vocab, seed.p(c), seed.q(c))
+    out["zeros model after \"x\" (q = 1/2 where p = 0)"] = (zeros.vocab, zeros.p(("x",)), zeros.q(("x",)))
+    out["zeros model after \"y\" (q = 0 where p = 2/3)"] = (zeros.vocab, zeros.p(("y",)), zeros.q(("y",)))
+    out["p = q (nothing is ever rejected)"] = (zeros.vocab, zeros.p(("z",)), zeros.q(("z",)))
+    return out
+
+
+EXAMPLES = examples()
+
+
+def load_example():
+    vocab, p, q = EXAMPLES[st.session_state["res-example"]]
+    st.session_state["res-tokens"] = " ".join(vocab)
+    st.session_state["res-p"] = ", ".join(str(x) for x in p)
+    st.session_state["res-q"] = ", ".join(str(x) for x in q)
+
+
+if "res-tokens" not in st.session_state:
+    st.session_state["res-example"] = next(iter(EXAMPLES))
+    load_example()
+
+st.title("Residual explorer")
+st.markdown(
+    "One position of one round. The drafter proposes x ~ **q**; the target keeps it with "
+    "probability **min(1, p(x)/q(x))**; on a rejection the replacement is drawn from the "
+    "**residual r = max(0, p − q) / Σ max(0, p − q)**. Type exact fractions (`3/5`) or "
+    f"decimals (`0.25`), up to {MAX_VOCAB} tokens.")
+
+left, right = st.columns([1, 2])
+with left:
+    st.selectbox("start from", list(EXAMPLES), key="res-example", on_change=load_example)
+    tokens_text = st.text_input("tokens (separated by spaces)", key="res-tokens")
+    p_text = st.text_input("p: target distribution", key="res-p")
+    q_text = st.text_input("q: drafter distribution", key="res-q")
+    normalize = st.checkbox("renormalize p and q if they do not sum to 1", value=False, key="res-norm")
+
+
+def read_inputs():
+    vocab = tokens_text.split()
+    if not 1 <= len(vocab) <= MAX_VOCAB:
+        raise toy.ModelError(f"give between 1 and {MAX_VOCAB} tokens, got {len(vocab)}")
+    if len(set(vocab)) != len(vocab):
+        raise toy.ModelError("tokens must be distinct")
+    rows = []
+    for name, text in (("p", p_text), ("q", q_text)):
+        row = ui.parse_row(text, name)
+        if len(row) != len(vocab):
+            raise toy.ModelError(f"{name} has {len(row)} entries but there are {len(vocab)} tokens")
+        if normalize and all(x >= 0 for x in row) and sum(row) > 0:
+            row = [x / sum(row) for x in row]
+        toy.check_row(row, name)
+        rows.append(row)
+    return vocab, rows[0], rows[1]
+
+
+try:
+    vocab, p, q = read_inputs()
+except toy.ModelError as e:
+    with right:
+        st.error(str(e))
+    st.stop()
+
+a, r = rule.alpha(p, q), rule.residual(p, q)
+with right:
+    m1, m2, m3 = st.columns(3)
+    m1.metric("α = Σ min(p, q)", ui.fmt(a), help="acceptance rate = 1 − TV(p, q)")
+    m2.metric("TV(p, q)", ui.fmt(rule.total_variation(p, q)), help="total variation distance")
+    m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", ui.fmt(rule.residual_mass(p, q)))
+    if r is None:
+        st.info("p ≤ q everywhere (so p = q): no draft is ever rejected and the residual is never used.")
+    st.plotly_chart(plots.residual_stack(vocab, p, q), key="res-stack")
+
+st.plotly_chart(plots.residual_panels(vocab, p, q), key="res-panels")
+
+rows = []
+for i, x in enumerate(vocab):
+    rows.append({
+        "token": x, "p": ui.fmt(p[i]), "q": ui.fmt(q[i]),
+        "min(1, p/q): keep if drafted": ui.fmt(rule.acceptance_probability(p[i], q[i])) if q[i] > 0 else "never drafted",
+        "min(p, q)": ui.fmt(rule.overlap(p, q)[i]),
+        "max(0, p − q)": ui.fmt(rule.excess(p, q)[i]),
+        "r": ui.fmt(r[i]) if r is not None else "—",
+    })
+st.dataframe(rows, hide_index=True)
+
+with st.expander("The rule's source (specsim/rule.py)"):
+    st.code(inspect.getsource(rule.acceptance_probability) + "\n" + inspect.getsource(rule.residual),
+            language="python")

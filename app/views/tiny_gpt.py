@@ -1,0 +1,4 @@
+"""Work in progress."""
+import streamlit as st
+
+st.info("This page is being built.")

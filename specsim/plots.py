@@ -1,0 +1,268 @@
+"""Plotly figures for specsim: data in, ``go.Figure`` out.
+
+Every builder takes plain data (rows of Fractions or floats, dicts returned
+by the library) and returns a figure with labelled axes. Probabilities are
+plotted as floats and shown exactly (``3/5``) on hover when they are
+Fractions. Nothing here imports Streamlit, so every figure is testable on
+its own. Colours are the same everywhere: p (target) blue, q (drafter)
+orange, min(p, q) green, residual red, bonus purple.
+
+The one-position figures, the exact engine's figures and the speedup
+figures live here; the sampled round, the pitfalls and the tiny GPT's
+figures live in ``specsim.plots_rounds`` and ``specsim.plots_gpt``.
+
+Example
+-------
+>>> from fractions import Fraction as F
+>>> fig = residual_stack(["a", "b", "c"], [F(3, 5), F(3, 10), F(1, 10)],
+...                      [F(1, 2), F(2, 5), F(1, 10)])
+>>> [t.name for t in fig.data]
+['min(p, q)', '(1 − α)·r', 'p']
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import rule
+
+P_COLOR = "#2f6db5"
+Q_COLOR = "#e8892b"
+OVERLAP_COLOR = "#3f9b58"
+RESIDUAL_COLOR = "#c8443f"
+BONUS_COLOR = "#8455b8"
+GREY = "#9aa0a6"
+FONT = dict(size=14)
+PROBABILITY = "probability"
+
+
+def exact(x) -> str:
+    """A number as readable text: Fractions exactly ("3/5"), floats to 4 digits."""
+    if isinstance(x, Fraction):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    return f"{float(x):.4g}"
+
+
+def _floats(row) -> list:
+    return [float(x) for x in row]
+
+
+def style(fig: go.Figure, title: str | None = None, x: str | None = None, y: str | None = None,
+          height: int = 380) -> go.Figure:
+    """Shared layout: a title, axis labels, readable fonts, a compact margin."""
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left") if title else None,
+        font=FONT, height=height, margin=dict(l=60, r=20, t=60 if title else 30, b=50),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1),
+        hoverlabel=dict(font_size=14),
+    )
+    if x is not None:
+        fig.update_xaxes(title_text=x)
+    if y is not None:
+        fig.update_yaxes(title_text=y)
+    return fig
+
+
+# -- one position: p, q, the rule and the residual -------------------------
+
+def pq_bars(vocab: Sequence[str], p: Sequence, q: Sequence, title: str | None = None,
+            highlight: int | None = None) -> go.Figure:
+    """Grouped bars of p (target) and q (drafter) over the vocabulary.
+
+    ``highlight`` is the index of a drafted token, outlined on both bars.
+    """
+    fig = go.Figure()
+    for name, row, colour in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
+        line = [3 if i == highlight else 0 for i in range(len(vocab))]
+        fig.add_bar(x=list(vocab), y=_floats(row), name=name, marker_color=colour,
+                    marker_line=dict(width=line, color="black"),
+                    text=[exact(v) for v in row], textposition="outside", cliponaxis=False,
+                    hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.12])
+    return style(fig, title, "token", PROBABILITY, height=340)
+
+
+def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
+    """Four panels: p and q; min(p, q); max(0, p − q); the normalized residual r."""
+    over, ex, r = rule.overlap(p, q), rule.excess(p, q), rule.residual(p, q)
+    titles = ("p and q", "min(p, q): accepted as drafted", "max(0, p − q): under-proposed",
+              "r = max(0, p − q) / Σ max(0, p − q)" if r is not None else "r: undefined (p ≤ q everywhere)")
+    fig = make_subplots(rows=1, cols=4, subplot_titles=titles, shared_yaxes=True,
+                        horizontal_spacing=0.04)
+    x = list(vocab)
+    fig.add_bar(x=x, y=_floats(p), name="p (target)", marker_color=P_COLOR, row=1, col=1,
+                text=[exact(v) for v in p], hovertemplate="%{x}: %{text}<extra>p</extra>")
+    fig.add_bar(x=x, y=_floats(q), name="q (drafter)", marker_color=Q_COLOR, row=1, col=1,
+                text=[exact(v) for v in q], hovertemplate="%{x}: %{text}<extra>q</extra>")
+    for col, (name, row_, colour) in enumerate(
+            (("min(p, q)", over, OVERLAP_COLOR), ("max(0, p − q)", ex, RESIDUAL_COLOR),
+             ("r", r if r is not None else [0] * len(x), RESIDUAL_COLOR)), start=2):
+        fig.add_bar(x=x, y=_floats(row_), name=name, marker_color=colour, showlegend=False,
+                    text=[exact(v) for v in row_], textposition="outside", cliponaxis=False,
+                    opacity=1 if col < 4 else 0.75, row=1, col=col,
+                    hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
+    fig.update_traces(textfont_size=12)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.15])
+    fig.update_annotations(font_size=13)
+    fig.update_xaxes(title_text="token")
+    return style(fig, None, None, PROBABILITY, height=360)
+
+
+def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
+    """min(p, q) + (1 − α)·r stacked for each token: the two ways to emit it add up to p."""
+    over = rule.overlap(p, q)
+    a, r = rule.alpha(p, q), rule.residual(p, q)
+    rest = [(1 - a) * x for x in r] if r is not None else [0 * x for x in p]
+    x = list(vocab)
+    fig = go.Figure()
+    fig.add_bar(x=x, y=_floats(over), name="min(p, q)", marker_color=OVERLAP_COLOR,
+                text=[exact(v) for v in over], textposition="inside",
+                hovertemplate="%{x}: drafted and accepted %{text}<extra></extra>")
+    fig.add_bar(x=x, y=_floats(rest), name="(1 − α)·r", marker_color=RESIDUAL_COLOR,
+                text=[exact(v) for v in rest], textposition="inside",
+                hovertemplate="%{x}: rejected, then drawn from r: %{text}<extra></extra>")
+    fig.add_scatter(x=x, y=_floats(p), name="p", mode="markers+text",
+                    marker=dict(symbol="line-ew-open", size=44, color="black",
+                                line=dict(width=3, color="black")),
+                    text=["p = " + exact(v) for v in p], textposition="top center",
+                    hovertemplate="%{x}: %{text}<extra></extra>")
+    fig.update_layout(barmode="stack", yaxis_range=[0, 1.12])
+    return style(fig, f"min(p, q) + (1 − α)·r = p   (α = {exact(a)})", "token", PROBABILITY)
+
+
+# -- the exact engine --------------------------------------------------------
+
+STOP = "■"
+
+
+def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
+    """Sunburst of every emitted sequence of one round, token by token.
+
+    ``outcomes`` maps a tuple of emitted tokens to its probability (as
+    ``exact.round_distribution(...).outcomes``). A ring per emitted token; a
+    sequence that ends where a longer one continues gets a ``■`` (stop) leaf.
+    """
+    children = {}
+    for seq in outcomes:
+        for i in range(1, len(seq)):
+            children.setdefault(seq[:i], True)
+    ids, labels, parents, values, hover = [], [], [], [], []
+    prefixes = set()
+    for seq in outcomes:
+        for i in range(1, len(seq) + 1):
+            prefixes.add(seq[:i])
+    for pre in sorted(prefixes, key=lambda s: (len(s), s)):
+        ids.append("/".join(pre))
+        labels.append(pre[-1])
+        parents.append("/".join(pre[:-1]))
+        own = outcomes.get(pre, 0)
+        ends_here = pre in outcomes and pre not in children
+        values.append(float(own) if ends_here else 0.0)
+        hover.append(" ".join(pre) + (f"  P = {exact(own)}" if ends_here else ""))
+        if pre in outcomes and pre in children:  # emitted, and also a prefix of a longer outcome
+            ids.append("/".join(pre) + "/" + STOP)
+            labels.append(STOP)
+            parents.append("/".join(pre))
+            values.append(float(own))
+            hover.append(" ".join(pre) + f" (round ends)  P = {exact(own)}")
+    fig = go.Figure(go.Sunburst(ids=ids, labels=labels, parents=parents, values=values,
+                                branchvalues="remainder", hovertext=hover,
+                                hovertemplate="%{hovertext}<br>share of the round: %{percentRoot:.2%}<extra></extra>",
+                                insidetextorientation="radial", sort=False))
+    ctx = " ".join(context)
+    return style(fig, f"{len(outcomes)} outcomes of one round from context \"{ctx}\"", height=520)
+
+
+def accepted_distribution(exact_probs: Sequence, iid_probs: Sequence | None = None,
+                          title: str | None = None) -> go.Figure:
+    """P(K = k) for k = 0..γ: the exact engine's values beside the i.i.d. formula's."""
+    k = list(range(len(exact_probs)))
+    fig = go.Figure()
+    fig.add_bar(x=k, y=_floats(exact_probs), name="exact (enumerated)", marker_color=P_COLOR,
+                text=[exact(v) for v in exact_probs], textposition="outside", cliponaxis=False,
+                hovertemplate="K = %{x}: %{text}<extra>exact</extra>")
+    if iid_probs is not None:
+        fig.add_bar(x=k, y=_floats(iid_probs), name="i.i.d. formula α^k(1 − α)", marker_color=GREY,
+                    text=[exact(v) for v in iid_probs], textposition="outside", cliponaxis=False,
+                    hovertemplate="K = %{x}: %{text}<extra>i.i.d.</extra>")
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.1])
+    fig.update_xaxes(tickmode="array", tickvals=k)
+    return style(fig, title or "Accepted drafts per round K", "K (drafts accepted in the round)",
+                 PROBABILITY)
+
+
+# -- speedup -----------------------------------------------------------------
+
+def speedup_curve(gammas: Sequence[int], speedups: Sequence, best: tuple | None = None,
+                  title: str | None = None) -> go.Figure:
+    """Speedup against γ, the best γ marked and the break-even line at 1×."""
+    fig = go.Figure()
+    fig.add_hrect(y0=0, y1=1, fillcolor=RESIDUAL_COLOR, opacity=0.08, line_width=0,
+                  annotation_text="slower than plain decoding", annotation_position="bottom right")
+    fig.add_hline(y=1, line_dash="dash", line_color=GREY)
+    fig.add_scatter(x=list(gammas), y=_floats(speedups), mode="lines+markers", name="speedup",
+                    line_color=P_COLOR, hovertemplate="γ = %{x}: %{y:.3f}×<extra></extra>")
+    if best is not None:
+        g, s = best
+        fig.add_scatter(x=[g], y=[float(s)], mode="markers+text", name=f"best γ = {g}",
+                        marker=dict(size=16, color=OVERLAP_COLOR, symbol="star"),
+                        text=[f"best γ = {g}: {float(s):.2f}×"], textposition="top center",
+                        hovertemplate="best γ = %{x}: %{y:.3f}×<extra></extra>")
+    top = max([float(s) for s in speedups] + [1.0])
+    fig.update_yaxes(range=[0, top * 1.15])
+    return style(fig, title, "draft length γ (tokens per round)", "speedup (× plain decoding)")
+
+
+def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_gammas, best_speedups,
+                        mark=None) -> go.Figure:
+    """Heatmaps over (α, c) of the best γ and of the best speedup.
+
+    ``best_gammas[i][j]`` and ``best_speedups[i][j]`` belong to ``costs[i]``
+    and ``alphas[j]``. Cells where even the best γ is slower than plain
+    decoding (speedup ≤ 1) are greyed out in both. ``mark`` = (α, c) puts a
+    cross on the currently chosen point.
+    """
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+                        subplot_titles=("best γ", "best speedup (×)"))
+    slower = [[float(s) <= 1 for s in row] for row in best_speedups]
+    g = [[None if sl else v for v, sl in zip(row, srow)] for row, srow in zip(best_gammas, slower)]
+    s = [[None if sl else float(v) for v, sl in zip(row, srow)] for row, srow in zip(best_speedups, slower)]
+    grey = [[1 if sl else None for sl in srow] for srow in slower]
+    for col in (1, 2):
+        fig.add_heatmap(x=list(alphas), y=list(costs), z=grey, showscale=False, hoverinfo="skip",
+                        colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], row=1, col=col)
+    fig.add_heatmap(x=list(alphas), y=list(costs), z=g, colorscale="Viridis", row=1, col=1,
+                    colorbar=dict(title="γ", x=0.43, len=0.9),
+                    hovertemplate="α = %{x:.2f}, c = %{y:.2f}: best γ = %{z}<extra></extra>")
+    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="Magma", row=1, col=2,
+                    colorbar=dict(title="×", len=0.9),
+                    hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{z:.2f}×<extra></extra>")
+    if mark is not None:
+        for col in (1, 2):
+            fig.add_scatter(x=[float(mark[0])], y=[float(mark[1])], mode="markers", showlegend=False,
+                            marker=dict(symbol="x", size=14, color="white", line=dict(width=2, color="black")),
+                            hovertemplate="chosen α, c<extra></extra>", row=1, col=col)
+    fig.add_annotation(text="grey: slower than plain decoding for every γ", xref="paper", yref="paper",
+                       x=0, y=-0.22, showarrow=False, font_size=12)
+    fig.update_xaxes(title_text="α (acceptance rate)")
+    fig.update_yaxes(title_text="c (drafter step / target step)")
+    return style(fig, None, height=420)
+
+
+def expected_tokens_curve(gammas: Sequence[int], exact_tokens: Sequence, iid_tokens: Sequence,
+                          title: str | None = None) -> go.Figure:
+    """Expected tokens per round: the exact (non-i.i.d.) value of a toy model against the formula."""
+    fig = go.Figure()
+    fig.add_scatter(x=list(gammas), y=_floats(exact_tokens), mode="lines+markers", name="exact (toy model)",
+                    line_color=P_COLOR, text=[exact(v) for v in exact_tokens],
+                    hovertemplate="γ = %{x}: %{text}<extra>exact</extra>")
+    fig.add_scatter(x=list(gammas), y=_floats(iid_tokens), mode="lines+markers", name="i.i.d. formula",
+                    line=dict(color=GREY, dash="dash"), text=[exact(v) for v in iid_tokens],
+                    hovertemplate="γ = %{x}: %{text}<extra>i.i.d.</extra>")
+    fig.update_xaxes(tickmode="array", tickvals=list(gammas))
+    return style(fig, title, "draft length γ (tokens per round)", "expected tokens per round")
