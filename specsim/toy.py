@@ -256,3 +256,31 @@ def loads_model(text: str, source: str = "model") -> ToyModel:
     except json.JSONDecodeError as e:
         raise ModelError(f"{source} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
     return model_from_dict(data)
+
+
+def random_row(rng, size: int, denominator: int, zeros: bool = True) -> tuple:
+    """A random probability row of Fractions with the given denominator."""
+    if denominator < size and not zeros:
+        raise ValueError("denominator must be >= size when zeros are not allowed")
+    while True:
+        cuts = sorted(rng.randint(0, denominator) for _ in range(size - 1))
+        counts = [b - a for a, b in zip([0] + cuts, cuts + [denominator])]
+        if zeros or all(counts):
+            return tuple(Fraction(c, denominator) for c in counts)
+
+
+def random_model(vocab_size: int = 3, order: int = 1, seed: int = 0,
+                 denominator: int = 60, zeros: bool = True) -> ToyModel:
+    """A random toy model with exact rational rows (for tests and benchmarks).
+
+    >>> random_model(4, seed=1).vocab
+    ('t0', 't1', 't2', 't3')
+    """
+    import random
+
+    rng = random.Random(seed)
+    vocab = tuple(f"t{i}" for i in range(vocab_size))
+    contexts = [tuple(c) for c in itertools.product(vocab, repeat=order)]
+    target = {c: random_row(rng, vocab_size, denominator, zeros) for c in contexts}
+    draft = {c: random_row(rng, vocab_size, denominator, zeros) for c in contexts}
+    return ToyModel(vocab, order, target, draft, f"random-v{vocab_size}-o{order}-s{seed}")

@@ -1,0 +1,171 @@
+"""A character-level GPT in the GPT-2 layout, with a KV cache that can be cropped.
+
+Layout: token and learned position embeddings, ``n_layer`` pre-LayerNorm blocks
+(causal self-attention, GELU MLP), a final LayerNorm and a head tied to the
+token embedding. Batch size is 1 whenever a cache is used.
+
+The cache is what makes speculative decoding fast and what makes it subtle:
+
+* ``forward(idx, cache)`` appends the keys and values of the ``T`` new
+  positions after the ``n = cache.length`` cached ones and returns logits for
+  the new positions only;
+* with ``T > 1`` new queries after a non-empty prefix, query ``i`` may attend
+  to keys ``0 .. n + i``: the causal mask aligned to the *lower-right* corner
+  (``causal_lower_right``); ``is_causal=True`` would align it upper-left and
+  hide the prefix from the drafts;
+* ``cache.crop(length)`` forgets everything after ``length`` (rejected drafts).
+
+>>> import torch
+>>> from specsim.gpt.config import PRESETS
+>>> torch.manual_seed(0) and None
+>>> m = GPT(PRESETS["tiny"]).eval()
+>>> cache = m.new_cache()
+>>> m(torch.tensor([[1, 2, 3]]), cache).shape, cache.length
+(torch.Size([1, 3, 96]), 3)
+>>> cache.crop(2); cache.length
+2
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
+
+from .config import GPTConfig
+
+
+class KVCache:
+    """Keys and values of every layer for one sequence, preallocated to the window."""
+
+    def __init__(self, config: GPTConfig, device=None, dtype=torch.float32):
+        shape = (config.n_layer, 1, config.n_head, config.block_size, config.head_size)
+        self.k = torch.zeros(shape, device=device, dtype=dtype)  # (L, 1, nh, W, hs)
+        self.v = torch.zeros(shape, device=device, dtype=dtype)  # (L, 1, nh, W, hs)
+        self.capacity = config.block_size
+        self.length = 0  # number of positions whose keys and values are valid
+
+    def crop(self, length: int) -> None:
+        """Keep the first ``length`` positions, forget the rest (no copy: a new length)."""
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot crop a cache of length {self.length} to {length}")
+        self.length = length
+
+    def reset(self) -> None:
+        self.length = 0
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Causal attention of T new queries over S >= T keys, the last T of them new.
+
+    q: (B, nh, T, hs); k, v: (B, nh, S, hs) -> (B, nh, T, hs). Query i sees
+    keys 0 .. S - T + i (lower-right alignment).
+    """
+    T, S = q.size(-2), k.size(-2)
+    if T == 1:  # one new query sees every key: no mask at all
+        return F.scaled_dot_product_attention(q, k, v)
+    if T == S:  # no prefix: both alignments coincide
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(T, S))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.n_head, self.n_embd = config.n_head, config.n_embd
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x, cache: KVCache | None = None, layer: int = 0):
+        B, T, C = x.shape
+        hs = C // self.n_head
+        q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        if cache is not None:  # write the new keys after the n cached ones, read all n + T
+            n = cache.length
+            cache.k[layer, :, :, n:n + T] = k
+            cache.v[layer, :, :, n:n + T] = v
+            k = cache.k[layer, :, :, :n + T]  # (B, nh, n + T, hs)
+            v = cache.v[layer, :, :, :n + T]  # (B, nh, n + T, hs)
+        y = attend(q, k, v)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))  # (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd)
+        self.mlp = MLP(config)
+
+    def forward(self, x, cache=None, layer=0):
+        x = x + self.attn(self.ln_1(x), cache, layer)  # (B, T, C)
+        return x + self.mlp(self.ln_2(x))  # (B, T, C)
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.wpe = nn.Embedding(config.block_size, config.n_embd)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
+        self.ln_f = nn.LayerNorm(config.n_embd)
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied embeddings
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():  # GPT-2's scaled init of residual projections
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def new_cache(self) -> KVCache:
+        p = self.wte.weight
+        return KVCache(self.config, device=p.device, dtype=p.dtype)
+
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False):
+        """Logits for the new positions: idx (B, T) -> (B, T, V), or (B, 1, V) with ``last_only``.
+
+        With a cache (B = 1) the T positions follow the ``cache.length`` cached
+        ones, their keys and values are appended and the length grows by T.
+        """
+        B, T = idx.shape
+        n = 0 if cache is None else cache.length
+        if n + T > self.config.block_size:
+            raise ValueError(f"{n + T} positions exceed the context window of {self.config.block_size}")
+        pos = torch.arange(n, n + T, device=idx.device)  # (T,)
+        x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x = block(x, cache, i)  # (B, T, C)
+        if cache is not None:
+            cache.length = n + T
+        if last_only:
+            x = x[:, -1:]  # (B, 1, C)
+        return self.lm_head(self.ln_f(x))  # (B, T, V)

@@ -1,0 +1,191 @@
+"""Monte-Carlo: many rounds from one context, vectorized with numpy.
+
+``sample_rounds`` plays ``rounds`` independent rounds of the correct rule at
+once: every array below has one row per round. ``sample_rounds_loop`` plays
+them one at a time through ``specsim.sampling.play_round`` and any
+``RoundRule``. Both use the same uniforms in the same layout (chunks of
+rounds; per chunk, gamma draft uniforms, gamma acceptance uniforms and one
+final uniform per round) and the same inverse-CDF draw, so with the correct
+rule and the same seed they return the same counts; the loop is the
+baseline the benchmark (``specsim bench-sample``) compares against.
+
+Rows are converted to float64 once per reachable model state (a toy model
+of order k only looks at its last k tokens, so a round from one context
+visits few states).
+
+Example
+-------
+>>> from specsim.toy import load_model
+>>> m = load_model("seed")
+>>> s = sample_rounds(m, ("a",), gamma=3, rounds=1000, seed=1)
+>>> sum(s.accepted_counts), len(s.accepted_counts)
+(1000, 4)
+>>> s.outcomes == sample_rounds_loop(m, ("a",), 3, 1000, seed=1).outcomes
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rule import CORRECT, RoundRule, residual
+from .sampling import make_rng, play_round
+
+CHUNK = 1 << 17  # rounds per block of uniforms (memory stays ~ tens of MB)
+
+
+@dataclass
+class SampleResult:
+    """Counts of one round's emitted sequences and of K over ``rounds`` rounds."""
+
+    context: tuple
+    gamma: int
+    rounds: int
+    outcomes: dict  # tuple of tokens -> count
+    accepted_counts: list  # n_0 .. n_gamma
+
+    def to_dict(self) -> dict:
+        """``{"rounds", "outcomes": [{"tokens", "count"}], "accepted_counts"}``, most frequent first."""
+        items = sorted(self.outcomes.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
+        return {"rounds": self.rounds,
+                "outcomes": [{"tokens": list(t), "count": c} for t, c in items],
+                "accepted_counts": list(self.accepted_counts)}
+
+
+class StateTables:
+    """Float rows of every state a round from ``context`` can reach, as arrays.
+
+    Arrays are indexed [state, token]: ``P``, ``Q``; ``A`` = min(1, p/q)
+    (0 where q = 0); ``cum_q``, ``cum_p``, ``cum_r``: cumulative rows for the
+    inverse-CDF draw, with the entries from the last positive one on set to 2
+    so a draw never lands on a zero or past the end; ``next`` the state after
+    drafting a token. States are found breadth-first up to depth gamma.
+    """
+
+    def __init__(self, models, context, gamma: int):
+        state_of = getattr(models, "state", None) or tuple
+        vocab = tuple(models.vocab)
+        self.vocab = vocab
+        contexts, index = [tuple(context)], {state_of(tuple(context)): 0}
+        nxt, frontier = {}, [0]
+        for _ in range(gamma):
+            new = []
+            for s in frontier:
+                q = models.q(contexts[s])
+                for x, qx in enumerate(q):
+                    if qx > 0:
+                        child = contexts[s] + (vocab[x],)
+                        key = state_of(child)
+                        if key not in index:
+                            index[key] = len(contexts)
+                            contexts.append(child)
+                            new.append(index[key])
+                        nxt[s, x] = index[key]
+            frontier = new
+        v, n = len(vocab), len(contexts)
+        self.p_rows = [tuple(float(x) for x in models.p(c)) for c in contexts]
+        self.q_rows = [tuple(float(x) for x in models.q(c)) for c in contexts]
+        self.r_rows = [residual(p, q) or p for p, q in zip(self.p_rows, self.q_rows)]
+        self.P, self.Q = np.array(self.p_rows), np.array(self.q_rows)  # (S, V)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.A = np.where(self.Q > 0, np.minimum(1.0, self.P / np.where(self.Q > 0, self.Q, 1)), 0.0)
+        self.cum_p, self.cum_q = _cumulative(self.P), _cumulative(self.Q)
+        self.cum_r = _cumulative(np.array(self.r_rows))
+        self.next = np.zeros((n, v), dtype=np.intp)
+        for (s, x), t in nxt.items():
+            self.next[s, x] = t
+        self.next_map = nxt
+
+
+def _cumulative(rows):
+    cum = np.cumsum(rows, axis=1)
+    for i, row in enumerate(rows):
+        cum[i, np.flatnonzero(row > 0)[-1]:] = 2.0
+    return cum
+
+
+def _pick(cum_rows, u):
+    """Vectorized inverse-CDF draw: first index whose cumulative value exceeds u."""
+    return (cum_rows <= u[:, None]).sum(axis=1)
+
+
+def _uniform_chunks(rng, rounds: int, gamma: int):
+    done = 0
+    while done < rounds:
+        n = min(CHUNK, rounds - done)
+        yield n, rng.random((n, gamma)), rng.random((n, gamma)), rng.random(n)
+        done += n
+
+
+def _check(gamma, rounds):
+    if gamma < 1:
+        raise ValueError(f"gamma must be >= 1, got {gamma}")
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+
+
+def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> SampleResult:
+    """Play ``rounds`` rounds of the correct rule at once and count the outcomes."""
+    _check(gamma, rounds)
+    t = StateTables(models, context, gamma)
+    v = len(t.vocab)
+    base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
+    powers = base ** np.arange(gamma + 1, dtype=np.int64)
+    codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)
+    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+        state = np.zeros(n, dtype=np.intp)  # state 0 is the context
+        path = np.empty((n, gamma + 1), dtype=np.intp)  # (N, gamma+1) states visited
+        drafts = np.empty((n, gamma), dtype=np.int64)  # (N, gamma)
+        kept = np.empty((n, gamma), dtype=bool)  # (N, gamma) u < min(1, p/q)
+        path[:, 0] = state
+        for i in range(gamma):  # step 1 draft, step 3 acceptance test, per position
+            x = _pick(t.cum_q[state], u_draft[:, i])
+            drafts[:, i] = x
+            kept[:, i] = u_accept[:, i] < t.A[state, x]
+            state = t.next[state, x]
+            path[:, i + 1] = state
+        k = np.cumprod(kept, axis=1).sum(axis=1)  # (N,) K = leading accepted drafts
+        at = path[np.arange(n), k]  # (N,) state where the round stops
+        rejected = (k < gamma)[:, None]
+        final = _pick(np.where(rejected, t.cum_r[at], t.cum_p[at]), u_final)  # step 4 or 5
+        prefix = (drafts + 1) * (np.arange(gamma) < k[:, None])  # accepted drafts as digits
+        codes.append(prefix @ powers[:gamma] + (final + 1) * powers[k])
+        k_counts += np.bincount(k, minlength=gamma + 1)
+    code = np.concatenate(codes)
+    if base ** (gamma + 1) <= 1 << 22:
+        counts = np.bincount(code)
+        values = np.flatnonzero(counts)
+        counts = counts[values]
+    else:
+        values, counts = np.unique(code, return_counts=True)
+    outcomes = {_decode(int(c), base, t.vocab): int(n) for c, n in zip(values, counts)}
+    return SampleResult(tuple(context), gamma, rounds, outcomes, [int(c) for c in k_counts])
+
+
+def _decode(code: int, base: int, vocab) -> tuple:
+    out = []
+    while code:
+        code, digit = divmod(code, base)
+        out.append(vocab[digit - 1])
+    return tuple(out)
+
+
+def sample_rounds_loop(models, context, gamma: int, rounds: int, seed=None,
+                       rule: RoundRule = CORRECT) -> SampleResult:
+    """The same experiment, one Python round at a time, for any ``RoundRule``."""
+    _check(gamma, rounds)
+    t = StateTables(models, context, gamma)
+    rows = list(zip(t.p_rows, t.q_rows))
+    nxt = t.next_map
+    outcomes, k_counts = {}, [0] * (gamma + 1)
+    vocab = t.vocab
+    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+        for ud, ua, uf in zip(u_draft.tolist(), u_accept.tolist(), u_final.tolist()):
+            _, drafts, k, final = play_round(rows.__getitem__, lambda s, x: nxt[s, x], 0,
+                                             gamma, rule, ud, ua, uf)
+            key = tuple(drafts[:k]) if final is None else tuple(drafts[:k]) + (final,)
+            outcomes[key] = outcomes.get(key, 0) + 1
+            k_counts[k] += 1
+    named = {tuple(vocab[i] for i in key): c for key, c in outcomes.items()}
+    return SampleResult(tuple(context), gamma, rounds, named, k_counts)
