@@ -102,12 +102,20 @@ def _cumulative(rows):
     cum = np.cumsum(rows, axis=1)
     for i, row in enumerate(rows):
         cum[i, np.flatnonzero(row > 0)[-1]:] = 2.0
-    return cum
+    return np.asfortranarray(cum)  # columns contiguous for _pick
 
 
-def _pick(cum_rows, u):
-    """Vectorized inverse-CDF draw: first index whose cumulative value exceeds u."""
-    return (cum_rows <= u[:, None]).sum(axis=1)
+def _pick(cum, rows, u):
+    """Vectorized inverse-CDF draw from row ``rows[n]`` of ``cum`` with uniform ``u[n]``.
+
+    The index is the number of cumulative entries <= u. Counting column by
+    column (1-D gathers) is much faster than a 2-D gather and a row sum for a
+    small vocabulary; the last column is always 2 and never counts.
+    """
+    x = np.zeros(len(u), dtype=np.intp)
+    for j in range(cum.shape[1] - 1):
+        x += cum[:, j][rows] <= u
+    return x
 
 
 def _uniform_chunks(rng, rounds: int, gamma: int):
@@ -132,25 +140,26 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
     v = len(t.vocab)
     base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
     powers = base ** np.arange(gamma + 1, dtype=np.int64)
+    flat_a, flat_next = t.A.ravel(), t.next.ravel()  # indexed by state * V + token
+    final_rows = np.asfortranarray(np.concatenate([t.cum_r, t.cum_p]))  # rows 0..S-1 residual, S..2S-1 bonus
     codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)
     for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
-        state = np.zeros(n, dtype=np.intp)  # state 0 is the context
-        path = np.empty((n, gamma + 1), dtype=np.intp)  # (N, gamma+1) states visited
-        drafts = np.empty((n, gamma), dtype=np.int64)  # (N, gamma)
-        kept = np.empty((n, gamma), dtype=bool)  # (N, gamma) u < min(1, p/q)
-        path[:, 0] = state
-        for i in range(gamma):  # step 1 draft, step 3 acceptance test, per position
-            x = _pick(t.cum_q[state], u_draft[:, i])
-            drafts[:, i] = x
-            kept[:, i] = u_accept[:, i] < t.A[state, x]
-            state = t.next[state, x]
-            path[:, i + 1] = state
-        k = np.cumprod(kept, axis=1).sum(axis=1)  # (N,) K = leading accepted drafts
-        at = path[np.arange(n), k]  # (N,) state where the round stops
-        rejected = (k < gamma)[:, None]
-        final = _pick(np.where(rejected, t.cum_r[at], t.cum_p[at]), u_final)  # step 4 or 5
-        prefix = (drafts + 1) * (np.arange(gamma) < k[:, None])  # accepted drafts as digits
-        codes.append(prefix @ powers[:gamma] + (final + 1) * powers[k])
+        state = np.zeros(n, dtype=np.intp)  # (N,) state 0 is the context
+        stop = state.copy()  # (N,) state at position K, where the round stops
+        k = np.zeros(n, dtype=np.intp)  # (N,) accepted drafts so far
+        alive = np.ones(n, dtype=bool)  # (N,) no rejection yet
+        code = np.zeros(n, dtype=np.int64)  # (N,) accepted drafts as base-(V+1) digits
+        for i in range(gamma):
+            x = _pick(t.cum_q, state, u_draft[:, i])  # step 1: draft x ~ q
+            at = state * v + x
+            alive &= u_accept[:, i] < flat_a[at]  # step 3: keep x while u < min(1, p/q)
+            state = flat_next[at]
+            code += (x + 1) * powers[i] * alive
+            k += alive
+            stop = np.where(alive, state, stop)
+        rows = stop + len(t.cum_p) * (k == gamma)  # step 4 (residual) or step 5 (bonus)
+        final = _pick(final_rows, rows, u_final)
+        codes.append(code + (final + 1) * powers[k])
         k_counts += np.bincount(k, minlength=gamma + 1)
     code = np.concatenate(codes)
     if base ** (gamma + 1) <= 1 << 22:
