@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         code = args.func(args)
+    except BrokenPipeError:  # output piped into `head` and closed early
+        sys.stderr.close()
+        return 0
     except (UsageError, ValueError, OSError) as e:
         print(f"specsim {args.command}: error: {e}", file=sys.stderr)
         return 2

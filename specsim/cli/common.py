@@ -80,9 +80,12 @@ def print_json(obj) -> None:
 
 
 def table(rows, headers) -> str:
-    """A plain text table with aligned columns."""
+    """A plain text table: first column left-aligned, the others right-aligned."""
     cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    def fmt(row):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+    lines = [fmt(r) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths).rstrip())
     return "\n".join(lines)
