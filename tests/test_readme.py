@@ -1,0 +1,42 @@
+"""The README's console examples are real: each `$ specsim ...` line is run and
+its output compared with the lines that follow it."""
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from specsim.cli import main
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def examples():
+    text = README.read_text(encoding="utf-8")
+    found = []
+    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
+        command, output = None, []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if command:
+                    found.append((command, "\n".join(output)))
+                command, output = line[2:], []
+            else:
+                output.append(line)
+        if command:
+            found.append((command, "\n".join(output)))
+    return found
+
+
+def test_readme_has_examples():
+    assert len(examples()) >= 3
+
+
+@pytest.mark.parametrize("command, expected", examples(), ids=[c for c, _ in examples()])
+def test_readme_example_output(capsys, command, expected):
+    argv = shlex.split(command)
+    assert argv[0] == "specsim"
+    code = main(argv[1:])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.rstrip("\n") == expected.rstrip("\n")
