@@ -1,0 +1,292 @@
+"""Sampling commands: trace, generate, sample (--check), pitfalls, bench-sample."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from .. import exact, montecarlo, pitfalls, sampling, stats, transforms
+from .common import (UsageError, fraction_str, gamma_arg, int_in_range, load_model_arg,
+                     parse_context, print_json, table)
+
+MAX_OUTCOMES = 2_000_000  # V^(gamma+1) outcomes an exact round (for --check, pitfalls) may have
+
+
+def _rule_name(text):
+    if text not in pitfalls.PITFALLS:
+        raise argparse.ArgumentTypeError(f"unknown rule {text!r}; known: {', '.join(pitfalls.PITFALLS)}")
+    return text
+
+
+def _checked(name, parse):
+    def check(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    check.__name__ = name
+    return check
+
+
+def _common(p, rule=True):
+    p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
+    p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
+    p.add_argument("--gamma", type=gamma_arg, default=3, help="draft length γ (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    if rule:
+        p.add_argument("--rule", type=_rule_name, default="correct",
+                       help="a rule from `specsim pitfalls` (default: correct)")
+    p.add_argument("--temperature", type=_checked("temperature", transforms.parse_temperature),
+                   help="temperature τ >= 0 on p and q (1/k exact; 0 = greedy)")
+    p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), help="keep the k most probable tokens")
+    p.add_argument("--top-p", type=_checked("top-p", transforms.parse_top_p),
+                   help="keep the most probable tokens up to mass top-p in (0, 1]")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("trace", help="one seeded round, every step recorded")
+    _common(p)
+    p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("generate", help="seeded rounds chained until N tokens are out")
+    _common(p)
+    p.add_argument("--tokens", type=int_in_range("tokens", 1, 100_000), default=10, help="N (default 10)")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("sample", help="Monte-Carlo: many rounds, counts of outcomes and of K")
+    _common(p)
+    p.add_argument("--rounds", type=int_in_range("rounds", 1, 10**9), default=100_000)
+    p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
+    p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
+                   help="outcomes to list in the readable form (0 = all; default 20)")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("pitfalls", help="broken rules and their exact distance from the target")
+    p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
+    p.add_argument("--context", help="context tokens (default: the first context)")
+    p.add_argument("--gamma", type=gamma_arg, default=3)
+    p.add_argument("--tokens", type=int_in_range("tokens", 1, 8), default=2, help="N (default 2)")
+    p.add_argument("--rule", type=_rule_name, action="append", help="only this rule (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_pitfalls)
+
+    p = sub.add_parser("bench-sample", help="benchmark: vectorized Monte-Carlo vs a per-round loop")
+    p.add_argument("--model", default="seed")
+    p.add_argument("--context", default=None)
+    p.add_argument("--gamma", type=gamma_arg, default=3)
+    p.add_argument("--rounds", type=int_in_range("rounds", 1, 10**8), default=10**6)
+    p.add_argument("--loop-rounds", type=int_in_range("loop-rounds", 1, 10**8),
+                   help="rounds for the loop (default: --rounds)")
+    p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=5)
+    p.add_argument("--loop-repeats", type=int_in_range("loop-repeats", 1, 100), default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_bench_sample)
+
+
+def _setup(args):
+    """Model, context, the pair the round runs on, and the rule."""
+    model = load_model_arg(args.model)
+    ctx = parse_context(model, args.context)
+    pair = transforms.transform_pair(model, args.temperature, args.top_k, args.top_p)
+    pitfall = pitfalls.get(getattr(args, "rule", None) or "correct")
+    return model, ctx, pitfall.speculative(pair), pitfall.rule
+
+
+def _row(row) -> str:
+    return " ".join(_n(x) for x in row)
+
+
+def _n(x) -> str:
+    return x if isinstance(x, str) else (f"{x:.4g}" if isinstance(x, float) else fraction_str(x))
+
+
+def _settings(args) -> str:
+    extra = transforms.describe(args.temperature, args.top_k, args.top_p)
+    rule = getattr(args, "rule", "correct")
+    return f"γ = {args.gamma}, seed {args.seed}, rule {rule}" + (f", {extra}" if extra else "")
+
+
+# -- trace -------------------------------------------------------------------
+
+def cmd_trace(args) -> int:
+    model, ctx, pair, rule = _setup(args)
+    t = sampling.trace_round(pair, ctx, args.gamma, args.seed, rule)
+    if args.json:
+        print_json(t.to_dict())
+        return 0
+    print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args)}")
+    print(f"vocabulary: {' '.join(t.vocab)}  (rows list probabilities in this order)")
+    print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}")
+    print(f"Step 2, verify: one target pass computes p at {args.gamma + 1} positions")
+    print("Step 3, accept left to right while u < min(1, p(x)/q(x)):")
+    rows = []
+    events = {(e["kind"], e.get("position")): e for e in t.events()}
+    for i, x in enumerate(t.drafts):
+        e = events.get(("accept", i)) or events.get(("reject", i))
+        cells = [i + 1, " ".join(t.context + t.drafts[:i]), _row(t.q_rows[i]), _row(t.p_rows[i]), x]
+        if e is None:
+            rows.append(cells + ["", "", "", "", "discarded"])
+        else:
+            sign = "<" if e["kind"] == "accept" else ">="
+            a = _n(e["acceptance"])
+            rows.append(cells + [_n(e["q_x"]), _n(e["p_x"]), a, f"{e['u']:.4f}",
+                                 f"{e['kind']} (u {sign} {a})"])
+    print(table(rows, ["#", "context", "q row", "p row", "draft x", "q(x)", "p(x)",
+                       "accept prob", "u", "result"]))
+    if t.accepted < t.gamma:
+        where = " ".join(t.context + t.drafts[:t.accepted])
+        what = ("residual max(0, p - q) normalized" if t.rule == "correct"
+                else f"rule {t.rule}'s replacement row")
+        print(f"Step 4, correct: draft {t.accepted + 1} rejected; {what} after {where!r} "
+              f"= ({_row(t.residual)}) -> {t.final}")
+    elif t.final is not None:
+        where = " ".join(t.context + t.drafts)
+        print(f"Step 5, bonus: all {t.gamma} drafts kept; p after {where!r} = ({_row(t.p_rows[-1])}) -> {t.final}")
+    else:
+        print(f"Step 5, bonus: all {t.gamma} drafts kept; this rule adds no bonus token")
+    n = len(t.emitted)
+    print(f"Emitted: {' '.join(t.emitted)}  (K = {t.accepted}; {n} token{'s' * (n != 1)} for 1 target pass)")
+    return 0
+
+
+# -- generate ----------------------------------------------------------------
+
+def cmd_generate(args) -> int:
+    model, ctx, pair, rule = _setup(args)
+    g = sampling.generate(pair, ctx, args.gamma, args.tokens, args.seed, rule)
+    if args.json:
+        print_json(g.to_dict())
+        return 0
+    print(f"Generation from {' '.join(ctx)!r} with model {model.name!r}: {_settings(args)}")
+    rows = []
+    for j, (r, total) in enumerate(zip(g.rounds, g.running_totals()), 1):
+        k = r.accepted
+        rows.append([j, " ".join(r.drafts[:k]) or "-",
+                     r.final if r.final is not None and k < r.gamma else "-",
+                     r.final if r.final is not None and k == r.gamma else "-",
+                     len(r.emitted), total["tokens"], total["target_passes"]])
+    print(table(rows, ["round", "accepted drafts", "replacement", "bonus", "tokens",
+                       "tokens so far", "target passes"]))
+    marked = []
+    for r in g.rounds:
+        marked.append(" ".join(t if kind == "draft" else (f"[{t}]" if kind == "correct" else f"+{t}")
+                               for t, kind in zip(r.emitted, r.kinds)))
+    print("Tokens, rounds separated by |, [replacement], +bonus:")
+    print("  " + " | ".join(marked))
+    print(f"Output (first {args.tokens}): {' '.join(g.output)}")
+    print(f"{len(g.tokens)} tokens in {g.target_passes} target passes: "
+          f"{fraction_str(g.tokens_per_pass)} ({float(g.tokens_per_pass):.3f}) tokens per pass")
+    return 0
+
+
+# -- sample ------------------------------------------------------------------
+
+def cmd_sample(args) -> int:
+    model, ctx, pair, rule = _setup(args)
+    if rule is pitfalls.PITFALLS["correct"].rule:
+        s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
+    else:  # broken rules are sampled by the per-round loop, through their own methods
+        s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
+    fit = dist = None
+    if args.check:
+        count = len(model.vocab) ** (args.gamma + 1)
+        if count > MAX_OUTCOMES:
+            raise UsageError(f"--check needs the exact round: {count:,} outcomes is too many; lower --gamma")
+        dist = exact.round_distribution(pair, ctx, args.gamma, rule)
+        fit = stats.fit_round(s, dist)
+    if args.json:
+        out = s.to_dict()
+        if fit:
+            out["check"] = {k: v.to_dict() for k, v in fit.items()}
+        print_json(out)
+        return 0
+    print(f"{args.rounds:,} rounds of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args)}")
+    items = sorted(s.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = items if args.top == 0 else items[:args.top]
+    rows = []
+    for tokens, c in shown:
+        row = [" ".join(tokens), c, f"{c / args.rounds:.4f}"]
+        if dist:
+            pr = dist.outcomes.get(tokens, 0)
+            row += [fraction_str(pr), f"{float(pr):.4f}"]
+        rows.append(row)
+    heads = ["emitted", "count", "frequency"] + (["exact", "≈"] if dist else [])
+    print(f"{len(items)} distinct emitted sequences" +
+          ("" if len(shown) == len(items) else f" (the {len(shown)} most frequent; --top 0 for all)"))
+    print(table(rows, heads))
+    rows = [[k, c, f"{c / args.rounds:.4f}"] + ([fraction_str(dist.accepted[k]), f"{float(dist.accepted[k]):.4f}"] if dist else [])
+            for k, c in enumerate(s.accepted_counts)]
+    print(table(rows, ["K", "count", "frequency"] + (["exact", "≈"] if dist else [])))
+    if fit:
+        for what, f in fit.items():
+            verdict = "consistent with the exact distribution" if f.passes() else "REJECTED at level 0.001"
+            extra = f", {len(f.unexpected)} impossible outcome(s) sampled" if f.unexpected else ""
+            print(f"chi-square ({what}): statistic {f.statistic:.3f}, dof {f.dof}, p-value {f.p_value:.4f}"
+                  f" ({f.pooled} rare cells pooled{extra}): {verdict}")
+    return 0
+
+
+# -- pitfalls ----------------------------------------------------------------
+
+def cmd_pitfalls(args) -> int:
+    model = load_model_arg(args.model)
+    ctx = parse_context(model, args.context)
+    count = len(model.vocab) ** (args.gamma + 1)
+    if count > MAX_OUTCOMES:
+        raise UsageError(f"a round with γ = {args.gamma} has {count:,} outcomes: too many; lower --gamma")
+    results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
+    if args.json:
+        print_json({"context": " ".join(ctx), "gamma": args.gamma, "tokens": args.tokens,
+                    "rules": [r.to_dict() for r in results]})
+        return 0
+    print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, γ = {args.gamma}, "
+          f"next {args.tokens} token(s); TV = distance from the intended distribution")
+    rows = [[r.name, fraction_str(r.total_variation), f"{float(r.total_variation):.4f}",
+             fraction_str(r.expected_tokens), f"{float(r.expected_tokens):.4f}",
+             "yes" if r.exact else "no", r.source or "-"] for r in results]
+    print(table(rows, ["rule", "TV", "≈", "tokens/round", "≈", "exact", "source"]))
+    for r in results:
+        print()
+        print(textwrap.fill(f"{r.name}: {r.description}", width=88, subsequent_indent="  "))
+    return 0
+
+
+# -- bench-sample ------------------------------------------------------------
+
+def cmd_bench_sample(args) -> int:
+    import os
+    import statistics
+    import time
+
+    import numpy as np
+
+    model = load_model_arg(args.model)
+    ctx = parse_context(model, args.context)
+    loop_rounds = args.loop_rounds or args.rounds
+
+    def timed(fn, repeats):
+        times, result = [], None
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times), times, result
+
+    vec_s, vec_all, vec = timed(lambda: montecarlo.sample_rounds(model, ctx, args.gamma, args.rounds, args.seed),
+                                args.repeats)
+    loop_s, loop_all, loop = timed(lambda: montecarlo.sample_rounds_loop(model, ctx, args.gamma, loop_rounds,
+                                                                         args.seed), args.loop_repeats)
+    per_vec, per_loop = vec_s / args.rounds, loop_s / loop_rounds
+    print_json({
+        "task": f"one round of the correct rule from context {' '.join(ctx)!r}, model {model.name!r}",
+        "gamma": args.gamma, "statistic": "median seconds",
+        "vectorized_rounds": args.rounds, "vectorized_repeats": args.repeats,
+        "vectorized_s": round(vec_s, 4), "vectorized_all_s": [round(t, 4) for t in vec_all],
+        "loop_rounds": loop_rounds, "loop_repeats": args.loop_repeats,
+        "loop_s": round(loop_s, 4), "loop_all_s": [round(t, 4) for t in loop_all],
+        "speedup": round(per_loop / per_vec, 1),
+        "vectorized_rounds_per_s": round(1 / per_vec), "loop_rounds_per_s": round(1 / per_loop),
+        "same_counts": (vec.outcomes == loop.outcomes) if loop_rounds == args.rounds else None,
+        "cpus": os.cpu_count(), "numpy": np.__version__,
+    })
+    return 0
