@@ -1,0 +1,97 @@
+"""The pitfalls lab: exact distances, checked by hand where a hand derivation is short."""
+from fractions import Fraction as F
+
+import pytest
+
+from specsim import exact, pitfalls, rule
+from specsim.toy import load_model
+
+SEED = load_model("seed")
+P_A, Q_A = SEED.p(("a",)), SEED.q(("a",))  # p = (3/5, 3/10, 1/10), q = (1/2, 2/5, 1/10)
+
+
+def tv(name, gamma=1, n=1, model=SEED, ctx=("a",)):
+    return pitfalls.evaluate(pitfalls.PITFALLS[name], model, ctx, gamma, n).total_variation
+
+
+def test_names_required_by_the_issue_are_present():
+    required = {"correct", "resample-from-target", "accept-if-u-below-p", "accept-if-p-at-least-q",
+                "always-accept", "no-bonus-token", "temperature-on-target-only",
+                "greedy-draft-with-sampled-q"}
+    assert required <= set(pitfalls.PITFALLS)
+    for p in pitfalls.PITFALLS.values():
+        assert p.rule.name == p.name or p.rule is rule.CORRECT
+        assert len(p.description) > 80
+        assert p.source is None or p.source.endswith(".txt")
+
+
+@pytest.mark.parametrize("preset", ["seed", "zeros", "order2"])
+@pytest.mark.parametrize("name", ["correct", "no-bonus-token", "temperature-on-target-only"])
+def test_exact_rules_give_zero_from_every_context(preset, name):
+    model = load_model(preset)
+    for ctx in model.contexts():
+        for gamma in (1, 3):
+            r = pitfalls.evaluate(pitfalls.PITFALLS[name], model, ctx, gamma, 3)
+            assert r.total_variation == 0 and r.exact
+
+
+def test_no_bonus_costs_exactly_the_bonus_token():
+    full = exact.round_distribution(SEED, ("a",), 3)
+    lab = pitfalls.evaluate(pitfalls.PITFALLS["no-bonus-token"], SEED, ("a",), 3, 2)
+    assert lab.expected_tokens == full.expected_tokens - full.accepted[3] == F(267, 100)
+
+
+# -- one position, gamma = 1, next token: derived by hand from p and q after "a" --
+
+def test_always_accept_one_position_is_tv_of_p_and_q():
+    # the first token is the draft itself, x ~ q: distance TV(p, q) = 1 - alpha = 1/10
+    assert tv("always-accept") == rule.total_variation(P_A, Q_A) == 1 - rule.alpha(P_A, Q_A) == F(1, 10)
+    # two tokens: x ~ q, then the bonus from p(. | x); the second factor is shared, so still 1/10
+    assert tv("always-accept", gamma=1, n=2) == F(1, 10)
+
+
+def test_accept_if_u_below_p_one_position():
+    # kept with prob q(x) p(x) = (3/10, 3/25, 1/100), total 43/100; the rejection
+    # mass 57/100 goes to the residual, all on "a": (87/100, 12/100, 1/100)
+    out = (F(87, 100), F(12, 100), F(1, 100))
+    assert tv("accept-if-u-below-p") == sum(abs(a - b) for a, b in zip(out, P_A)) / 2 == F(27, 100)
+
+
+def test_accept_if_p_at_least_q_one_position():
+    # a: 3/5 >= 1/2 kept, b: 3/10 < 2/5 rejected, c: 1/10 >= 1/10 kept;
+    # the rejected 2/5 goes to the residual ("a"): output (9/10, 0, 1/10)
+    assert tv("accept-if-p-at-least-q") == (F(3, 10) + F(3, 10)) / 2 == F(3, 10)
+
+
+def test_resample_from_target_one_position():
+    # min(p, q) + (1 - alpha) p = (1/2, 3/10, 1/10) + (1/10)(3/5, 3/10, 1/10)
+    out = (F(56, 100), F(33, 100), F(11, 100))
+    assert tv("resample-from-target") == sum(abs(a - b) for a, b in zip(out, P_A)) / 2 == F(1, 25)
+
+
+def test_greedy_draft_with_sampled_q_one_position():
+    # the drafter always proposes "a" (its argmax); min(1, (3/5)/(1/2)) = 1, so "a" always
+    assert tv("greedy-draft-with-sampled-q") == rule.total_variation(P_A, (1, 0, 0)) == F(2, 5)
+
+
+def test_reference_lab_numbers_after_a():
+    got = {r.name: (r.total_variation, r.expected_tokens)
+           for r in pitfalls.run_lab(SEED, ("a",), 3, 2)}
+    assert got["correct"] == (0, F(1659, 500))
+    assert got["resample-from-target"] == (F(48, 625), F(1659, 500))
+    assert got["always-accept"] == (F(17, 100), 4)
+    assert got["accept-if-p-at-least-q"][0] == F(53, 100)
+    assert all(tv_ > 0 for name, (tv_, _) in got.items()
+               if name not in ("correct", "no-bonus-token", "temperature-on-target-only"))
+
+
+def test_broken_rules_can_still_be_traced():
+    from specsim import sampling
+    for p in pitfalls.PITFALLS.values():
+        t = sampling.trace_round(p.speculative(SEED), ("b",), 3, seed=5, rule=p.rule)
+        assert t.emitted
+
+
+def test_unknown_rule_name():
+    with pytest.raises(ValueError, match="unknown rule 'nope'"):
+        pitfalls.get("nope")
