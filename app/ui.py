@@ -192,3 +192,103 @@ def lesson_page(path: Path, title: str) -> str | None:
         if any(k in words for k in keys):
             return page
     return None
+
+
+# -- sampled rounds: words and coloured tokens -------------------------------
+
+TOKEN_STYLE = {  # status -> (css, legend label)
+    "context": ("background:#eceff3;color:#333", "context"),
+    "draft": ("background:#3f9b58;color:white", "accepted draft"),
+    "correct": ("background:#c8443f;color:white", "replacement (from the residual)"),
+    "bonus": ("background:#8455b8;color:white", "bonus (from p)"),
+    "pending": ("background:white;color:#b35c00;border:2px dashed #e8892b", "drafted, not yet verified"),
+    "rejected": ("background:#f3d3d2;color:#7a2a27;text-decoration:line-through", "rejected draft"),
+    "discarded": ("background:#eee;color:#999;text-decoration:line-through", "discarded draft"),
+}
+
+
+def token_html(token: str, status: str) -> str:
+    css = TOKEN_STYLE[status][0]
+    label = TOKEN_STYLE[status][1]
+    return (f'<span title="{label}" style="{css};font-family:monospace;font-size:1.15rem;'
+            f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block">{token}</span>')
+
+
+def legend_html(statuses) -> str:
+    return " ".join(token_html(TOKEN_STYLE[s][1], s) for s in statuses)
+
+
+def round_statuses(trace, event_index: int):
+    """What is known about one round after ``event_index``: (draft statuses, final (kind, token) or None)."""
+    statuses, final = [], None
+    for ev in trace.events()[:event_index + 1]:
+        kind = ev["kind"]
+        if kind == "draft":
+            statuses.append("pending")
+        elif kind == "accept":
+            statuses[ev["position"]] = "accepted"
+        elif kind == "reject":
+            pos = ev["position"]
+            statuses[pos] = "rejected"
+            statuses[pos + 1:] = ["discarded"] * (len(statuses) - pos - 1)
+        elif kind in ("correct", "bonus"):
+            final = (kind, ev["token"])
+    return statuses, final
+
+
+def stream_html(context, done: list, current=None, event_index: int = -1) -> str:
+    """The context, every finished round's tokens by kind, and the current round so far."""
+    parts = [token_html(t, "context") for t in context]
+    for trace in done:
+        parts += [token_html(t, k) for t, k in zip(trace.emitted, trace.kinds)]
+    if current is not None:
+        statuses, final = round_statuses(current, event_index)
+        for t, s in zip(current.drafts, statuses):
+            parts.append(token_html(t, "draft" if s == "accepted" else s))
+        if final is not None:
+            parts.append(token_html(final[1], final[0]))
+    return '<div style="line-height:2.2rem">' + "".join(parts) + "</div>"
+
+
+def describe_event(ev: dict, gamma: int) -> str:
+    """One sentence (Markdown) for one event of ``RoundTrace.events()``."""
+    kind = ev["kind"]
+    if kind == "draft":
+        return (f"**draft {ev['position'] + 1} of {gamma}**: after “{' '.join(ev['context'])}” the drafter "
+                f"samples **{ev['token']}** from q")
+    if kind == "verify":
+        return f"**verify**: one target pass computes p at all {gamma} draft positions and the bonus position"
+    if kind in ("accept", "reject"):
+        u, a = ev["u"], ev["acceptance"]
+        x = ev["token"]
+        why = f"min(1, p/q) = {a} (p({x}) = {ev['p_x']}, q({x}) = {ev['q_x']})"
+        if kind == "accept":
+            return f"**position {ev['position'] + 1}**: u = {u:.3f} < {why}: **keep {x}**"
+        return f"**position {ev['position'] + 1}**: u = {u:.3f} ≥ {why}: **reject {x}**"
+    if kind == "correct":
+        dropped = f"; the later drafts {' '.join(ev['discarded'])} are discarded" if ev["discarded"] else ""
+        return f"**correct**: draw **{ev['token']}** from the residual r = max(0, p − q), normalized{dropped}"
+    if kind == "bonus":
+        return f"**bonus**: all {gamma} drafts kept, so **{ev['token']}** is drawn from p at position {gamma + 1}"
+    if kind == "emit":
+        k = ev["accepted"]
+        return (f"**emit** {' '.join(ev['tokens'])}: {k} accepted draft(s) + 1 "
+                f"{'bonus' if k == gamma else 'replacement'} = {len(ev['tokens'])} token(s) for one target pass")
+    return kind
+
+
+def running_tokens_per_pass(model: toy.ToyModel, rounds: list):
+    """After each finished round: sampled tokens per target pass so far, and the exact expectation.
+
+    The expectation averages ``exact.round_distribution(...).expected_tokens`` over the
+    contexts the rounds started from (a toy model's rounds are not i.i.d.).
+    """
+    from specsim.sampling import GenerationTrace
+
+    gen = GenerationTrace(rounds[0].context, rounds[0].gamma, 1, rounds[0].rule, list(rounds))
+    actual = [Fraction(t["tokens"], t["target_passes"]) for t in gen.running_totals()]
+    expected, total = [], Fraction(0)
+    for j, r in enumerate(rounds, start=1):
+        total += round_distribution(model.to_json(), model.state(r.context), r.gamma).expected_tokens
+        expected.append(total / j)
+    return actual, expected
