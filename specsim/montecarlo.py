@@ -139,36 +139,49 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
     t = StateTables(models, context, gamma)
     v = len(t.vocab)
     base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
-    powers = base ** np.arange(gamma + 1, dtype=np.int64)
+    wide = base ** (gamma + 1) >= 1 << 62  # outcome numbers would overflow int64
+    powers = np.array([0 if wide else base ** j for j in range(gamma + 1)], dtype=np.int64)
     flat_a, flat_next = t.A.ravel(), t.next.ravel()  # indexed by state * V + token
     final_rows = np.asfortranarray(np.concatenate([t.cum_r, t.cum_p]))  # rows 0..S-1 residual, S..2S-1 bonus
-    codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)
+    codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)  # codes: (N,) or (N, gamma+1)
     for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
         state = np.zeros(n, dtype=np.intp)  # (N,) state 0 is the context
         stop = state.copy()  # (N,) state at position K, where the round stops
         k = np.zeros(n, dtype=np.intp)  # (N,) accepted drafts so far
         alive = np.ones(n, dtype=bool)  # (N,) no rejection yet
         code = np.zeros(n, dtype=np.int64)  # (N,) accepted drafts as base-(V+1) digits
+        digits = np.zeros((n, gamma + 1), dtype=np.int16) if wide else None  # (N, gamma+1)
         for i in range(gamma):
             x = _pick(t.cum_q, state, u_draft[:, i])  # step 1: draft x ~ q
             at = state * v + x
             alive &= u_accept[:, i] < flat_a[at]  # step 3: keep x while u < min(1, p/q)
             state = flat_next[at]
             code += (x + 1) * powers[i] * alive
+            if wide:
+                digits[:, i] = (x + 1) * alive
             k += alive
             stop = np.where(alive, state, stop)
         rows = stop + len(t.cum_p) * (k == gamma)  # step 4 (residual) or step 5 (bonus)
         final = _pick(final_rows, rows, u_final)
-        codes.append(code + (final + 1) * powers[k])
+        if wide:
+            digits[np.arange(n), k] = final + 1
+            codes.append(digits)
+        else:
+            codes.append(code + (final + 1) * powers[k])
         k_counts += np.bincount(k, minlength=gamma + 1)
     code = np.concatenate(codes)
-    if base ** (gamma + 1) <= 1 << 22:
-        counts = np.bincount(code)
-        values = np.flatnonzero(counts)
-        counts = counts[values]
+    if wide:
+        values, counts = np.unique(code, axis=0, return_counts=True)
+        outcomes = {tuple(t.vocab[d - 1] for d in row if d): int(c)
+                    for row, c in zip(values.tolist(), counts)}
     else:
-        values, counts = np.unique(code, return_counts=True)
-    outcomes = {_decode(int(c), base, t.vocab): int(n) for c, n in zip(values, counts)}
+        if base ** (gamma + 1) <= 1 << 22:
+            counts = np.bincount(code)
+            values = np.flatnonzero(counts)
+            counts = counts[values]
+        else:
+            values, counts = np.unique(code, return_counts=True)
+        outcomes = {_decode(int(c), base, t.vocab): int(n) for c, n in zip(values, counts)}
     return SampleResult(tuple(context), gamma, rounds, outcomes, [int(c) for c in k_counts])
 
 

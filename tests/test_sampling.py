@@ -10,7 +10,7 @@ import pytest
 
 from specsim import exact, montecarlo, pitfalls, sampling, stats
 from specsim.rule import CORRECT, acceptance_probability, residual
-from specsim.toy import load_model
+from specsim.toy import load_model, random_model
 
 SEED = load_model("seed")
 ZEROS = load_model("zeros")
@@ -96,7 +96,8 @@ def test_first_round_of_monte_carlo_is_the_traced_round():
 
 
 @pytest.mark.parametrize("model,ctx,gamma", [(SEED, ("a",), 3), (SEED, ("c",), 2),
-                                             (ZEROS, ("x",), 3), (ZEROS, ("y",), 4)])
+                                             (ZEROS, ("x",), 3), (ZEROS, ("y",), 4),
+                                             (random_model(40, seed=3), ("t0",), 12)])
 def test_vectorized_and_loop_give_the_same_counts(model, ctx, gamma):
     a = montecarlo.sample_rounds(model, ctx, gamma, 20_000, seed=4)
     b = montecarlo.sample_rounds_loop(model, ctx, gamma, 20_000, seed=4, rule=CORRECT)

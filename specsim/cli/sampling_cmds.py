@@ -183,15 +183,15 @@ def cmd_generate(args) -> int:
 
 def cmd_sample(args) -> int:
     model, ctx, pair, rule = _setup(args)
+    count = len(model.vocab) ** (args.gamma + 1)
+    if args.check and count > MAX_OUTCOMES:
+        raise UsageError(f"--check needs the exact round: {count:,} outcomes is too many; lower --gamma")
     if rule is pitfalls.PITFALLS["correct"].rule:
         s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
     else:  # broken rules are sampled by the per-round loop, through their own methods
         s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
     fit = dist = None
     if args.check:
-        count = len(model.vocab) ** (args.gamma + 1)
-        if count > MAX_OUTCOMES:
-            raise UsageError(f"--check needs the exact round: {count:,} outcomes is too many; lower --gamma")
         dist = exact.round_distribution(pair, ctx, args.gamma, rule)
         fit = stats.fit_round(s, dist)
     if args.json:

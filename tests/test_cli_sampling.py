@@ -1,0 +1,128 @@
+"""The sampling CLI commands: JSON shapes, readable forms, exit codes and one-line errors."""
+import json
+from fractions import Fraction as F
+
+import pytest
+
+from specsim.cli import main
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_trace_json_is_reproducible_and_replayable(capsys):
+    args = ("trace", "seed", "--context", "a", "--gamma", "3", "--seed", "0")
+    a, b = run_json(capsys, *args), run_json(capsys, *args)
+    assert a == b
+    assert a["emitted"] == ["b", "b"] and a["accepted"] == 1
+    assert [e["kind"] for e in a["events"]] == ["draft"] * 3 + ["verify", "accept", "reject", "correct", "emit"]
+    reject = a["events"][5]
+    assert (reject["p_x"], reject["q_x"], reject["acceptance"]) == ("1/5", "2/5", "1/2")
+
+
+def test_trace_readable_has_one_line_per_position(capsys):
+    code, out, _ = run(capsys, "trace", "seed", "--context", "a", "--seed", "0")
+    assert code == 0
+    lines = out.splitlines()
+    assert any("accept (u < 3/4)" in line for line in lines)
+    assert any("reject (u >= 1/2)" in line for line in lines)
+    assert any(line.strip().startswith("3") and "discarded" in line for line in lines)
+    assert "Emitted: b b" in out
+
+
+def test_generate_json(capsys):
+    d = run_json(capsys, "generate", "seed", "--context", "a", "--gamma", "3", "--tokens", "10", "--seed", "1")
+    assert len(d["output"]) == 10 and len(d["kinds"]) == len(d["emitted"])
+    assert d["target_passes"] == len(d["rounds"])
+    assert F(d["tokens_per_pass"]) == F(len(d["emitted"]), d["target_passes"])
+    assert d["rounds"][-1]["tokens_so_far"] == len(d["emitted"])
+    code, out, _ = run(capsys, "generate", "seed", "--context", "a", "--tokens", "10", "--seed", "1")
+    assert code == 0 and "tokens per pass" in out and "|" in out
+
+
+def test_generate_greedy(capsys):
+    d = run_json(capsys, "generate", "seed", "--context", "a", "--tokens", "6", "--temperature", "0")
+    assert d["output"] == ["a"] * 6  # argmax p after "a" is "a", forever
+
+
+def test_sample_json_shape(capsys):
+    d = run_json(capsys, "sample", "seed", "--context", "a", "--gamma", "3", "--rounds", "5000", "--seed", "1")
+    assert set(d) == {"rounds", "outcomes", "accepted_counts"}
+    assert d["rounds"] == 5000 and len(d["accepted_counts"]) == 4
+    assert sum(o["count"] for o in d["outcomes"]) == sum(d["accepted_counts"]) == 5000
+    assert all(set(o) == {"tokens", "count"} for o in d["outcomes"])
+
+
+def test_sample_check(capsys):
+    d = run_json(capsys, "sample", "zeros", "--context", "x", "--rounds", "100000", "--seed", "3", "--check")
+    fit = d["check"]["outcomes"]
+    assert fit["p_value"] >= 1e-3 and fit["dof"] == fit["cells"] - 1 and fit["unexpected"] == []
+    code, out, _ = run(capsys, "sample", "seed", "--rounds", "50000", "--check")
+    assert code == 0 and "chi-square (outcomes)" in out and "p-value" in out
+
+
+def test_sample_check_rejects_a_mismatch(capsys):
+    # a broken rule, checked against its own exact round, passes (the loop is faithful)
+    d = run_json(capsys, "sample", "seed", "--rule", "always-accept", "--rounds", "20000", "--check")
+    assert d["check"]["outcomes"]["p_value"] >= 1e-3
+
+
+def test_pitfalls_json(capsys):
+    d = run_json(capsys, "pitfalls", "seed", "--context", "a", "--gamma", "3", "--tokens", "2")
+    assert (d["context"], d["gamma"], d["tokens"]) == ("a", 3, 2)
+    rules = {r["name"]: r for r in d["rules"]}
+    assert set(d["rules"][0]) == {"name", "source", "description", "total_variation",
+                                  "expected_tokens", "exact"}
+    assert rules["correct"]["total_variation"] == "0" and rules["correct"]["exact"] is True
+    assert rules["no-bonus-token"]["total_variation"] == "0"
+    assert rules["no-bonus-token"]["expected_tokens"] == "267/100"
+    assert rules["resample-from-target"]["source"].startswith("004")
+    assert rules["always-accept"]["exact"] is False
+
+
+def test_pitfalls_selected_rules_and_readable(capsys):
+    d = run_json(capsys, "pitfalls", "seed", "--rule", "always-accept", "--rule", "correct")
+    assert [r["name"] for r in d["rules"]] == ["always-accept", "correct"]
+    code, out, _ = run(capsys, "pitfalls", "seed")
+    assert code == 0 and "resample-from-target" in out and "48/625" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["sample", "seed", "--rounds", "0"], "rounds must be between 1"),
+    (["sample", "seed", "--rule", "nope"], "unknown rule 'nope'"),
+    (["trace", "seed", "--rule", "nope"], "unknown rule 'nope'"),
+    (["pitfalls", "seed", "--rule", "nope"], "unknown rule 'nope'"),
+    (["trace", "seed", "--temperature", "-1"], "temperature must be >= 0"),
+    (["trace", "seed", "--temperature", "hot"], "temperature must be a number"),
+    (["generate", "seed", "--top-k", "0"], "top-k must be between 1"),
+    (["sample", "seed", "--top-p", "0"], "top-p must be in (0, 1]"),
+    (["sample", "seed", "--top-p", "1.5"], "top-p must be in (0, 1]"),
+    (["trace", "seed", "--gamma", "0"], "gamma must be between 1"),
+    (["generate", "seed", "--tokens", "0"], "tokens must be between 1"),
+    (["trace", "seed", "--context", "q"], "not in the vocabulary"),
+    (["trace", "nosuchmodel"], "unknown preset"),
+    (["sample", "seed", "--gamma", "20", "--check", "--rounds", "10"], "too many"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_sample_runs_small(capsys):
+    code, out, _ = run(capsys, "bench-sample", "--rounds", "2000", "--repeats", "1", "--loop-repeats", "1")
+    d = json.loads(out)
+    assert code == 0 and d["same_counts"] is True and d["speedup"] > 0
+    assert {"vectorized_s", "loop_s", "vectorized_rounds", "loop_rounds"} <= set(d)
