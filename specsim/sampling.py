@@ -27,7 +27,9 @@ Trace format, for replaying a round one step at a time
   "token": x, "p_x", "q_x", "acceptance": min(1, p/q) (or the rule's
   value), "u": float}``: kept when u < acceptance;
 * on a rejection at position i, ``{"kind": "correct", "position": i,
-  "residual": row, "token": y, "discarded": [drafts after i]}``;
+  "row": the row y was drawn from, "token": y, "discarded": [drafts after
+  i]}``; ``row`` is the rule's replacement row: the normalized residual
+  max(0, p - q) for the correct rule, p itself for ``resample-from-target``;
 * after full acceptance, ``{"kind": "bonus", "position": gamma, "p": row,
   "token": y}`` (absent when the rule gives no bonus);
 * last, ``{"kind": "emit", "tokens": [...], "accepted": K, "target_passes": 1}``.
@@ -40,7 +42,7 @@ Example
 >>> t = trace_round(load_model("seed"), ("a",), gamma=3, seed=0)
 >>> [e["kind"] for e in t.events()]
 ['draft', 'draft', 'draft', 'verify', 'accept', 'reject', 'correct', 'emit']
->>> t.drafts, t.acceptance, t.residual
+>>> t.drafts, t.acceptance, t.replacement_row
 (('b', 'a', 'a'), [Fraction(3, 4), Fraction(1, 2)], (Fraction(0, 1), Fraction(1, 1), Fraction(0, 1)))
 >>> t.emitted, t.accepted
 (('b', 'b'), 1)
@@ -127,7 +129,7 @@ class RoundTrace:
     u: list  # acceptance uniforms for positions 0..gamma-1
     acceptance: list  # rule.accept at each examined position
     accepted: int  # K
-    residual: tuple | None  # replacement row at the rejection position
+    replacement_row: tuple | None  # rule.replacement(p, q) at the rejection position (the residual)
     final: str | None  # replacement (K < gamma) or bonus (K == gamma) token
     emitted: tuple
     target_passes: int = 1
@@ -154,7 +156,7 @@ class RoundTrace:
                         "token": self.drafts[i], "p_x": _num(self.p_rows[i][x]),
                         "q_x": _num(self.q_rows[i][x]), "acceptance": _num(a), "u": self.u[i]})
         if self.accepted < self.gamma:
-            out.append({"kind": "correct", "position": self.accepted, "residual": _row(self.residual),
+            out.append({"kind": "correct", "position": self.accepted, "row": _row(self.replacement_row),
                         "token": self.final, "discarded": list(self.drafts[self.accepted + 1:])})
         elif self.final is not None:
             out.append({"kind": "bonus", "position": self.gamma, "p": _row(self.p_rows[self.gamma]),
@@ -192,13 +194,13 @@ def trace_round(models, context, gamma: int, seed=None, rule: RoundRule = CORREC
     q_rows = [tuple(models.q(s)) for s in states[:gamma]]
     examined = min(k + 1, gamma)
     acceptance = [rule.accept(p_rows[i], q_rows[i], drafts[i]) for i in range(examined)]
-    residual = tuple(rule.replacement(p_rows[k], q_rows[k])) if k < gamma else None
+    replacement_row = tuple(rule.replacement(p_rows[k], q_rows[k])) if k < gamma else None
     tokens = tuple(vocab[x] for x in drafts)
     final_token = None if final is None else vocab[final]
     emitted = tokens[:k] + (() if final_token is None else (final_token,))
     return RoundTrace(context, gamma, rule.name, vocab, tokens, q_rows,
                       [tuple(rule.draft_row(q)) for q in q_rows], p_rows,
-                      [float(u) for u in u_accept[:examined]], acceptance, k, residual,
+                      [float(u) for u in u_accept[:examined]], acceptance, k, replacement_row,
                       final_token, emitted)
 
 

@@ -32,7 +32,7 @@ def test_seed_zero_round_worked_by_hand():
     # draft b after a: min(1, (3/10)/(2/5)) = 3/4; draft a after "a b": min(1, (1/5)/(2/5)) = 1/2
     assert t.acceptance == [F(3, 4), F(1, 2)]
     assert t.u[0] < F(3, 4) and not t.u[1] < F(1, 2)  # kept, then rejected
-    assert t.residual == (0, 1, 0)  # max(0, p - q) after "b" is all on "b"
+    assert t.replacement_row == (0, 1, 0)  # max(0, p - q) after "b" is all on "b"
     assert t.emitted == ("b", "b") and t.accepted == 1 and t.kinds == ["draft", "correct"]
 
 
@@ -48,8 +48,8 @@ def test_trace_decisions_agree_with_the_rule(model, ctx):
             assert (t.u[i] < a) == (i < t.accepted)
         stop = ctx + t.drafts[:t.accepted]
         if t.accepted < 3:
-            assert t.residual == tuple(residual(model.p(stop), model.q(stop)))
-            assert t.residual[model.vocab.index(t.final)] > 0
+            assert t.replacement_row == tuple(residual(model.p(stop), model.q(stop)))
+            assert t.replacement_row[model.vocab.index(t.final)] > 0
         else:
             assert model.p(stop)[model.vocab.index(t.final)] > 0
         assert t.emitted == t.drafts[:t.accepted] + (t.final,)

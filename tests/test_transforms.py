@@ -101,6 +101,6 @@ def test_greedy_speculative_output_is_plain_greedy_token_for_token(seed, gamma, 
     pair = transforms.greedy_pair(model)
     ctx = model.contexts()[seed % len(model.contexts())]
     g = sampling.generate(pair, ctx, gamma, 12, seed=seed)
-    assert g.output == _plain_greedy(model, ctx, 12)
+    assert g.output == _plain_greedy(model, ctx, 12) == sampling.plain_generate(pair, ctx, 12, seed)
     # and the exact engine agrees: a point mass on that sequence
     assert exact.speculative_joint(pair, ctx, gamma, 4) == {_plain_greedy(model, ctx, 4): 1}

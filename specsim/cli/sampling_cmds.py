@@ -138,7 +138,7 @@ def cmd_trace(args) -> int:
         what = ("residual max(0, p - q) normalized" if t.rule == "correct"
                 else f"rule {t.rule}'s replacement row")
         print(f"Step 4, correct: draft {t.accepted + 1} rejected; {what} after {where!r} "
-              f"= ({_row(t.residual)}) -> {t.final}")
+              f"= ({_row(t.replacement_row)}) -> {t.final}")
     elif t.final is not None:
         where = " ".join(t.context + t.drafts)
         print(f"Step 5, bonus: all {t.gamma} drafts kept; p after {where!r} = ({_row(t.p_rows[-1])}) -> {t.final}")
