@@ -34,7 +34,15 @@ Trace format, for replaying a round one step at a time
   "token": y}`` (absent when the rule gives no bonus);
 * last, ``{"kind": "emit", "tokens": [...], "accepted": K, "target_passes": 1}``.
 
+Positions are 0-based (the readable ``specsim trace`` numbers drafts from 1).
 Probabilities are fraction strings when the rows are exact, floats otherwise.
+``RoundTrace.to_dict()`` holds the events plus the summary (drafts, K,
+emitted tokens, ``kinds``: "draft" / "correct" / "bonus" per emitted token).
+
+``generate`` chains rounds into a ``GenerationTrace``: ``rounds`` (the
+``RoundTrace`` of each), ``tokens`` (all emitted), ``output`` (the first N),
+``running_totals()`` (tokens and target passes after each round) and
+``tokens_per_pass``.
 
 Example
 -------
