@@ -135,24 +135,14 @@ def round_distribution(model_json: str, context: tuple, gamma: int):
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def check_exactness(model_json: str, n_tokens: int, gammas: tuple, rule_name: str = "correct"):
-    model = toy.loads_model(model_json)
-    return exact_engine.check_exactness(model, n_tokens, gammas, rule=round_rule(rule_name))
+def check_exactness(model_json: str, n_tokens: int, gammas: tuple):
+    return exact_engine.check_exactness(toy.loads_model(model_json), n_tokens, gammas)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def exact_vs_iid(model_json: str, context: tuple, gammas: tuple) -> list:
     model = toy.loads_model(model_json)
     return [formulas.exact_vs_iid(model, context, g) for g in gammas]
-
-
-def round_rule(name: str):
-    """The correct rule, or a named broken rule from ``specsim.pitfalls`` when it exists."""
-    from specsim.rule import CORRECT
-    if name == CORRECT.name:
-        return CORRECT
-    from specsim import pitfalls  # only needed for the broken rules
-    return pitfalls.get(name)
 
 
 # -- lessons -----------------------------------------------------------------
@@ -207,15 +197,14 @@ TOKEN_STYLE = {  # status -> (css, legend label)
 }
 
 
-def token_html(token: str, status: str) -> str:
-    css = TOKEN_STYLE[status][0]
-    label = TOKEN_STYLE[status][1]
-    return (f'<span title="{label}" style="{css};font-family:monospace;font-size:1.15rem;'
+def token_html(token: str, status: str, size: str = "1.15rem") -> str:
+    css, label = TOKEN_STYLE[status]
+    return (f'<span title="{label}" style="{css};font-family:monospace;font-size:{size};'
             f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block">{token}</span>')
 
 
 def legend_html(statuses) -> str:
-    return " ".join(token_html(TOKEN_STYLE[s][1], s) for s in statuses)
+    return " ".join(token_html(TOKEN_STYLE[s][1], s, size="0.8rem") for s in statuses)
 
 
 def round_statuses(trace, event_index: int):
@@ -292,3 +281,20 @@ def running_tokens_per_pass(model: toy.ToyModel, rounds: list):
         total += round_distribution(model.to_json(), model.state(r.context), r.gamma).expected_tokens
         expected.append(total / j)
     return actual, expected
+
+
+# -- pitfalls ----------------------------------------------------------------
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def pitfall_lab(model_json: str, context: tuple, gamma: int, n_tokens: int) -> list:
+    from specsim import pitfalls
+    return pitfalls.run_lab(toy.loads_model(model_json), context, gamma, n_tokens)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def pitfall_joints(model_json: str, context: tuple, gamma: int, n_tokens: int, name: str):
+    """(produced, wanted): the rule's next-N-token joint and the one it should produce."""
+    from specsim import pitfalls
+    model, pit = toy.loads_model(model_json), pitfalls.get(name)
+    produced = exact_engine.speculative_joint(pit.speculative(model), context, gamma, n_tokens, pit.rule)
+    return produced, exact_engine.target_joint(pit.target(model), context, n_tokens)

@@ -37,6 +37,7 @@ BONUS_COLOR = "#8455b8"
 GREY = "#9aa0a6"
 FONT = dict(size=14)
 PROBABILITY = "probability"
+SPEEDUP_CAP = 6.0
 
 
 def exact(x) -> str:
@@ -110,7 +111,9 @@ def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15])
     fig.update_annotations(font_size=13)
     fig.update_xaxes(title_text="token")
-    return style(fig, None, None, PROBABILITY, height=360)
+    style(fig, None, None, PROBABILITY, height=380)
+    fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.14))
+    return fig
 
 
 def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
@@ -138,6 +141,7 @@ def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
 # -- the exact engine --------------------------------------------------------
 
 STOP = "■"
+LENGTH_COLORS = ["#c8443f", "#e8892b", "#3f9b58", "#2f6db5", "#8455b8", "#6b6b6b", "#17becf"]
 
 
 def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
@@ -170,11 +174,17 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
             parents.append("/".join(pre))
             values.append(float(own))
             hover.append(" ".join(pre) + f" (round ends)  P = {exact(own)}")
+    colours = [LENGTH_COLORS[(len(i.split("/")) - (1 if i.endswith(STOP) else 0) - 1) % len(LENGTH_COLORS)]
+               if v else "#eef0f3" for i, v in zip(ids, values)]
     fig = go.Figure(go.Sunburst(ids=ids, labels=labels, parents=parents, values=values,
+                                marker=dict(colors=colours, line=dict(color="white", width=1)),
                                 branchvalues="remainder", hovertext=hover,
                                 hovertemplate="%{hovertext}<br>share of the round: %{percentRoot:.2%}<extra></extra>",
                                 insidetextorientation="radial", sort=False))
     ctx = " ".join(context)
+    fig.add_annotation(text="colour = tokens the round emits: " + ", ".join(
+        f"<span style='color:{c}'>■</span> {n}" for n, c in enumerate(LENGTH_COLORS[:max(map(len, outcomes))], 1)),
+        xref="paper", yref="paper", x=0, y=-0.06, showarrow=False, font_size=12)
     return style(fig, f"{len(outcomes)} outcomes of one round from context \"{ctx}\"", height=520)
 
 
@@ -225,9 +235,10 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
     ``best_gammas[i][j]`` and ``best_speedups[i][j]`` belong to ``costs[i]``
     and ``alphas[j]``. Cells where even the best γ is slower than plain
     decoding (speedup ≤ 1) are greyed out in both. ``mark`` = (α, c) puts a
-    cross on the currently chosen point.
+    cross on the currently chosen point. The speedup colours stop at
+    ``SPEEDUP_CAP``× (larger values share the top colour; hover shows them).
     """
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14,
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.2,
                         subplot_titles=("best γ", "best speedup (×)"))
     slower = [[float(s) <= 1 for s in row] for row in best_speedups]
     g = [[None if sl else v for v, sl in zip(row, srow)] for row, srow in zip(best_gammas, slower)]
@@ -237,10 +248,11 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
         fig.add_heatmap(x=list(alphas), y=list(costs), z=grey, showscale=False, hoverinfo="skip",
                         colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], row=1, col=col)
     fig.add_heatmap(x=list(alphas), y=list(costs), z=g, colorscale="Viridis", row=1, col=1,
-                    colorbar=dict(title="γ", x=0.43, len=0.9),
+                    colorbar=dict(title="γ", x=0.41, len=0.9, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: best γ = %{z}<extra></extra>")
-    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="Magma", row=1, col=2,
-                    colorbar=dict(title="×", len=0.9),
+    top = max([v for row in s for v in row if v is not None] + [1.0])
+    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="Magma", row=1, col=2, zmin=1,
+                    zmax=min(top, SPEEDUP_CAP), colorbar=dict(title="×", len=0.9, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{z:.2f}×<extra></extra>")
     if mark is not None:
         for col in (1, 2):

@@ -16,7 +16,7 @@ with st.sidebar:
 if model is None:
     st.stop()
 
-c1, c2, c3 = st.columns(3)
+c1, c2 = st.columns(2)
 n_tokens = c1.number_input("N: tokens to compare", min_value=1, max_value=5, value=3, key="exact-n")
 gammas = c2.slider("γ range", min_value=1, max_value=6, value=(1, 4), key="exact-gammas")
 gamma_list = tuple(range(gammas[0], gammas[1] + 1))
@@ -26,13 +26,13 @@ if not ui.check_size(model, max(n_tokens, gammas[1] + 1), "This check"):
 checks = ui.check_exactness(model.to_json(), int(n_tokens), gamma_list)
 n_exact = sum(c.exact for c in checks)
 if n_exact == len(checks):
-    st.success(f"✅ speculative = target exactly for all {len(checks)} (context, γ) pairs of "
+    st.success(f"speculative = target exactly for all {len(checks)} (context, γ) pairs of "
                f"model **{model.name}**, N = {n_tokens} tokens.")
 else:
-    st.error(f"❌ {len(checks) - n_exact} of {len(checks)} (context, γ) pairs differ.")
+    st.error(f"{len(checks) - n_exact} of {len(checks)} (context, γ) pairs differ.")
 
 summary = [{"context": " ".join(c.context), "γ": c.gamma, "sequences": c.sequences,
-            "max |speculative − target|": ui.fmt(c.max_abs_difference), "equal": "✅" if c.exact else "❌"}
+            "max |speculative − target|": ui.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
            for c in checks]
 st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300))
 
@@ -45,7 +45,7 @@ check = next(c for c in checks if c.context == context and c.gamma == gamma)
 seqs = sorted(set(check.speculative) | set(check.target))
 table = [{"next tokens": " ".join(s), "speculative": ui.fmt(check.speculative.get(s, 0)),
           "target": ui.fmt(check.target.get(s, 0)),
-          "equal": "✅" if check.speculative.get(s, 0) == check.target.get(s, 0) else "❌"}
+          "equal": "✓" if check.speculative.get(s, 0) == check.target.get(s, 0) else "✗"}
          for s in seqs]
 st.dataframe(table, hide_index=True, height=min(38 + 35 * len(table), 420))
 

@@ -2,6 +2,7 @@
 import streamlit as st
 
 import ui
+from specsim import plots_rounds, sampling, toy
 
 st.title("specsim: speculative decoding, simulated exactly")
 st.markdown(
@@ -12,6 +13,34 @@ st.markdown(
     "replacement from the **residual r = max(0, p − q)**, normalized; if every draft survives it adds "
     "a **bonus** token from p. The result is exactly as if the target had sampled alone, "
     "only faster: here you can check both claims.")
+
+st.subheader("One round, replayed")
+MODEL, CONTEXT, GAMMA = toy.load_model("seed"), ("a",), 3
+
+
+def new_round():
+    st.session_state["home-seed"] = st.session_state.get("home-seed", 0) + 1
+    st.session_state["home-event"] = 1
+
+
+st.session_state.setdefault("home-seed", 0)
+trace = sampling.trace_round(MODEL, CONTEXT, GAMMA, seed=st.session_state["home-seed"])
+events = trace.events()
+st.session_state["home-event"] = min(st.session_state.get("home-event", 1), len(events))
+c1, c2 = st.columns([4, 1])
+with c1:
+    step = st.slider("replay the round: event", 1, len(events), key="home-event")
+with c2:
+    st.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
+st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {st.session_state['home-seed']}.")
+left, right = st.columns([2, 3])
+with left:
+    st.markdown(ui.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
+    for ev in events[:step]:
+        st.markdown("- " + ui.describe_event(ev, GAMMA))
+with right:
+    st.plotly_chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
+ui.page_link("stepper", "Step through many rounds, your own model and seed: Round stepper")
 
 st.subheader("Where to go")
 cols = st.columns(2)

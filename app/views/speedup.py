@@ -7,7 +7,7 @@ import ui
 from specsim import formulas, plots
 
 ALPHA_GRID = tuple(Fraction(k, 50) for k in range(1, 50))  # 0.02 .. 0.98
-COST_GRID = tuple(Fraction(k, 40) for k in range(0, 41))  # 0 .. 1
+COST_GRID = tuple(Fraction(k, 100) for k in range(1, 61))  # 0.01 .. 0.60
 
 
 @st.cache_data(show_spinner=False)
