@@ -137,10 +137,15 @@ class RoundTrace:
     u: list  # acceptance uniforms for positions 0..gamma-1
     acceptance: list  # rule.accept at each examined position
     accepted: int  # K
-    replacement_row: tuple | None  # rule.replacement(p, q) at the rejection position (the residual)
+    residual: tuple | None  # rule.replacement(p, q) at the rejection position (the residual for CORRECT)
     final: str | None  # replacement (K < gamma) or bonus (K == gamma) token
     emitted: tuple
     target_passes: int = 1
+
+    @property
+    def replacement_row(self):
+        """The row the replacement was drawn from (same as ``residual``; None if no rejection)."""
+        return self.residual
 
     @property
     def kinds(self) -> list:
@@ -164,7 +169,7 @@ class RoundTrace:
                         "token": self.drafts[i], "p_x": _num(self.p_rows[i][x]),
                         "q_x": _num(self.q_rows[i][x]), "acceptance": _num(a), "u": self.u[i]})
         if self.accepted < self.gamma:
-            out.append({"kind": "correct", "position": self.accepted, "row": _row(self.replacement_row),
+            out.append({"kind": "correct", "position": self.accepted, "row": _row(self.residual),
                         "token": self.final, "discarded": list(self.drafts[self.accepted + 1:])})
         elif self.final is not None:
             out.append({"kind": "bonus", "position": self.gamma, "p": _row(self.p_rows[self.gamma]),
