@@ -5,7 +5,7 @@ proposes tokens from q. Both share the character vocabulary and the context
 window, so a drafter's token ids mean the same thing to the target.
 
 >>> PRESETS["target"].n_layer, PRESETS["draft"].n_layer
-(6, 1)
+(5, 1)
 >>> GPTConfig(n_embd=100, n_head=3)
 Traceback (most recent call last):
 ...
@@ -49,7 +49,7 @@ class GPTConfig:
 
 
 PRESETS = {
-    "target": GPTConfig(n_layer=6, n_head=6, n_embd=384),
+    "target": GPTConfig(n_layer=5, n_head=6, n_embd=384),
     "draft": GPTConfig(n_layer=1, n_head=4, n_embd=128),
     "tiny": GPTConfig(block_size=32, n_layer=1, n_head=2, n_embd=16),  # tests
 }

@@ -1,0 +1,124 @@
+"""The entry points for the app and the CLI: load the shipped pair, generate from text.
+
+>>> pair = load_pair("distilled", device="cpu")
+>>> g = speculative_generate(pair, "def ", n_tokens=8, gamma=3, seed=0)
+>>> len(g.tokens), g.mode, len(g.text)
+(8, 'speculative', 8)
+>>> g.rounds[0].cache["target"]["after_crop"] == g.rounds[0].cache["target"]["start"] + g.rounds[0].k + 1
+True
+
+``Generation`` (from ``specsim.gpt.decode``) carries ``tokens``, ``text``
+(set here), ``rounds`` (one ``Round`` per speculative round: drafts, p and q
+rows, u, acceptance probabilities and flags, k, residual or bonus token,
+cache lengths of both models at start / before verification / after it /
+after the crop, ``scored_by()`` for which logit row scored which draft),
+``alpha``, ``accepted_per_round``, ``target_passes`` and ``to_dict()``.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+from . import decode
+from .decode import Generation, Sampling
+from .model import GPT
+from .tokenizer import CharTokenizer
+from .weights import load_model, read_manifest
+
+DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}
+
+
+class DeviceError(ValueError):
+    """The requested device does not exist on this machine."""
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """"auto" = CUDA when available, else CPU."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DeviceError(f"CUDA is not available here (torch {torch.__version__}); use --device cpu or auto")
+    if device not in ("cpu", "cuda"):
+        raise DeviceError(f"unknown device {device!r}; choose auto, cpu or cuda")
+    return torch.device(device)
+
+
+@dataclass
+class ModelPair:
+    target: GPT
+    draft: GPT
+    tokenizer: CharTokenizer
+    device: torch.device
+    draft_name: str  # "distilled" or "trained"
+
+    @property
+    def vocab(self) -> str:
+        return self.tokenizer.vocab
+
+    @property
+    def window(self) -> int:
+        return min(self.target.config.block_size, self.draft.config.block_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(draft: str, device: str, weights_dir) -> ModelPair:
+    dev = torch.device(device)
+    manifest = read_manifest(weights_dir)
+    return ModelPair(load_model("target", weights_dir, dev), load_model(DRAFTS[draft], weights_dir, dev),
+                     CharTokenizer(manifest["vocab"]), dev, draft)
+
+
+def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None) -> ModelPair:
+    """The shipped target and drafter (cached per draft, device and directory)."""
+    if draft not in DRAFTS:
+        raise ValueError(f"unknown drafter {draft!r}; choose distilled or trained")
+    return _load(draft, str(resolve_device(device)), weights_dir)
+
+
+def encode_prompt(pair: ModelPair, prompt: str) -> list:
+    if not prompt:
+        raise ValueError("the prompt is empty")
+    ids = pair.tokenizer.encode(prompt)
+    if len(ids) > pair.window:
+        raise ValueError(f"the prompt is {len(ids)} characters; the context window is {pair.window}")
+    return ids
+
+
+def _sampling(temperature, top_k, top_p, greedy) -> Sampling:
+    if not greedy and not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top-k must be >= 1, got {top_k}")
+    if top_p is not None and not 0 < top_p <= 1:
+        raise ValueError(f"top-p must be in (0, 1], got {top_p}")
+    return Sampling(temperature, top_k, top_p, greedy)
+
+
+def _check_n(n_tokens):
+    if n_tokens < 1:
+        raise ValueError(f"the number of tokens must be >= 1, got {n_tokens}")
+
+
+def speculative_generate(pair: ModelPair, prompt: str, n_tokens: int, gamma: int = 4,
+                         temperature: float = 1.0, top_k: int | None = None,
+                         top_p: float | None = None, greedy: bool = False, seed: int = 0,
+                         crop: bool = True) -> Generation:
+    """Speculative decoding of ``n_tokens`` characters after ``prompt``; same seed, same trace."""
+    _check_n(n_tokens)
+    g = decode.speculative_generate(pair.target, pair.draft, encode_prompt(pair, prompt), n_tokens,
+                                    gamma, _sampling(temperature, top_k, top_p, greedy), seed, crop)
+    g.text = pair.tokenizer.decode(g.tokens)
+    return g
+
+
+def plain_generate(pair: ModelPair, prompt: str, n_tokens: int, temperature: float = 1.0,
+                   top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
+                   seed: int = 0) -> Generation:
+    """Plain decoding with the target alone (one target pass per character)."""
+    _check_n(n_tokens)
+    g = decode.plain_generate(pair.target, encode_prompt(pair, prompt), n_tokens,
+                              _sampling(temperature, top_k, top_p, greedy), seed)
+    g.text = pair.tokenizer.decode(g.tokens)
+    return g

@@ -1,0 +1,238 @@
+"""Plain and speculative decoding with a KV cache, batch size 1, with a full trace.
+
+Both start the same way: the prompt minus its last character is prefilled
+into the cache(s); the last character is the first token to feed. A cache of
+length n then always means "positions 0 .. n-1 are cached, the last token
+(at position n) is not yet".
+
+One speculative round (the steps the lessons refer to):
+
+1. draft: the drafter, fed the last token, proposes gamma tokens one by one
+   from q (its cache grows to n + gamma: the last draft is never fed);
+2. verify: one target pass over [last token, drafts] (gamma + 1 queries after
+   n cached keys, lower-right mask) gives the gamma + 1 rows of p; row i
+   scores draft i + 1, row gamma is the bonus row;
+3. accept: draft i is kept when u_i < min(1, p_i(x) / q_i(x)), left to right;
+4. correct: at the first rejection (position k) a replacement is drawn from
+   the residual max(0, p_k - q_k) normalized;
+5. bonus: if all gamma are accepted, one more token is drawn from p_gamma;
+6. crop: both caches keep n + k + 1 entries (prefix, last token, accepted
+   drafts). After a full acceptance the drafter holds only n + gamma, and its
+   missing last draft is fed together with the next round's last token.
+
+Generation past the context window slides it: both caches are rebuilt from
+the last ``block_size // 2`` tokens (marked ``slid`` in the round).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .rule import accept_drafts, adjust, residual
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How logits become the rows p and q are sampled from (identical for both)."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    greedy: bool = False
+
+    def row(self, logits: torch.Tensor) -> torch.Tensor:
+        return adjust(logits, self.temperature, self.top_k, self.top_p, self.greedy)
+
+
+@dataclass
+class Round:
+    """Everything one speculative round did. Token ids index the vocabulary."""
+
+    start: int  # position of the last token in the whole sequence (prompt included)
+    last_token: int
+    drafts: list  # gamma drafted ids
+    q_rows: torch.Tensor  # (gamma, V): q at each draft position
+    p_rows: torch.Tensor  # (gamma + 1, V): p row i scores draft i + 1; row gamma is the bonus row
+    u: list  # gamma uniforms; u[i] is compared only if draft i is checked
+    accept_prob: list  # min(1, p_i(d_i) / q_i(d_i)) for each draft
+    accepted: list  # flags for the checked drafts: k Trues, then one False unless k == gamma
+    k: int  # drafts accepted
+    correction: str  # "residual" (step 4) or "bonus" (step 5)
+    correction_token: int
+    cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
+    slid: bool = False
+
+    @property
+    def emitted(self) -> list:
+        return self.drafts[:self.k] + [self.correction_token]
+
+    def scored_by(self) -> list:
+        """Which logit row of the verify pass scored which token, and what it decided."""
+        rows = []
+        for i in range(len(self.drafts) + 1):
+            fed = self.last_token if i == 0 else self.drafts[i - 1]
+            role = f"draft {i + 1}" if i < len(self.drafts) else "bonus"
+            rows.append({"row": i, "query_token": fed, "query_position": self.start + i,
+                         "scores": role, "used": i <= self.k})
+        return rows
+
+    def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
+        name = (lambda t: vocab[t]) if vocab else (lambda t: t)
+        d = {"start": self.start, "last_token": name(self.last_token),
+             "drafts": [name(t) for t in self.drafts], "u": self.u,
+             "accept_prob": self.accept_prob, "accepted": self.accepted, "k": self.k,
+             "correction": self.correction, "correction_token": name(self.correction_token),
+             "emitted": [name(t) for t in self.emitted], "cache": self.cache, "slid": self.slid,
+             "scored_by": [dict(r, query_token=name(r["query_token"])) for r in self.scored_by()],
+             "p_rows": [_row(r, name, top) for r in self.p_rows],
+             "q_rows": [_row(r, name, top) for r in self.q_rows]}
+        return d
+
+
+def _row(row: torch.Tensor, name, top):
+    """A probability row as {token: p}, the ``top`` largest only when ``top`` is set."""
+    row = row.float().cpu()
+    k = row.numel() if top is None else min(top, row.numel())
+    vals, idx = torch.topk(row, k)
+    return {str(name(i)): round(v, 6) for v, i in zip(vals.tolist(), idx.tolist()) if v > 0}
+
+
+@dataclass
+class Generation:
+    prompt_ids: list
+    tokens: list  # generated ids (exactly n_tokens)
+    mode: str  # "plain" or "speculative"
+    target_passes: int
+    draft_passes: int = 0
+    gamma: int | None = None
+    rounds: list = field(default_factory=list)
+    text: str | None = None  # the generated characters, set by ``specsim.gpt.api``
+
+    @property
+    def accepted_per_round(self) -> list:
+        return [r.k for r in self.rounds]
+
+    @property
+    def alpha(self) -> float | None:
+        """Measured acceptance rate: accepted drafts / checked drafts."""
+        checked = sum(len(r.accepted) for r in self.rounds)
+        return sum(self.accepted_per_round) / checked if checked else None
+
+    def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
+        text = "".join(vocab[t] for t in self.tokens) if vocab else self.text
+        return {"text": text, "tokens": self.tokens, "mode": self.mode, "gamma": self.gamma,
+                "target_passes": self.target_passes, "draft_passes": self.draft_passes,
+                "accepted_per_round": self.accepted_per_round, "alpha": self.alpha,
+                "rounds": [r.to_dict(vocab, top) for r in self.rounds]}
+
+
+def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    return torch.multinomial(row, 1, generator=gen)  # (1,) or (B, 1)
+
+
+class _Context:
+    """Token ids generated so far plus the cache bookkeeping shared by both decoders."""
+
+    def __init__(self, models, prompt_ids, device):
+        if not prompt_ids:
+            raise ValueError("the prompt is empty")
+        self.window = min(m.config.block_size for m in models)
+        if len(prompt_ids) > self.window:
+            raise ValueError(f"the prompt is {len(prompt_ids)} tokens; the context window is {self.window}")
+        self.models, self.device = models, device
+        self.ids = list(prompt_ids)
+        self.caches = [m.new_cache() for m in models]
+        self.prefill(self.ids)
+
+    def prefill(self, ids):
+        for m, c in zip(self.models, self.caches):
+            c.reset()
+            if len(ids) > 1:
+                m(torch.tensor([ids[:-1]], device=self.device), c, last_only=True)
+        self.pending = torch.tensor([[ids[-1]]], device=self.device)  # (1, 1): next token(s) to feed
+
+    def make_room(self, need: int) -> bool:
+        """Slide the window if ``need`` more positions would not fit; True when it slid."""
+        if self.caches[0].length + need <= self.window:
+            return False
+        self.prefill(self.ids[-(self.window // 2):])
+        return True
+
+
+@torch.inference_mode()
+def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampling(),
+                   seed: int = 0) -> Generation:
+    """Autoregressive decoding with the cache: one target pass per token."""
+    device = target.wte.weight.device
+    gen = torch.Generator(device).manual_seed(seed)
+    ctx = _Context([target], prompt_ids, device)
+    cache, out = ctx.caches[0], []
+    for _ in range(n_tokens):
+        ctx.make_room(1)
+        logits = target(ctx.pending, cache, last_only=True)[0, -1]  # (V,)
+        ctx.pending = _sample(sampling.row(logits), gen).view(1, 1)
+        out.append(int(ctx.pending))
+        ctx.ids.append(out[-1])
+    return Generation(list(prompt_ids), out, "plain", target_passes=n_tokens)
+
+
+@torch.inference_mode()
+def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
+                         sampling: Sampling = Sampling(), seed: int = 0,
+                         crop: bool = True) -> Generation:
+    """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes)."""
+    if gamma < 1:
+        raise ValueError(f"gamma must be >= 1, got {gamma}")
+    device = target.wte.weight.device
+    gen = torch.Generator(device).manual_seed(seed)
+    ctx = _Context([target, draft], prompt_ids, device)
+    t_cache, d_cache = ctx.caches
+    d_pending = ctx.pending  # the drafter may lag one token behind the target
+    out, rounds, t_passes, d_passes = [], [], 0, 0
+    while len(out) < n_tokens:
+        slid = ctx.make_room(gamma + 2)
+        if slid:
+            d_pending = ctx.pending
+        n, last = t_cache.length, ctx.pending  # last: (1, 1)
+        start = {"target": n, "draft": d_cache.length}
+        # step 1: draft gamma tokens from q
+        q_rows, drafts, feed = [], [], d_pending
+        for _ in range(gamma):
+            q = sampling.row(draft(feed, d_cache, last_only=True)[0, -1])  # (V,)
+            feed = _sample(q, gen).view(1, 1)
+            q_rows.append(q)
+            drafts.append(feed)
+        d_passes += gamma
+        q_rows = torch.stack(q_rows)  # (gamma, V)
+        d_ids = torch.cat(drafts, dim=1)  # (1, gamma)
+        before = {"target": n, "draft": d_cache.length}
+        # step 2: verify [last, drafts] in one target pass
+        p_rows = sampling.row(target(torch.cat([last, d_ids], dim=1), t_cache)[0])  # (gamma + 1, V)
+        t_passes += 1
+        after = {"target": t_cache.length, "draft": d_cache.length}
+        # step 3: accept left to right
+        u = torch.rand(gamma, generator=gen, device=device)  # (gamma,)
+        probs, ok, k = accept_drafts(p_rows, q_rows, d_ids[0], u)
+        if k < gamma:  # step 4: replacement from the residual at the first rejection
+            r = residual(p_rows[k], q_rows[k])
+            tok = _sample(r if r is not None else p_rows[k], gen)
+            correction = "residual"
+        else:  # step 5: bonus token from the last row
+            tok = _sample(p_rows[gamma], gen)
+            correction = "bonus"
+        # step 6: roll both caches back to prefix + last token + k accepted drafts
+        if crop:
+            t_cache.crop(n + k + 1)
+            d_cache.crop(min(n + k + 1, d_cache.length))
+        d_list = d_ids[0].tolist()
+        d_pending = tok.view(1, 1) if k < gamma or not crop else torch.cat([d_ids[:, -1:], tok.view(1, 1)], dim=1)
+        ctx.pending = tok.view(1, 1)
+        emitted = d_list[:k] + [int(tok)]
+        ctx.ids.extend(emitted)
+        out.extend(emitted)
+        cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m],
+                     "after_crop": (t_cache if m == "target" else d_cache).length} for m in start}
+        rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), probs.tolist(),
+                            ok[:k + 1].tolist(), k, correction, int(tok), cache, slid))
+    return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes, d_passes, gamma, rounds)

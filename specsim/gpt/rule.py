@@ -1,0 +1,89 @@
+"""The acceptance rule on torch rows: the twin of ``specsim.rule``, tested against it.
+
+Same names, same meaning: p is the target's row, q the drafter's. Rows are
+1-D tensors over the vocabulary, or 2-D (positions, V) where noted.
+``adjust`` turns logits into the row that both models are sampled from:
+temperature, top-k, top-p and greedy are applied identically to p and q,
+which the exactness of the rule requires.
+
+>>> import torch
+>>> p = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)
+>>> q = torch.tensor([0.5, 0.4, 0.1], dtype=torch.float64)
+>>> round(alpha(p, q).item(), 12), residual(p, q).tolist()
+(0.9, [1.0, 0.0, 0.0])
+>>> round(acceptance_probability(p[1], q[1]).item(), 12)
+0.75
+"""
+from __future__ import annotations
+
+import torch
+
+
+def acceptance_probability(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
+    """min(1, p(x) / q(x)), elementwise; q(x) > 0 because x was drawn from q."""
+    if bool((q_x <= 0).any()):
+        raise ValueError("the drafter proposed a token it gives probability 0 (q(x) = 0)")
+    return torch.clamp(p_x / q_x, max=1.0)
+
+
+def alpha(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """sum_x min(p(x), q(x)) over the last dimension."""
+    return torch.minimum(p, q).sum(-1)
+
+
+def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    return (p - q).abs().sum(-1) / 2
+
+
+def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor | None:
+    """max(0, p - q) normalized, or None when p <= q everywhere (1-D rows)."""
+    excess = torch.clamp(p - q, min=0)
+    mass = excess.sum()
+    if not bool(mass > 0):
+        return None
+    return excess / mass
+
+
+def adjust(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+           top_p: float | None = None, greedy: bool = False) -> torch.Tensor:
+    """Logits (..., V) -> the sampling row (..., V), the same transformation for p and q.
+
+    greedy: one-hot on the argmax. Otherwise softmax(logits / temperature),
+    restricted to the top_k largest logits, then to the smallest set of
+    tokens whose probability reaches top_p (the most likely token always stays).
+    """
+    if logits.dtype in (torch.float16, torch.bfloat16):
+        logits = logits.float()
+    if greedy:
+        return torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+    if temperature <= 0:
+        raise ValueError("temperature must be > 0 (use greedy for the argmax)")
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.size(-1):
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # (..., 1)
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if top_p is not None and top_p < 1.0:
+        sorted_p, order = torch.sort(probs, dim=-1, descending=True)
+        before = sorted_p.cumsum(-1) - sorted_p  # mass strictly before each token
+        drop_sorted = before >= top_p  # the token is not needed to reach top_p
+        drop = torch.zeros_like(drop_sorted).scatter_(-1, order, drop_sorted)
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum(-1, keepdim=True)
+    return probs
+
+
+def accept_drafts(p_rows: torch.Tensor, q_rows: torch.Tensor, drafts: torch.Tensor,
+                  u: torch.Tensor):
+    """Step 3 for a whole round at once.
+
+    p_rows (gamma + 1, V), q_rows (gamma, V), drafts (gamma,), u (gamma,).
+    Returns (acceptance probabilities (gamma,), accepted flags (gamma,), k):
+    k = number of drafts accepted before the first rejection.
+    """
+    idx = torch.arange(drafts.numel(), device=drafts.device)
+    probs = acceptance_probability(p_rows[idx, drafts], q_rows[idx, drafts])  # (gamma,)
+    ok = u < probs  # (gamma,)
+    rejected = (~ok).nonzero()
+    k = int(rejected[0, 0]) if rejected.numel() else drafts.numel()
+    return probs, ok, k

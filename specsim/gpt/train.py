@@ -1,0 +1,138 @@
+"""Training: the target on the corpus, the drafter on the corpus or distilled.
+
+``train_lm`` runs AdamW with warm-up and cosine decay on random windows of
+the training text. With a ``teacher`` the loss is the distillation loss
+KL(p || q): the drafter learns to match the target's next-token
+distribution p at every position, which is exactly what raises
+alpha = 1 - TV(p, q). Without one it is the usual cross-entropy on the
+next character. Every random choice (init, windows) comes from ``seed``.
+bfloat16 autocast is used where the device supports it (weights stay float32).
+
+>>> import torch
+>>> from specsim.gpt.config import PRESETS
+>>> data = torch.tensor([i % 7 for i in range(500)])
+>>> r = train_lm(PRESETS["tiny"], data, data, steps=3, batch_size=2, seed=0, progress=False)
+>>> len(r.losses), r.model.config.n_layer
+(3, 1)
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from .config import GPTConfig
+from .model import GPT
+
+
+@dataclass
+class TrainResult:
+    model: GPT
+    losses: list  # training loss at every step
+    val_loss: float  # cross-entropy (nats per character) on the validation text
+    seconds: float
+    curve: list = field(default_factory=list)  # [(step, mean loss of the last 50 steps)]
+
+    def notes(self) -> dict:
+        return {"steps": len(self.losses), "final_train_loss": round(self.curve[-1][1], 4),
+                "val_loss": round(self.val_loss, 4), "seconds": round(self.seconds, 1),
+                "curve": [[s, round(v, 4)] for s, v in self.curve]}
+
+
+def windows(data: torch.Tensor, batch_size: int, block: int, generator: torch.Generator):
+    """Random (x, y) windows of ``block`` characters: y is x shifted by one."""
+    starts = torch.randint(len(data) - block - 1, (batch_size,), generator=generator)
+    x = torch.stack([data[s:s + block] for s in starts.tolist()])  # (B, T)
+    y = torch.stack([data[s + 1:s + 1 + block] for s in starts.tolist()])  # (B, T)
+    return x, y
+
+
+def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def _autocast(device: torch.device):
+    ok = device.type == "cuda" or (device.type == "cpu" and torch.backends.mkldnn.is_available())
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=ok)
+
+
+def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor, steps: int,
+             batch_size: int = 8, block: int | None = None, lr: float = 1e-3, warmup: int = 100,
+             seed: int = 0, device="cpu", teacher: GPT | None = None, progress: bool = True,
+             desc: str = "train") -> TrainResult:
+    """Train a fresh ``GPT(config)`` for ``steps`` steps; returns it with its losses."""
+    device = torch.device(device)
+    block = min(block or config.block_size, config.block_size, len(train_data) - 2)
+    torch.manual_seed(seed)
+    model = GPT(config).to(device)
+    gen = torch.Generator().manual_seed(seed)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
+    losses, curve, t0 = [], [], time.time()
+    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2)
+    for step in bar:
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
+        x, y = windows(train_data, batch_size, block, gen)
+        x, y = x.to(device), y.to(device)
+        with _autocast(device):
+            logits = model(x)  # (B, T, V)
+            if teacher is not None:
+                with torch.no_grad():
+                    p_logits = teacher(x)  # (B, T, V)
+        logits = logits.float().view(-1, config.vocab_size)  # (B*T, V)
+        if teacher is None:
+            loss = F.cross_entropy(logits, y.view(-1))
+        else:  # distillation: KL(p || q), p the target's, q the drafter's
+            log_p = F.log_softmax(p_logits.float().view(-1, config.vocab_size), dim=-1)
+            loss = F.kl_div(F.log_softmax(logits, dim=-1), log_p, log_target=True, reduction="batchmean")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+        if (step + 1) % 50 == 0 or step + 1 == steps:
+            recent = losses[-50:]
+            curve.append((step + 1, sum(recent) / len(recent)))
+            bar.set_postfix(loss=f"{curve[-1][1]:.3f}")
+    model.eval()
+    val = evaluate(model, val_data, block, device=device)
+    return TrainResult(model, losses, val, time.time() - t0, curve)
+
+
+@torch.inference_mode()
+def evaluate(model: GPT, data: torch.Tensor, block: int, max_windows: int = 64, device="cpu") -> float:
+    """Mean next-character cross-entropy over consecutive windows of the data."""
+    n = min(max_windows, (len(data) - 1) // block)
+    if n < 1:
+        return float("nan")
+    x = data[: n * block].view(n, block).to(device)  # (n, T)
+    y = data[1: n * block + 1].view(n, block).to(device)  # (n, T)
+    total = 0.0
+    for i in range(0, n, 8):
+        logits = model(x[i:i + 8]).float()  # (b, T, V)
+        total += F.cross_entropy(logits.view(-1, logits.size(-1)), y[i:i + 8].reshape(-1), reduction="sum").item()
+    return total / (n * block)
+
+
+@torch.inference_mode()
+def teacher_forced_alpha(target: GPT, draft: GPT, data: torch.Tensor, block: int,
+                         max_windows: int = 32, temperature: float = 1.0, device="cpu") -> float:
+    """Mean over positions of alpha = sum_x min(p(x), q(x)) on real text (no sampling)."""
+    n = min(max_windows, (len(data) - 1) // block)
+    x = data[: n * block].view(n, block).to(device)  # (n, T)
+    total = 0.0
+    for i in range(0, n, 8):
+        p = torch.softmax(target(x[i:i + 8]).float() / temperature, dim=-1)  # (b, T, V)
+        q = torch.softmax(draft(x[i:i + 8]).float() / temperature, dim=-1)  # (b, T, V)
+        total += torch.minimum(p, q).sum(-1).sum().item()
+    return total / (n * block)

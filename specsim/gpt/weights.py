@@ -1,0 +1,103 @@
+"""Shipped weights: safetensors files, a JSON manifest, checksums verified at load.
+
+``weights/manifest.json`` holds the tokenizer vocabulary and, per model
+(``target``, ``draft_distilled``, ``draft_trained``), the file name, its
+sha256, the ``GPTConfig`` and training notes. Tensors are stored in float16
+(half the bytes) and loaded as float32; the tied head is stored once (as the
+token embedding). Nothing is unpickled: safetensors holds raw tensors only.
+
+>>> sorted(read_manifest()["models"])
+['draft_distilled', 'draft_trained', 'target']
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import resources
+
+import torch
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+
+from .config import GPTConfig
+from .model import GPT
+
+MANIFEST = "manifest.json"
+MODEL_NAMES = ("target", "draft_distilled", "draft_trained")
+
+
+class WeightsError(ValueError):
+    """Missing, tampered or mismatched weight files."""
+
+
+def default_dir():
+    return resources.files("specsim.gpt").joinpath("weights")
+
+
+def read_manifest(weights_dir=None) -> dict:
+    d = weights_dir if weights_dir is not None else default_dir()
+    path = d / MANIFEST if hasattr(d, "joinpath") else os.path.join(d, MANIFEST)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise WeightsError(f"no weights manifest at {path}") from None
+
+
+def _read_bytes(weights_dir, file: str) -> bytes:
+    d = weights_dir if weights_dir is not None else default_dir()
+    path = d / file if hasattr(d, "joinpath") else os.path.join(d, file)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise WeightsError(f"weight file {file} is missing") from None
+
+
+def save_model(model: GPT, out_dir: str, name: str, notes: dict | None = None) -> dict:
+    """Write ``name.safetensors`` (float16) and return its manifest entry."""
+    state = {k: v.detach().to("cpu", torch.float16).contiguous()
+             for k, v in model.state_dict().items() if k != "lm_head.weight"}  # tied to wte
+    data = st_save(state)
+    file = f"{name}.safetensors"
+    with open(os.path.join(out_dir, file), "wb") as f:
+        f.write(data)
+    return {"file": file, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+            "dtype": "float16", "config": model.config.to_dict(),
+            "parameters": model.num_parameters(), "notes": notes or {}}
+
+
+def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None = None) -> dict:
+    """Merge model entries into ``out_dir/manifest.json`` (created if absent)."""
+    path = os.path.join(out_dir, MANIFEST)
+    manifest = {"format": 1, "vocab": vocab, "models": {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            manifest = json.load(f)
+    if manifest["vocab"] != vocab:
+        raise WeightsError("the vocabulary differs from the one in the existing manifest")
+    manifest["models"].update(entries)
+    manifest.update(extra or {})
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=1)
+    return manifest
+
+
+def load_model(name: str, weights_dir=None, device="cpu") -> GPT:
+    """Load one model in float32, eval mode, after checking the file's sha256."""
+    manifest = read_manifest(weights_dir)
+    if name not in manifest["models"]:
+        raise WeightsError(f"no model named {name!r}; the manifest has {sorted(manifest['models'])}")
+    entry = manifest["models"][name]
+    data = _read_bytes(weights_dir, entry["file"])
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry["sha256"]:
+        raise WeightsError(f"checksum mismatch for {entry['file']}: expected {entry['sha256'][:16]}..., "
+                           f"got {digest[:16]}... (the file was modified or corrupted)")
+    model = GPT(GPTConfig.from_dict(entry["config"]))
+    state = {k: v.float() for k, v in st_load(data).items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or set(missing) - {"lm_head.weight"}:
+        raise WeightsError(f"{entry['file']} does not fit its config (missing {missing}, unexpected {unexpected})")
+    return model.to(device).eval()

@@ -1,0 +1,95 @@
+"""The model and its cache: cached logits equal a full forward pass, the
+verification mask is the lower-right one, crop forgets what it should."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
+
+from specsim.gpt import masks
+from specsim.gpt.config import GPTConfig, PRESETS
+from specsim.gpt.model import GPT, attend
+
+TOL = 1e-5  # float32: cached and uncached paths differ only by summation order
+
+
+def small_model(seed=0):
+    torch.manual_seed(seed)
+    return GPT(GPTConfig(block_size=64, n_layer=2, n_head=4, n_embd=32)).eval()
+
+
+@torch.inference_mode()
+def test_cached_logits_equal_full_forward():
+    m = small_model()
+    ids = torch.randint(0, 96, (1, 40), generator=torch.Generator().manual_seed(1))
+    full = m(ids)[0]  # (40, V)
+    cache = m.new_cache()
+    pieces = [m(ids[:, :17], cache)[0], m(ids[:, 17:22], cache)[0]]  # prefill, then a 5-query verify
+    pieces += [m(ids[:, t:t + 1], cache)[0] for t in range(22, 40)]  # one position at a time
+    assert cache.length == 40
+    assert torch.allclose(torch.cat(pieces), full, atol=TOL, rtol=0)
+
+
+@torch.inference_mode()
+def test_verify_after_crop_equals_full_forward():
+    """Rejected drafts in the cache leave no trace once it is cropped."""
+    m = small_model()
+    ids = torch.randint(0, 96, (1, 30), generator=torch.Generator().manual_seed(2))
+    cache = m.new_cache()
+    m(ids[:, :20], cache)
+    m(torch.randint(0, 96, (1, 6)), cache)  # six "rejected" positions
+    cache.crop(20)
+    assert torch.allclose(m(ids[:, 20:], cache)[0], m(ids)[0, 20:], atol=TOL, rtol=0)
+
+
+@pytest.mark.parametrize("n,gamma", [(5, 3), (1, 1), (12, 6)])
+def test_lower_right_mask_matches_explicit_mask_and_is_causal_does_not(n, gamma):
+    g = torch.Generator().manual_seed(n + gamma)
+    L, S = gamma + 1, n + gamma + 1
+    q = torch.randn(1, 2, L, 8, generator=g)  # (B, nh, L, hs)
+    k = torch.randn(1, 2, S, 8, generator=g)  # (B, nh, S, hs)
+    v = torch.randn(1, 2, S, 8, generator=g)  # (B, nh, S, hs)
+    explicit = torch.from_numpy(masks.lower_right_grid(n, gamma))  # (L, S) built by hand
+    want = F.scaled_dot_product_attention(q, k, v, attn_mask=explicit)
+    assert torch.allclose(attend(q, k, v), want, atol=1e-6, rtol=0)
+    assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L, S)),
+                          want, atol=1e-6, rtol=0)
+    wrong = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # upper-left when L != S
+    upper = torch.from_numpy(masks.upper_left_grid(n, gamma))
+    assert not torch.allclose(wrong, want, atol=1e-3)
+    assert torch.allclose(wrong, F.scaled_dot_product_attention(q, k, v, attn_mask=upper), atol=1e-6)
+
+
+def test_mask_grids_match_torch_bias():
+    for n, gamma in [(0, 0), (5, 3), (3, 7)]:
+        bias = causal_lower_right(gamma + 1, n + gamma + 1)._materialize()
+        assert np.array_equal(bias.numpy(), masks.lower_right_grid(n, gamma))
+    assert masks.visible_keys(masks.lower_right_grid(5, 3)) == [6, 7, 8, 9]
+    assert masks.visible_keys(masks.upper_left_grid(5, 3)) == [1, 2, 3, 4]
+
+
+def test_crop_keeps_n_plus_k_plus_one():
+    m = small_model()
+    cache = m.new_cache()
+    n, gamma = 9, 4
+    with torch.inference_mode():
+        m(torch.zeros(1, n, dtype=torch.long), cache)
+        m(torch.ones(1, gamma + 1, dtype=torch.long), cache)  # last token + gamma drafts
+    assert cache.length == n + gamma + 1
+    for k in range(gamma, -1, -1):
+        cache.crop(n + k + 1)
+        assert cache.length == n + k + 1
+    with pytest.raises(ValueError):
+        cache.crop(n + 3)  # a crop never grows the cache
+
+
+def test_window_overflow_is_an_error():
+    m = small_model()
+    with pytest.raises(ValueError, match="context window"):
+        m(torch.zeros(1, 65, dtype=torch.long))
+
+
+def test_presets_are_sized_as_documented():
+    t, d = GPT(PRESETS["target"]), GPT(PRESETS["draft"])
+    assert t.num_parameters() > 20 * d.num_parameters()
+    assert t.lm_head.weight is t.wte.weight  # tied embeddings
