@@ -298,3 +298,23 @@ def pitfall_joints(model_json: str, context: tuple, gamma: int, n_tokens: int, n
     model, pit = toy.loads_model(model_json), pitfalls.get(name)
     produced = exact_engine.speculative_joint(pit.speculative(model), context, gamma, n_tokens, pit.rule)
     return produced, exact_engine.target_joint(pit.target(model), context, n_tokens)
+
+
+def text_html(prompt: str, pieces) -> str:
+    """Generated text with each character tinted by how it was made.
+
+    ``pieces`` is a sequence of (characters, status) with status "draft" (accepted
+    draft), "correct" (replacement) or "bonus"; the prompt is shown plain.
+    """
+    import html
+
+    tint = {"draft": "#d3ecd9", "correct": "#f6d0ce", "bonus": "#e2d4f3"}
+
+    def show(text):
+        return html.escape(text).replace("\n", "↵<br>")
+
+    out = [f'<span style="color:#666">{show(prompt)}</span>']
+    for chars, status in pieces:
+        out.append(f'<span title="{TOKEN_STYLE[status][1]}" style="background:{tint[status]}">{show(chars)}</span>')
+    return ('<div style="font-family:monospace;font-size:1.05rem;white-space:pre-wrap;line-height:1.6;'
+            'border:1px solid #ddd;border-radius:0.4rem;padding:0.6rem">' + "".join(out) + "</div>")

@@ -1,0 +1,148 @@
+"""Plotly figures for the tiny GPT: verification masks, KV cache slots, p and q rows.
+
+No torch here: masks come as numpy boolean grids (``specsim.gpt.masks``),
+rows as lists of floats, cache lengths as the ``Round.cache`` dict of
+``specsim.gpt.decode``.
+
+Example
+-------
+>>> from specsim.gpt.masks import lower_right_grid, upper_left_grid
+>>> fig = mask_pair(lower_right_grid(5, 3), upper_left_grid(5, 3), n=5)
+>>> [t.type for t in fig.data]
+['heatmap', 'heatmap']
+>>> cache = {"target": {"start": 5, "before_verify": 5, "after_verify": 9, "after_crop": 7},
+...          "draft": {"start": 5, "before_verify": 8, "after_verify": 8, "after_crop": 7}}
+>>> cache_slots(cache, gamma=3, k=1).layout.meta
+'cache'
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
+                    style)
+
+HIDDEN, VISIBLE = "#eef0f3", P_COLOR
+
+
+def _show(ch: str) -> str:
+    """A character as a readable label (space, newline and tab made visible)."""
+    return {" ": "␣", "\n": "↵", "\t": "⇥"}.get(ch, ch)
+
+
+def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
+              max_keys: int = 64) -> go.Figure:
+    """The correct lower-right mask beside the wrong upper-left one for n cached keys.
+
+    Row i is verification query i (the last token, then the drafts); column j
+    is key j. Only the last ``max_keys`` keys are drawn when there are more
+    (every omitted key is visible to every query under the lower-right mask).
+    """
+    rows, cols = lower.shape
+    first = max(0, cols - max_keys)
+    keys = list(range(first, cols))
+    labels = list(query_labels) if query_labels is not None else [f"query {i}" for i in range(rows)]
+    seen_lr = lower.sum(axis=1).tolist()
+    seen_ul = upper.sum(axis=1).tolist()
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, shared_yaxes=True, subplot_titles=(
+        f"lower-right (correct): query i sees keys 0..n+i → {seen_lr}",
+        f"upper-left (wrong, is_causal with L ≠ S): sees {seen_ul}"))
+    for col, grid in ((1, lower), (2, upper)):
+        z = grid[:, first:].astype(int).tolist()
+        fig.add_heatmap(x=keys, y=labels, z=z, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
+                        colorscale=[[0, HIDDEN], [1, VISIBLE]], row=1, col=col,
+                        hovertemplate="%{y} → key %{x}: %{z}<extra>1 = may attend</extra>")
+        fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=1, col=col)
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(title_text=f"key position (dashed: {n} cached keys | {rows} new)"
+                     + (f"; keys 0..{first - 1} not drawn" if first else ""))
+    fig.update_annotations(font_size=13)
+    return style(fig, None, height=300)
+
+
+CACHE_COLORS = {"prefix": "#c9ced6", "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
+                "rejected draft": RESIDUAL_COLOR, "empty": "#ffffff"}
+
+
+def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict | None = None) -> go.Figure:
+    """Cache slots of both models at the start, after verification and after the rollback.
+
+    Position n (the target's cache length at the start) holds the last token,
+    n + 1 .. n + gamma the drafts, of which the first k were accepted; the
+    rollback keeps n + k + 1 entries. ``labels`` maps a position to the
+    character it holds. Only the last ``window`` prefix slots are drawn.
+    """
+    n = cache["target"]["start"]
+    first = max(0, n - window)
+    last = n + gamma + 1
+    names = ["prefix", "last token", "accepted draft", "rejected draft", "empty"]
+    code = {c: i for i, c in enumerate(names)}
+
+    def kind(j):
+        if j < n:
+            return "prefix"
+        if j == n:
+            return "last token"
+        return "accepted draft" if j - n <= k else "rejected draft"
+
+    ys, z, text = [], [], []
+    for model in ("target", "draft"):
+        for phase, title in (("start", "start"), ("after_verify", "after verify"), ("after_crop", "after rollback")):
+            length = cache[model][phase]
+            ys.append(f"{model}: {title} ({length})")
+            z.append([code[kind(j)] if j < length else code["empty"] for j in range(first, last)])
+            text.append([_show(labels.get(j, "")) if labels and j < length else "" for j in range(first, last)])
+    scale = []
+    for i, c in enumerate(names):
+        scale += [[i / len(names), CACHE_COLORS[c]], [(i + 1) / len(names), CACHE_COLORS[c]]]
+    fig = go.Figure(go.Heatmap(x=list(range(first, last)), y=ys, z=z, zmin=-0.5, zmax=len(names) - 0.5,
+                               colorscale=scale, xgap=2, ygap=4, text=text, texttemplate="%{text}",
+                               customdata=[[names[v] for v in row] for row in z],
+                               hovertemplate="%{y}, slot %{x}: %{customdata}<extra></extra>",
+                               colorbar=dict(tickvals=list(range(len(names))), ticktext=names, thickness=12)))
+    fig.update_yaxes(autorange="reversed")
+    fig.add_vline(x=n + k + 0.5, line=dict(color="black", width=2, dash="dot"))
+    fig.update_layout(meta="cache")
+    return style(fig, f"KV cache slots: keep n + k + 1 = {n} + {k} + 1 = {n + k + 1} after the rollback",
+                 "cache position" + (f" (slots 0..{first - 1} not drawn)" if first else ""), None, height=340)
+
+
+def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], accept_prob: Sequence[float],
+               u: Sequence[float], accepted: Sequence[bool], top: int = 6) -> go.Figure:
+    """p and q at each drafted position: the ``top`` tokens by max(p, q), the draft outlined."""
+    g = len(drafts)
+    titles = []
+    for i, d in enumerate(drafts):
+        verdict = ("kept" if accepted[i] else "rejected") if i < len(accepted) else "not checked"
+        titles.append(f"'{_show(vocab[d])}': min(1,p/q)={accept_prob[i]:.2f}, u={u[i]:.2f}, {verdict}")
+    fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
+    for i, d in enumerate(drafts):
+        p, q = list(p_rows[i]), list(q_rows[i])
+        order = sorted(range(len(p)), key=lambda t: -max(p[t], q[t]))[:top]
+        if d not in order:
+            order[-1] = d
+        x = [_show(vocab[t]) for t in order]
+        for name, row, colour in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
+            fig.add_bar(x=x, y=[row[t] for t in order], name=name, marker_color=colour, showlegend=i == 0,
+                        legendgroup=name, marker_line=dict(width=[3 if t == d else 0 for t in order], color="black"),
+                        hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>", row=1, col=i + 1)
+    top = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
+    fig.update_layout(barmode="group")
+    fig.update_annotations(font_size=12)
+    fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
+    return style(fig, None, None, PROBABILITY, height=320)
+
+
+def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int) -> go.Figure:
+    """Tokens emitted by each round, split into accepted drafts and the replacement / bonus."""
+    rounds = list(range(1, len(emitted) + 1))
+    fig = go.Figure()
+    fig.add_bar(x=rounds, y=list(accepted), name="accepted drafts", marker_color=OVERLAP_COLOR)
+    fig.add_bar(x=rounds, y=[e - a for e, a in zip(emitted, accepted)], name="replacement or bonus",
+                marker_color=[BONUS_COLOR if a == gamma else RESIDUAL_COLOR for a in accepted])
+    fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY)
+    fig.update_layout(barmode="stack")
+    return style(fig, "tokens per round", "round", "tokens emitted", height=280)
