@@ -42,7 +42,7 @@ m2.metric("E[tokens per round]", ui.fmt(result.expected_tokens),
           f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
 m3.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 
-(st.success if result.exact else st.error)(pit.description)
+(st.success if result.exact else st.warning)(pit.description)
 if pit.source:
     st.caption(f"Where this comes from: {SOURCES.get(pit.source, pit.source)}.")
 

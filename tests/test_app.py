@@ -1,0 +1,231 @@
+"""The Streamlit app through AppTest: every page renders, the interactions match the library."""
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specsim import formulas, pitfalls, rule, sampling, toy
+from specsim.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "app" / "streamlit_app.py"
+sys.path.insert(0, str(ROOT / "app"))
+import ui  # noqa: E402  (the app's helper module, for the page list and the event wording)
+
+WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
+TOY_PAGES = [p.path for p in ui.PAGES if p.path != "views/tiny_gpt.py"]
+
+
+def open_page(path: str, timeout: float = 30) -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
+    if path != ui.PAGES[0].path:
+        at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def charts(at) -> list:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def texts(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("path", TOY_PAGES)
+def test_page_renders_without_exception(path):
+    at = open_page(path)
+    assert at.title, f"{path} has no title"
+    assert not at.error, [e.value for e in at.error]
+    if path not in ("views/lessons.py",):
+        assert charts(at), f"{path} drew no plotly chart"
+
+
+# -- round stepper ---------------------------------------------------------------
+
+def library_events(seed=0, gamma=3, rounds=3):
+    gen = sampling.generate(toy.load_model("seed"), ("a",), gamma, 40, seed=seed)
+    return [r.events() for r in gen.rounds[:rounds]]
+
+
+def shown(at):
+    s = at.session_state["stepper"]
+    return s["round"], s["event"], s["rounds"]
+
+
+def test_next_step_follows_the_library_trace():
+    at = open_page("views/stepper.py")
+    expected = [e for r in library_events() for e in r]
+    events_seen = []
+    for k in range(len(expected)):
+        j, e, rounds = shown(at)
+        ev = rounds[j].events()[e]
+        assert ev == expected[k]
+        assert ui.describe_event(ev, 3) in texts(at)
+        events_seen.append(ev["kind"])
+        at.button(key="stepper-next").click().run()
+        assert not at.exception
+    assert {"draft", "verify", "accept", "emit"} <= set(events_seen)
+    assert [r.events() for r in shown(at)[2][:3]] == library_events()
+
+
+def test_next_round_and_reset():
+    at = open_page("views/stepper.py")
+    lib = library_events()
+    at.button(key="stepper-round").click().run()
+    j, e, rounds = shown(at)
+    assert (j, rounds[0].events()[e]) == (0, lib[0][-1])  # the end of round 1: its emit event
+    at.button(key="stepper-round").click().run()
+    j, e, rounds = shown(at)
+    assert (j, rounds[1].events()[e]) == (1, lib[1][-1])
+    assert "round 2 ·" in texts(at)
+    at.button(key="stepper-reset").click().run()
+    assert shown(at)[:2] == (0, 0)
+    assert not at.exception
+
+
+def test_seed_and_gamma_change_the_trace_like_the_library():
+    at = open_page("views/stepper.py")
+    at.number_input(key="stepper-seed").set_value(7).run()
+    at.number_input(key="stepper-gamma").set_value(2).run()
+    for _ in range(3):
+        at.button(key="stepper-round").click().run()
+    rounds = shown(at)[2]
+    assert [r.events() for r in rounds[:3]] == library_events(seed=7, gamma=2)
+
+
+def test_play_pause_toggles():
+    at = open_page("views/stepper.py")
+    at.button(key="stepper-play").click().run()
+    assert at.session_state["stepper"]["playing"]
+    assert any(b.label == "Pause" for b in at.button)
+    at.button(key="stepper-play").click().run()
+    assert not at.session_state["stepper"]["playing"]
+    assert not at.exception
+
+
+def test_home_replays_the_library_round():
+    at = open_page(ui.PAGES[0].path)
+    trace = sampling.trace_round(toy.load_model("seed"), ("a",), 3, seed=0)
+    n = len(trace.events())
+    at.slider(key="home-event").set_value(n).run()
+    assert all(ui.describe_event(ev, 3) in texts(at) for ev in trace.events())
+    at.button(key="home-new").click().run()
+    assert at.session_state["home-seed"] == 1 and not at.exception
+
+
+# -- bad input -------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, reason", [
+    (b"{not json", "not valid JSON"),
+    (b'{"vocab": ["a"], "order": 1, "target": {"a": ["1/2"]}, "draft": {"a": ["1"]}}', "sums to 1/2"),
+    (b"\xff\xfe", "not UTF-8"),
+])
+@pytest.mark.parametrize("page, key", [("views/exactness.py", "exact"), ("views/stepper.py", "stepper")])
+def test_bad_upload_shows_an_error(page, key, content, reason):
+    at = open_page(page)
+    at.selectbox(key=f"{key}-model").set_value(ui.UPLOAD).run()
+    at.file_uploader(key=f"{key}-upload").upload("bad.json", content, "application/json").run()
+    assert not at.exception
+    assert any(reason in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_good_upload_is_proved():
+    at = open_page("views/exactness.py")
+    at.selectbox(key="exact-model").set_value(ui.UPLOAD).run()
+    at.file_uploader(key="exact-upload").upload("m.json", toy.load_model("zeros").to_json().encode()).run()
+    assert not at.exception and not at.error
+    assert "speculative = target exactly" in at.success[0].value
+
+
+@pytest.mark.parametrize("field, value, reason", [
+    ("res-p", "3/5, x, 1/10", "not a number"),
+    ("res-p", "3/5, 3/10", "2 entries but there are 3 tokens"),
+    ("res-q", "1/2, 1/2, 1/2", "sums to 3/2"),
+    ("res-tokens", "a b c d e f g", "between 1 and 6"),
+])
+def test_residual_explorer_rejects_bad_rows(field, value, reason):
+    at = open_page("views/residual.py")
+    at.text_input(key=field).set_value(value).run()
+    assert not at.exception
+    assert any(reason in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_residual_explorer_renormalizes_and_shows_alpha():
+    at = open_page("views/residual.py")
+    assert at.metric[0].value == "9/10"  # alpha after "a" in the seed model
+    at.text_input(key="res-q").set_value("1, 1, 1").run()
+    assert at.error
+    at.checkbox(key="res-norm").check().run()
+    third = Fraction(1, 3)
+    assert not at.error
+    assert at.metric[0].value == str(rule.alpha([Fraction(3, 5), Fraction(3, 10), Fraction(1, 10)], [third] * 3))
+
+
+# -- exactness, speedup, pitfalls, lessons -----------------------------------------
+
+def test_exactness_shows_the_reference_round():
+    at = open_page("views/exactness.py")
+    values = {m.label: m.value for m in at.metric}
+    assert values["distinct outcomes"] == "94"
+    assert values["E[tokens per round], exact"] == "1659/500"
+    assert "for all 12 (context, γ) pairs" in at.success[0].value
+
+
+@pytest.mark.parametrize("alpha, cost", [(0.8, 0.05), (0.9, 0.05), (0.6, 0.2), (0.3, 0.5)])
+def test_speedup_best_gamma_matches_formulas_and_cli(alpha, cost, capsys):
+    at = open_page("views/speedup.py")
+    at.slider(key="sp-alpha").set_value(alpha).run()
+    at.slider(key="sp-cost").set_value(cost).run()
+    assert not at.exception
+    shown_gamma = int(next(m.value for m in at.metric if m.label == "best γ"))
+    assert shown_gamma == formulas.best_gamma(Fraction(str(alpha)), Fraction(str(cost)))[0]
+    assert cli_main(["best-gamma", "--alpha", str(alpha), "--cost", str(cost), "--json"]) == 0
+    assert shown_gamma == json.loads(capsys.readouterr().out)["gamma"]
+
+
+def test_pitfalls_lab_reports_the_library_tv():
+    at = open_page("views/pitfalls.py")
+    at.selectbox(key="pit-rule").set_value("always-accept").run()
+    assert not at.exception
+    result = pitfalls.evaluate(pitfalls.get("always-accept"), toy.load_model("seed"), ("a",), 2, 2)
+    assert at.metric[0].value == str(result.total_variation)
+    assert at.warning and not at.error  # a broken rule is flagged, not an input error
+    at.selectbox(key="pit-rule").set_value("correct").run()
+    assert at.metric[0].value == "0" and at.success
+
+
+def test_lessons_step_in_order():
+    at = open_page("views/lessons.py")
+    lessons = ui.lessons()
+    if not lessons:
+        assert at.info
+        return
+    assert lessons[0][1] in texts(at) or at.selectbox(key="lesson-index").value == 0
+    if len(lessons) > 1:
+        at.button(key="lesson-next").click().run()
+        assert at.selectbox(key="lesson-index").value == 1 and not at.exception
+        at.button(key="lesson-prev").click().run()
+        assert at.selectbox(key="lesson-index").value == 0
+
+
+# -- tiny GPT --------------------------------------------------------------------
+
+def test_tiny_gpt_page():
+    at = open_page("views/tiny_gpt.py", timeout=300)
+    if not WEIGHTS:
+        assert any("Cannot run the tiny GPT" in e.value for e in at.error)
+        return
+    assert not at.error, [e.value for e in at.error]
+    figs = charts(at)
+    assert len(figs) >= 4
+    assert float(at.metric[0].value) > 0  # measured alpha
+    at.text_area(key="gpt-prompt").set_value("caf\u00e9")
+    at.button[0].click().run()  # the form's Generate button
+    assert not at.exception
+    assert any("not in the vocabulary" in e.value for e in at.error)
