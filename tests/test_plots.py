@@ -1,0 +1,152 @@
+"""Figure builders: the numbers they draw are the library's, axes are labelled."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from specsim import exact, formulas, plots, plots_gpt, plots_rounds, rule, sampling, toy
+from specsim.gpt import masks
+
+SEED = toy.load_model("seed")
+P, Q = SEED.p(("a",)), SEED.q(("a",))
+
+
+def cartesian_axes_labelled(fig) -> None:
+    layout = fig.to_plotly_json()["layout"]
+    for name, axis in layout.items():
+        if name.startswith("xaxis") and axis.get("visible", True) is not False:
+            assert axis.get("title", {}).get("text"), f"{name} has no title"
+
+
+def test_plots_import_neither_streamlit_nor_torch():
+    code = ("import sys, specsim.plots, specsim.plots_rounds, specsim.plots_gpt, specsim.gpt.masks;"
+            "print(sorted(m for m in ('streamlit', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_residual_stack_adds_up_to_p():
+    fig = plots.residual_stack(SEED.vocab, P, Q)
+    overlap, rest, p = fig.data
+    assert [a + b for a, b in zip(overlap.y, rest.y)] == pytest.approx([float(x) for x in P])
+    assert list(overlap.text) == [str(x) for x in rule.overlap(P, Q)]
+    assert "α = 9/10" in fig.layout.title.text
+    cartesian_axes_labelled(fig)
+
+
+def test_residual_stack_when_p_equals_q():
+    row = [F(1, 2), F(1, 2)]
+    fig = plots.residual_stack(["x", "y"], row, row)
+    assert list(fig.data[1].y) == [0, 0]
+
+
+def test_residual_panels_show_the_normalized_residual():
+    fig = plots.residual_panels(SEED.vocab, P, Q)
+    assert list(fig.data[-1].y) == [1.0, 0.0, 0.0]
+    assert fig.layout.annotations[3].text.startswith("r = max(0, p − q)")
+    cartesian_axes_labelled(fig)
+
+
+def test_outcome_sunburst_has_every_outcome_with_its_probability():
+    rd = exact.round_distribution(SEED, ("a",), 3)
+    fig = plots.outcome_sunburst(rd.outcomes, ("a",))
+    sb = fig.data[0]
+    leaves = [v for v in sb.values if v > 0]
+    assert len(leaves) == len(rd.outcomes) == 94
+    assert sum(leaves) == pytest.approx(1.0)
+    assert len(set(sb.ids)) == len(sb.ids)
+    assert set(sb.parents) - {""} <= set(sb.ids)
+
+
+def test_accepted_distribution_exact_against_iid():
+    info = formulas.exact_vs_iid(SEED, ("a",), 3)
+    fig = plots.accepted_distribution(info["accepted"], info["iid_accepted"])
+    assert list(fig.data[0].text) == ["1/10", "13/100", "61/500", "81/125"]
+    assert sum(fig.data[1].y) == pytest.approx(1.0)
+    cartesian_axes_labelled(fig)
+
+
+def test_speedup_curve_marks_the_best_gamma():
+    gammas = list(range(1, 33))
+    best = formulas.best_gamma(0.8, 0.05)
+    fig = plots.speedup_curve(gammas, [formulas.speedup(0.8, g, 0.05) for g in gammas], best)
+    assert fig.data[-1].x[0] == best[0] == 8
+    cartesian_axes_labelled(fig)
+
+
+def test_heatmaps_grey_out_where_speculation_is_slower():
+    alphas, costs = [0.1, 0.5, 0.9], [0.05, 0.5]
+    grid = [[formulas.best_gamma(a, c) for a in alphas] for c in costs]
+    fig = plots.best_gamma_heatmaps(alphas, costs, [[g for g, _ in r] for r in grid],
+                                    [[s for _, s in r] for r in grid], mark=(0.9, 0.05))
+    grey = fig.data[0].z
+    slower = [[s <= 1 for _, s in r] for r in grid]
+    assert [[v == 1 for v in row] for row in grey] == slower
+    assert slower[1][0] and not slower[0][2]  # alpha 0.1 with c 0.5 loses; alpha 0.9 with c 0.05 wins
+    cartesian_axes_labelled(fig)
+
+
+def test_expected_tokens_curve():
+    rows = [formulas.exact_vs_iid(SEED, ("a",), g) for g in (1, 2, 3)]
+    fig = plots.expected_tokens_curve([1, 2, 3], [r["expected_tokens"] for r in rows],
+                                      [r["iid_expected_tokens"] for r in rows])
+    assert fig.data[0].text[2] == "1659/500" and fig.data[1].text[2] == "3439/1000"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_event_figures_follow_the_trace(seed):
+    trace = sampling.trace_round(SEED, ("a",), 3, seed=seed)
+    kinds = [plots_rounds.event_figure(trace, i).layout.meta for i in range(len(trace.events()))]
+    assert kinds == [e["kind"] for e in trace.events()]
+
+
+def test_acceptance_figure_shows_u_and_the_rule():
+    trace = sampling.trace_round(SEED, ("a",), 3, seed=0)
+    fig = plots_rounds.acceptance_figure(trace, 1)
+    bars, us = fig.data[2], fig.data[3]
+    assert list(bars.text) == [str(a) for a in trace.acceptance[:2]]
+    assert list(us.y) == trace.u[:2]
+
+
+def test_tokens_per_pass_and_distribution_vs_target():
+    fig = plots_rounds.tokens_per_pass([F(2), F(5, 2)], [F(3), F(3)], 3)
+    assert list(fig.data[0].y) == [2.0, 2.5]
+    cartesian_axes_labelled(fig)
+    joint = exact.target_joint(SEED, ("a",), 2)
+    fig = plots_rounds.distribution_vs_target(sorted(joint), joint, joint, "t")
+    assert list(fig.data[0].y) == list(fig.data[1].y)
+
+
+def test_mask_pair_counts_visible_keys():
+    fig = plots_gpt.mask_pair(masks.lower_right_grid(5, 3), masks.upper_left_grid(5, 3), n=5)
+    lower, upper = (np.array(t.z) for t in fig.data)
+    assert lower.sum(axis=1).tolist() == [6, 7, 8, 9]
+    assert upper.sum(axis=1).tolist() == [1, 2, 3, 4]
+    big = plots_gpt.mask_pair(masks.lower_right_grid(200, 4), masks.upper_left_grid(200, 4), n=200, max_keys=64)
+    assert len(big.data[0].x) == 64
+
+
+def test_cache_slots_keep_n_plus_k_plus_one():
+    cache = {"target": {"start": 5, "before_verify": 5, "after_verify": 9, "after_crop": 7},
+             "draft": {"start": 5, "before_verify": 8, "after_verify": 8, "after_crop": 7}}
+    fig = plots_gpt.cache_slots(cache, gamma=3, k=1)
+    z = np.array(fig.data[0].z)
+    empty = 4
+    filled = (z != empty).sum(axis=1).tolist()
+    assert filled == [5, 9, 7, 5, 8, 7]
+    assert "= 7 after the rollback" in fig.layout.title.text
+
+
+def test_draft_rows_outline_the_draft():
+    vocab = "abcdefgh"
+    p = [[0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05]] * 3
+    q = [[0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]] * 2
+    fig = plots_gpt.draft_rows(vocab, p, q, [7, 0], [0.5, 1.0], [0.7, 0.2], [False], top=4)
+    assert "h" in fig.data[0].x  # the drafted token is always drawn
+    assert "rejected" in fig.layout.annotations[0].text and "not checked" in fig.layout.annotations[1].text
+    fig = plots_gpt.tokens_per_round([5, 2], [4, 1], 4)
+    assert list(fig.data[0].y) == [4, 1]
