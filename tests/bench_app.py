@@ -23,9 +23,10 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = str(ROOT / "app" / "streamlit_app.py")
 sys.path.insert(0, str(ROOT / "app"))
+for name in list(logging.root.manager.loggerDict):  # AppTest's bare-mode warnings are noise here
+    if name.startswith("streamlit"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 import ui  # noqa: E402
-
-logging.getLogger("streamlit").setLevel(logging.ERROR)  # AppTest's "missing ScriptRunContext" noise
 
 
 def first_render(path: str) -> float:
