@@ -7,6 +7,7 @@ No maths: every number comes from ``specsim``.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -175,13 +176,23 @@ def lessons() -> list:
     return out
 
 
-def lesson_page(path: Path, title: str) -> str | None:
-    """The short name of the page a lesson belongs to, or None."""
+def lesson_pages(path: Path, title: str) -> list:
+    """Short names of the pages a lesson links to ("[Speedup](/speedup)"), in order.
+
+    A lesson without such links gets the page its file name or title suggests.
+    """
+    text = path.read_text(encoding="utf-8", errors="replace")
+    linked = []
+    for slug in re.findall(r"\]\(/([a-z_]+)\)", text):
+        if slug in PAGE and slug not in linked:
+            linked.append(slug)
+    if linked:
+        return linked
     words = (path.stem + " " + title).lower()
     for keys, page in LESSON_PAGES:
         if any(k in words for k in keys):
-            return page
-    return None
+            return [page]
+    return []
 
 
 # -- sampled rounds: words and coloured tokens -------------------------------

@@ -133,7 +133,9 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], accept_prob: S
     fig.update_layout(barmode="group")
     fig.update_annotations(font_size=12)
     fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
-    return style(fig, None, None, PROBABILITY, height=320)
+    style(fig, None, None, PROBABILITY, height=340)
+    fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.16))
+    return fig
 
 
 def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int) -> go.Figure:

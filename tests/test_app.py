@@ -229,3 +229,25 @@ def test_tiny_gpt_page():
     at.button[0].click().run()  # the form's Generate button
     assert not at.exception
     assert any("not in the vocabulary" in e.value for e in at.error)
+
+
+def test_lesson_from_the_url_and_its_page_links():
+    lessons = ui.lessons()
+    if len(lessons) < 2:
+        pytest.skip("fewer than two lessons")
+    at = AppTest.from_file(str(ENTRY), default_timeout=30)
+    at.query_params["lesson"] = "2"
+    at.run()
+    at.switch_page("views/lessons.py").run()
+    assert at.selectbox(key="lesson-index").value == 1 and not at.exception
+    shown_links = [el.proto.page for el in at.get("page_link")]  # url paths, e.g. "stepper"
+    assert ui.lesson_pages(*lessons[1]) and shown_links == ui.lesson_pages(*lessons[1])
+
+
+def test_unknown_lesson_number_is_an_error():
+    at = AppTest.from_file(str(ENTRY), default_timeout=30)
+    at.query_params["lesson"] = "999"
+    at.run()
+    at.switch_page("views/lessons.py").run()
+    assert not at.exception
+    assert ui.lessons() == [] or any("no lesson" in e.value for e in at.error)

@@ -51,5 +51,8 @@ for k, page in enumerate(p for p in ui.PAGES if p.path != "views/home.py"):
 lessons = ui.lessons()
 if lessons:
     st.subheader("Lessons")
-    for path, title in lessons:
-        st.markdown(f"- {title}")
+    cols = st.columns(2)
+    for k, (path, title) in enumerate(lessons):
+        with cols[k * 2 // len(lessons)]:
+            st.page_link("views/lessons.py", label=title, icon=":material/menu_book:",
+                         query_params={"lesson": str(k + 1)})
