@@ -251,7 +251,7 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
                     colorbar=dict(title="γ", x=0.41, len=0.9, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: best γ = %{z}<extra></extra>")
     top = max([v for row in s for v in row if v is not None] + [1.0])
-    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="Magma", row=1, col=2, zmin=1,
+    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="YlGnBu", row=1, col=2, zmin=1,
                     zmax=min(top, SPEEDUP_CAP), colorbar=dict(title="×", len=0.9, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{z:.2f}×<extra></extra>")
     if mark is not None:

@@ -156,7 +156,8 @@ def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figu
     fig = go.Figure()
     fig.add_scatter(x=rounds, y=_floats(actual), mode="lines+markers", name="sampled so far",
                     line_color=P_COLOR, hovertemplate="after %{x} passes: %{y:.3f}<extra></extra>")
-    fig.add_scatter(x=rounds, y=_floats(expected), mode="lines", name="exact expectation",
+    fig.add_scatter(x=rounds, y=_floats(expected), mode="lines+markers", name="exact expectation",
+                    marker_symbol="line-ew-open", marker_size=14,
                     line=dict(color=OVERLAP_COLOR, dash="dash"),
                     hovertemplate="after %{x} passes: %{y:.3f}<extra>exact</extra>")
     fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY,

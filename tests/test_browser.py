@@ -123,7 +123,12 @@ def open_page(pg, server, path: str):
 def screenshot(pg, name: str) -> None:
     """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit it."""
     ARTIFACTS.mkdir(exist_ok=True)
-    height = pg.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    pg.wait_for_timeout(300)
+    height = pg.evaluate("""() => {
+        const main = document.querySelector('[data-testid="stMain"]');
+        const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+        return Math.max(main.scrollHeight, block.getBoundingClientRect().height + 200);
+    }""")
     pg.set_viewport_size({"width": 1400, "height": min(max(int(height), 900), 8000)})
     pg.wait_for_timeout(600)  # plotly re-lays out on resize
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"))
