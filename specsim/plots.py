@@ -111,7 +111,8 @@ def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15])
     fig.update_annotations(font_size=13)
     fig.update_xaxes(title_text="token")
-    style(fig, None, None, PROBABILITY, height=380)
+    fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
+    style(fig, None, None, None, height=380)
     fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.14))
     return fig
 

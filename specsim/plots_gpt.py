@@ -133,7 +133,9 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], accept_prob: S
     fig.update_layout(barmode="group")
     fig.update_annotations(font_size=12)
     fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
-    style(fig, None, None, PROBABILITY, height=340)
+    fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
+    fig.update_xaxes(title_text="token (top by max(p, q))")
+    style(fig, None, None, None, height=340)
     fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.16))
     return fig
 

@@ -67,8 +67,9 @@ def verify_figure(trace) -> go.Figure:
     fig.update_traces(textfont_size=11)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.18], meta="verify")
     fig.update_annotations(font_size=13)
-    return style(fig, f"verify: one target pass scores all {g} drafts (and the bonus position)",
-                 None, PROBABILITY, height=340)
+    fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
+    fig.update_xaxes(title_text="token")
+    return style(fig, f"verify: one target pass scores all {g} drafts (and the bonus position)", height=340)
 
 
 def acceptance_figure(trace, i: int) -> go.Figure:
