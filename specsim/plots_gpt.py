@@ -28,7 +28,7 @@ from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_CO
 HIDDEN, VISIBLE = "#eef0f3", P_COLOR
 
 
-def _show(ch: str) -> str:
+def show_char(ch: str) -> str:
     """A character as a readable label (space, newline and tab made visible)."""
     return {" ": "␣", "\n": "↵", "\t": "⇥"}.get(ch, ch)
 
@@ -94,7 +94,7 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
             length = cache[model][phase]
             ys.append(f"{model}: {title} ({length})")
             z.append([code[kind(j)] if j < length else code["empty"] for j in range(first, last)])
-            text.append([_show(labels.get(j, "")) if labels and j < length else "" for j in range(first, last)])
+            text.append([show_char(labels.get(j, "")) if labels and j < length else "" for j in range(first, last)])
     scale = []
     for i, c in enumerate(names):
         scale += [[i / len(names), CACHE_COLORS[c]], [(i + 1) / len(names), CACHE_COLORS[c]]]
@@ -117,14 +117,14 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], accept_prob: S
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted[i] else "rejected") if i < len(accepted) else "not checked"
-        titles.append(f"'{_show(vocab[d])}': min(1,p/q)={accept_prob[i]:.2f}, u={u[i]:.2f}, {verdict}")
+        titles.append(f"'{show_char(vocab[d])}': min(1,p/q)={accept_prob[i]:.2f}, u={u[i]:.2f}, {verdict}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])
         order = sorted(range(len(p)), key=lambda t: -max(p[t], q[t]))[:top]
         if d not in order:
             order[-1] = d
-        x = [_show(vocab[t]) for t in order]
+        x = [show_char(vocab[t]) for t in order]
         for name, row, colour in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
             fig.add_bar(x=x, y=[row[t] for t in order], name=name, marker_color=colour, showlegend=i == 0,
                         legendgroup=name, marker_line=dict(width=[3 if t == d else 0 for t in order], color="black"),
