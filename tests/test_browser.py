@@ -174,3 +174,13 @@ def test_stepper_round(server, page):
     page.get_by_role("button", name="Reset", exact=True).click()
     sync_api.expect(status).to_contain_text("round 1 · event 1 of")
     no_exception(page)
+    # Play advances on its own (one event per 0.6 s); Pause stops it.
+    page.get_by_role("button", name="Play", exact=True).click()
+    sync_api.expect(status).to_contain_text("event 3 of", timeout=15_000)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    page.get_by_role("button", name="Play", exact=True).wait_for()
+    wait_idle(page)
+    paused = status.inner_text()
+    page.wait_for_timeout(1500)
+    assert status.inner_text() == paused
+    no_exception(page)
