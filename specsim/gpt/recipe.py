@@ -28,10 +28,12 @@ class Recipe:
     target_steps: int = 1600
     draft_steps: int = 1000
     target_batch: int = 8
-    draft_batch: int = 16
+    draft_batch: int = 8
     target_lr: float = 1.5e-3
     draft_lr: float = 2e-3
     seed: int = 0
+    target_preset: str = "target"
+    draft_preset: str = "draft"
 
 
 def corpus_tensors(files=None):
@@ -49,19 +51,19 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
     os.makedirs(out_dir, exist_ok=True)
     train_ids, val_ids = data if data is not None else corpus_tensors()
     if stage == "target":
-        r = train_lm(PRESETS["target"], train_ids, val_ids, recipe.target_steps, recipe.target_batch,
+        r = train_lm(PRESETS[recipe.target_preset], train_ids, val_ids, recipe.target_steps, recipe.target_batch,
                      lr=recipe.target_lr, seed=recipe.seed, device=device, progress=progress, desc=stage)
         notes = r.notes()
     else:
         target = load_model("target", out_dir, device=device)
         teacher = target if stage == "draft_distilled" else None
-        r = train_lm(PRESETS["draft"], train_ids, val_ids, recipe.draft_steps, recipe.draft_batch,
+        r = train_lm(PRESETS[recipe.draft_preset], train_ids, val_ids, recipe.draft_steps, recipe.draft_batch,
                      lr=recipe.draft_lr, seed=recipe.seed, device=device, teacher=teacher,
                      progress=progress, desc=stage)
         notes = r.notes()
         notes["loss"] = "KL(p || q) against the target" if teacher is not None else "cross-entropy"
         notes["teacher_forced_alpha"] = round(teacher_forced_alpha(
-            target, r.model, val_ids, PRESETS["draft"].block_size, device=device), 4)
+            target, r.model, val_ids, PRESETS[recipe.draft_preset].block_size, device=device), 4)
     notes["recipe"] = {k: v for k, v in recipe.__dict__.items()}
     entry = save_model(r.model, out_dir, stage, notes)
     update_manifest(out_dir, ASCII_VOCAB, {stage: entry}, {"corpus_sha256": corpus.metadata()["sha256"]})

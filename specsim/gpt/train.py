@@ -35,7 +35,7 @@ class TrainResult:
     losses: list  # training loss at every step
     val_loss: float  # cross-entropy (nats per character) on the validation text
     seconds: float
-    curve: list = field(default_factory=list)  # [(step, mean loss of the last 50 steps)]
+    curve: list = field(default_factory=list)  # [(step, mean loss since the previous point)]
 
     def notes(self) -> dict:
         return {"steps": len(self.losses), "final_train_loss": round(self.curve[-1][1], 4),
@@ -78,6 +78,7 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
     losses, curve, t0 = [], [], time.time()
+    every = max(1, min(50, steps // 10))  # a point of the loss curve every ``every`` steps
     bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2)
     for step in bar:
         for g in opt.param_groups:
@@ -100,8 +101,8 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
-        if (step + 1) % 50 == 0 or step + 1 == steps:
-            recent = losses[-50:]
+        if (step + 1) % every == 0 or step + 1 == steps:
+            recent = losses[-every:]
             curve.append((step + 1, sum(recent) / len(recent)))
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}")
     model.eval()

@@ -1,0 +1,143 @@
+"""Measured speedup of speculative decoding against plain decoding of the same target.
+
+For every gamma the bench reports the measured acceptance rate alpha
+(accepted / checked drafts), the measured costs (``cost`` = one drafter step
+/ one target step, ``verify_ratio`` = one target pass over gamma + 1 positions
+/ one target step over 1 position, each including the sampling of its row),
+tokens per round, throughputs and three speedups:
+
+* ``speedup``: speculative tokens/s / plain tokens/s (median over repeats of
+  runs interleaved on the same prompts, seeds and models);
+* ``formula_speedup``: the i.i.d. formula with measured alpha and cost;
+* ``refined_speedup``: measured tokens per round / (gamma * cost +
+  verify_ratio): what the measured acceptance and costs allow. The gap to
+  ``speedup`` is the decoding loop's own overhead.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from .. import formulas
+from . import corpus
+from .decode import Sampling, plain_generate, speculative_generate
+
+PROMPT_CHARS = 64
+N_PROMPTS = 3
+COST_STEPS = 30  # steps per timing of one model step (cost, verify_ratio)
+COST_REPEATS = 5  # timings per step kind; the median is kept
+
+
+def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str]:
+    """Fixed prompts from held-out corpus files: ``chars`` characters from the first
+    line starting with "def " or "class " in each of the first ``n`` held-out files."""
+    n = n or N_PROMPTS
+    _, val = corpus.splits(corpus.load_files())
+    prompts, pos = [], 0
+    while len(prompts) < n:
+        hits = [i for i in (val.find("\ndef ", pos), val.find("\nclass ", pos)) if i >= 0]
+        if not hits:
+            break
+        start = min(hits) + 1
+        prompts.append(val[start:start + chars])
+        pos = val.find("\n\n\n", start + 20000)  # jump well ahead (next file or far part)
+        if pos < 0:
+            break
+    return prompts
+
+
+def _median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+@torch.inference_mode()
+def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(),
+               steps: int | None = None, repeats: int | None = None) -> dict:
+    """Seconds per drafter step, per target step, and per target pass over g + 1 positions."""
+    steps, repeats = steps or COST_STEPS, repeats or COST_REPEATS
+    device = target.wte.weight.device
+    gen = torch.Generator(device).manual_seed(0)
+    ids = torch.tensor([prompt_ids], device=device)  # (1, P)
+
+    def stepper(model, width):
+        cache = model.new_cache()
+        model(ids, cache)
+        n = cache.length
+        tok = ids[:, -width:]  # (1, width)
+
+        def run():
+            for _ in range(steps):
+                row = sampling.row(model(tok, cache, last_only=width == 1)[0])  # (width, V)
+                torch.multinomial(row, 1, generator=gen)
+                cache.crop(n)
+            _sync(device)
+        run()  # warm-up
+        return _median_time(run, repeats) / steps
+
+    out = {"target": stepper(target, 1), "draft": stepper(draft, 1)}
+    out["verify"] = {g: stepper(target, g + 1) for g in gammas}
+    return out
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.0,
+          repeats: int = 3, seed: int = 0, prompts=None) -> dict:
+    """Run the benchmark on a ``ModelPair``; returns the JSON-ready result dict."""
+    gammas = list(gammas)
+    prompts = prompts or heldout_prompts()
+    ids = [pair.tokenizer.encode(p) for p in prompts]
+    sampling = Sampling(temperature)
+    device = pair.device
+    costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling)
+
+    def timed(fn):
+        _sync(device)
+        t = time.perf_counter()
+        gens = [fn(i, s) for s, i in enumerate(ids)]
+        _sync(device)
+        return gens, time.perf_counter() - t
+
+    plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)
+    timed(plain)  # warm-up
+    plain_tps, spec_tps, ratios, gens = [], {g: [] for g in gammas}, {g: [] for g in gammas}, {}
+    for _ in range(repeats):  # interleave plain and every gamma in each repeat
+        _, t_plain = timed(plain)
+        plain_tps.append(len(ids) * n_tokens / t_plain)
+        for g in gammas:
+            spec = lambda i, s, g=g: speculative_generate(pair.target, pair.draft, i, n_tokens, g, sampling, seed + s)
+            gens[g], t_spec = timed(spec)
+            spec_tps[g].append(len(ids) * n_tokens / t_spec)
+            ratios[g].append(spec_tps[g][-1] / plain_tps[-1])
+    results = []
+    for g in gammas:
+        rounds = [r for gen in gens[g] for r in gen.rounds]
+        checked = sum(len(r.accepted) for r in rounds)
+        alpha = sum(r.k for r in rounds) / checked
+        tokens_per_round = sum(r.k + 1 for r in rounds) / len(rounds)
+        cost = costs["draft"] / costs["target"]
+        verify_ratio = costs["verify"][g] / costs["target"]
+        results.append({
+            "gamma": g, "alpha": round(alpha, 4), "cost": round(cost, 4),
+            "verify_ratio": round(verify_ratio, 4), "tokens_per_round": round(tokens_per_round, 4),
+            "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
+            "spec_tokens_per_s": round(statistics.median(spec_tps[g]), 1),
+            "speedup": round(statistics.median(ratios[g]), 4),
+            "formula_speedup": round(float(formulas.speedup(alpha, g, cost)), 4),
+            "refined_speedup": round(float(formulas.refined_speedup(tokens_per_round, g, cost, verify_ratio)), 4)})
+    best = max(results, key=lambda r: r["speedup"])
+    return {"device": str(device), "draft": pair.draft_name, "temperature": temperature,
+            "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
+            "threads": torch.get_num_threads(),
+            "step_ms": {"target": round(costs["target"] * 1e3, 4), "draft": round(costs["draft"] * 1e3, 4)},
+            "results": results, "best_gamma": best["gamma"]}

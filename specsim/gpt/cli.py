@@ -1,0 +1,169 @@
+"""`specsim gpt generate | bench | train`: the tiny GPT pair from the command line.
+
+All printing of the gpt sub-package happens here; the work is done by
+``api``, ``bench`` and ``recipe``. Bad input raises ``UsageError`` or
+``ValueError``, which ``specsim.cli.main`` prints as one line (exit code 2).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from ..cli.common import UsageError, int_in_range, number, print_json, table
+
+MAX_TOKENS = 4096
+GAMMA = int_in_range("gamma", 1, 64)
+COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
+
+
+def register(subparsers) -> None:
+    gpt = subparsers.add_parser("gpt", help="the tiny GPT pair: real speculative decoding",
+                                description="A trained character-level target and drafter, shipped with specsim.")
+    sub = gpt.add_subparsers(dest="gpt_command", metavar="GPT_COMMAND")
+    sub.required = True
+
+    g = sub.add_parser("generate", help="generate text, plain or speculative, with the round trace")
+    g.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
+    g.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=100)
+    g.add_argument("--gamma", type=GAMMA, default=4, help="drafts per round (default 4)")
+    _sampling_args(g)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
+    g.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
+                   help="entries of each p and q row in the JSON trace (default 5)")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_generate)
+
+    b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
+    b.add_argument("--gammas", default="1-6", help="range A-B or list 1,2,4 (default 1-6)")
+    b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=200)
+    b.add_argument("--temperature", type=number("temperature", lo=1e-3), default=1.0)
+    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=None,
+                   help="torch CPU threads (default: torch's choice)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench)
+
+    t = sub.add_parser("train", help="train the target and both drafters (progress bar, seeded)")
+    t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
+    t.add_argument("--stage", choices=["all", "target", "draft_trained", "draft_distilled"], default="all")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--target-steps", type=int_in_range("target-steps", 1, 10**6), default=None)
+    t.add_argument("--draft-steps", type=int_in_range("draft-steps", 1, 10**6), default=None)
+    t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    t.set_defaults(func=cmd_train)
+
+
+def _sampling_args(p):
+    p.add_argument("--temperature", type=number("temperature", lo=1e-3), default=1.0)
+    p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), default=None)
+    p.add_argument("--top-p", type=number("top-p", lo=1e-6, hi=1.0), default=None)
+    p.add_argument("--greedy", action="store_true", help="argmax instead of sampling (p and q alike)")
+
+
+def parse_gammas(text: str) -> list[int]:
+    """"2-5" -> [2, 3, 4, 5]; "1,2,4" -> [1, 2, 4]; each gamma in 1..64."""
+    try:
+        if "-" in text:
+            a, b = (int(x) for x in text.split("-", 1))
+            values = list(range(a, b + 1))
+        else:
+            values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise UsageError(f"--gammas must look like 1-6 or 1,2,4, got {text!r}") from None
+    if not values or not all(1 <= v <= 64 for v in values):
+        raise UsageError(f"--gammas must name gammas between 1 and 64, got {text!r}")
+    return values
+
+
+def _pair(args):
+    from .api import load_pair
+    return load_pair(args.draft, args.device)
+
+
+def cmd_generate(args) -> int:
+    from . import api
+    pair = _pair(args)
+    kw = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, greedy=args.greedy, seed=args.seed)
+    if args.plain:
+        g = api.plain_generate(pair, args.prompt, args.tokens, **kw)
+    else:
+        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, **kw)
+    if args.json:
+        print_json(g.to_dict(pair.vocab, top=args.top))
+        return 0
+    colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    print(args.prompt + render(g, pair.vocab, colour))
+    print()
+    if g.mode == "plain":
+        print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
+    else:
+        print(f"speculative, gamma {g.gamma}: {len(g.tokens)} tokens in {g.target_passes} target passes "
+              f"({len(g.tokens) / g.target_passes:.2f} per pass), alpha {g.alpha:.3f}")
+        print("accepted per round: " + " ".join(str(k) for k in g.accepted_per_round))
+        if colour:
+            print(f"{COLOURS['accepted']}accepted draft{COLOURS['end']}  {COLOURS['residual']}residual "
+                  f"replacement{COLOURS['end']}  {COLOURS['bonus']}bonus token{COLOURS['end']}")
+        else:
+            print("(run in a terminal for colours: accepted drafts, residual replacements, bonus tokens)")
+    return 0
+
+
+def render(g, vocab: str, colour: bool) -> str:
+    """The generated text, each round's accepted drafts, replacement and bonus coloured."""
+    if g.mode == "plain" or not colour:
+        return "".join(vocab[t] for t in g.tokens)
+    parts, left = [], len(g.tokens)
+    for r in g.rounds:
+        pieces = [(t, "accepted") for t in r.drafts[:r.k]] + [(r.correction_token, r.correction)]
+        for t, kind in pieces[:left]:
+            parts.append(f"{COLOURS[kind]}{vocab[t]}{COLOURS['end']}")
+        left -= min(left, len(pieces))
+    return "".join(parts)
+
+
+def cmd_bench(args) -> int:
+    import torch
+
+    from .bench import bench
+    gammas = parse_gammas(args.gammas)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    result = bench(_pair(args), gammas, args.tokens, args.temperature, args.repeats, args.seed)
+    if args.json:
+        print_json(result)
+        return 0
+    keys = ["gamma", "alpha", "cost", "verify_ratio", "tokens_per_round", "plain_tokens_per_s",
+            "spec_tokens_per_s", "speedup", "formula_speedup", "refined_speedup"]
+    print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
+          f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} repeats")
+    print(table([[r[k] for k in keys] for r in result["results"]], keys))
+    print(f"best gamma: {result['best_gamma']}")
+    return 0
+
+
+def cmd_train(args) -> int:
+    from dataclasses import replace
+
+    from .api import resolve_device
+    from .recipe import STAGES, Recipe, run_stage
+    recipe = Recipe(seed=args.seed)
+    if args.target_steps:
+        recipe = replace(recipe, target_steps=args.target_steps)
+    if args.draft_steps:
+        recipe = replace(recipe, draft_steps=args.draft_steps)
+    device = resolve_device(args.device)
+    stages = STAGES if args.stage == "all" else (args.stage,)
+    for stage in stages:
+        entry = run_stage(stage, args.out, recipe, device=device, progress=True)
+        notes = entry["notes"]
+        extra = f", teacher-forced alpha {notes['teacher_forced_alpha']}" if "teacher_forced_alpha" in notes else ""
+        print(f"{stage}: {entry['parameters']} parameters, train loss {notes['final_train_loss']}, "
+              f"validation loss {notes['val_loss']}{extra}, {notes['seconds']} s -> "
+              f"{os.path.join(args.out, entry['file'])}")
+    return 0

@@ -1,0 +1,55 @@
+"""Shipped weights load, fit the size budget, and a tampered file is refused."""
+import os
+import shutil
+
+import pytest
+import torch
+
+from specsim.gpt import weights
+from specsim.gpt.tokenizer import ASCII_VOCAB, CharTokenizer, UnknownCharacterError
+
+
+def shipped_dir():
+    return str(weights.default_dir())
+
+
+def test_manifest_lists_three_models_with_checksums_and_fits_20_mb():
+    m = weights.read_manifest()
+    assert set(m["models"]) == set(weights.MODEL_NAMES) and m["vocab"] == ASCII_VOCAB
+    total = 0
+    for entry in m["models"].values():
+        assert len(entry["sha256"]) == 64 and entry["dtype"] == "float16"
+        total += os.path.getsize(os.path.join(shipped_dir(), entry["file"]))
+    assert total <= 20 * 1024 * 1024
+
+
+def test_shipped_models_load_in_float32():
+    for name in weights.MODEL_NAMES:
+        model = weights.load_model(name)
+        assert model.wte.weight.dtype == torch.float32 and not model.training
+        assert model.lm_head.weight is model.wte.weight
+
+
+def test_tampered_weights_are_refused(tmp_path):
+    d = tmp_path / "w"
+    shutil.copytree(shipped_dir(), d)
+    weights.load_model("draft_trained", str(d))  # the copy is fine
+    path = d / "draft_trained.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01  # flip one bit of one weight
+    path.write_bytes(bytes(data))
+    with pytest.raises(weights.WeightsError, match="checksum mismatch for draft_trained.safetensors"):
+        weights.load_model("draft_trained", str(d))
+    os.remove(d / "target.safetensors")
+    with pytest.raises(weights.WeightsError, match="missing"):
+        weights.load_model("target", str(d))
+    with pytest.raises(weights.WeightsError, match="no model named"):
+        weights.load_model("nope", str(d))
+
+
+def test_tokenizer_round_trip_and_names_unknown_characters():
+    tok = CharTokenizer(ASCII_VOCAB)
+    text = "def f(x):\n    return x ** 2  # ok ~"
+    assert tok.decode(tok.encode(text)) == text
+    with pytest.raises(UnknownCharacterError, match="'\\\\t'"):
+        tok.encode("a\tb")
