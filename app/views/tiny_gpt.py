@@ -13,7 +13,7 @@ import ui
 from specsim import formulas, plots_gpt
 from specsim.gpt import masks
 
-COST_CONTEXT, COST_STEPS, COST_REPEATS = 64, 10, 3  # a quick version of `specsim bench`'s step timing
+COST_CONTEXT, COST_STEPS, COST_REPEATS = 64, 5, 3  # a quick version of `specsim bench`'s step timing
 TIMING_RUNS = 2
 
 
