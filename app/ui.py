@@ -44,7 +44,7 @@ PAGES = [
     PageInfo("views/pitfalls.py", "Pitfalls lab", ":material/bug_report:", "Toy models",
              "break the rule on purpose, measure the damage"),
     PageInfo("views/tiny_gpt.py", "Tiny GPT", ":material/memory:", "Real model",
-             "a real GPT pair: verification mask, KV cache, measured speedup"),
+             "a real GPT pair: its mask, KV cache and speedup"),
 ]
 PAGE = {p.path.split("/")[-1][:-3]: p for p in PAGES}  # "stepper" -> PageInfo
 

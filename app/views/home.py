@@ -20,16 +20,16 @@ MODEL, CONTEXT, GAMMA = toy.load_model("seed"), ("a",), 3
 
 def new_round():
     st.session_state["home-seed"] = st.session_state.get("home-seed", 0) + 1
-    st.session_state["home-event"] = 1
+    st.session_state.pop("home-event", None)  # show the new round whole; drag back to replay it
 
 
 st.session_state.setdefault("home-seed", 0)
 trace = sampling.trace_round(MODEL, CONTEXT, GAMMA, seed=st.session_state["home-seed"])
 events = trace.events()
-st.session_state["home-event"] = min(st.session_state.get("home-event", 1), len(events))
+st.session_state["home-event"] = min(st.session_state.get("home-event", len(events)), len(events))
 c1, c2 = st.columns([4, 1])
 with c1:
-    step = st.slider("replay the round: event", 1, len(events), key="home-event")
+    step = st.slider("replay the round: drag back to event 1 and forward again", 1, len(events), key="home-event")
 with c2:
     st.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
 st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {st.session_state['home-seed']}.")
