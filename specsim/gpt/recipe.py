@@ -26,7 +26,7 @@ STAGES = ("target", "draft_trained", "draft_distilled")
 @dataclass(frozen=True)
 class Recipe:
     target_steps: int = 1600
-    draft_steps: int = 1000
+    draft_steps: int = 3000
     target_batch: int = 8
     draft_batch: int = 8
     target_lr: float = 1.5e-3
