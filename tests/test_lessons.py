@@ -1,0 +1,102 @@
+"""The lessons: their shape, their links, and the Lessons page rendering each one.
+
+The numbers in the lessons are checked by their own doctests (pytest collects
+``lessons/*.md`` through ``--doctest-glob``); this file checks what a doctest
+cannot: that there are enough lessons, in order, that each has a worked
+example, an exercise with an answer, a link to an app page that exists, and
+references, and that the app shows every one of them without an exception.
+"""
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ROOT / "lessons"
+VIEWS = ROOT / "app" / "views"
+ENTRY = ROOT / "app" / "streamlit_app.py"
+
+NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
+PAGE_LINK = re.compile(r"\]\(/([a-z0-9_]+)\)")
+TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\(/[a-z0-9_]+\)")
+
+FILES = sorted(p for p in LESSONS.glob("*.md") if p.name.lower() != "readme.md")
+
+
+def text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_at_least_twelve_lessons_numbered_in_order():
+    names = [p.name for p in FILES]
+    assert len(names) >= 12, names
+    assert all(NAME.match(n) for n in names), [n for n in names if not NAME.match(n)]
+    numbers = [int(NAME.match(n).group(1)) for n in names]
+    assert numbers == list(range(1, len(names) + 1)), numbers
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_has_title_and_what_you_will_learn(path):
+    body = text(path)
+    assert body.startswith("# "), "a lesson starts with its title"
+    assert "## What you will learn" in body
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_has_doctest_examples(path):
+    examples = doctest.DocTestParser().get_examples(text(path))
+    assert examples, "every lesson computes its numbers in doctest examples"
+    # every example sits inside a fenced code block, so the page renders it as code
+    fenced = re.findall(r"```python\n(.*?)```", text(path), flags=re.S)
+    inside = sum(len(doctest.DocTestParser().get_examples(block)) for block in fenced)
+    assert inside == len(examples), "a >>> line outside a ```python block"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_has_exercises_with_answers(path):
+    body = text(path)
+    exercises = re.findall(r"^#{3,4} Exercise\b", body, flags=re.M)
+    answers = re.findall(r"^#{4,5} Answer\b", body, flags=re.M)
+    assert exercises, "at least one exercise"
+    assert len(answers) >= len(exercises), "every exercise has a worked answer"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_links_to_pages_that_exist(path):
+    body = text(path)
+    assert TRY_IT.search(body), "a **Try it:** link to an app page"
+    pages = PAGE_LINK.findall(body)
+    assert pages
+    missing = [p for p in pages if not (VIEWS / f"{p}.py").exists()]
+    assert not missing, f"links to pages that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_has_references(path):
+    body = text(path)
+    assert "## References" in body
+    refs = body.split("## References", 1)[1]
+    assert re.search(r"\(\d{4}\)", refs), "references cite papers by author and year"
+
+
+def test_lessons_page_renders_every_lesson():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ENTRY), default_timeout=60)
+    at.run()
+    at.switch_page("views/lessons.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    box = at.selectbox(key="lesson-index")
+    assert len(box.options) == len(FILES)
+    for i, path in enumerate(FILES):
+        box = at.selectbox(key="lesson-index")
+        box.set_value(i)
+        at.run()
+        assert not at.exception, (path.name, [e.value for e in at.exception])
+        shown = "\n".join(m.value for m in at.markdown)
+        title = text(path).splitlines()[0][2:].strip()
+        assert title in shown, f"lesson {path.name} is not on the page"
