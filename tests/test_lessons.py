@@ -75,6 +75,16 @@ def test_lesson_links_to_pages_that_exist(path):
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_maths_opens_and_closes_on_one_line(path):
+    """st.markdown renders $...$ and $$...$$; a span broken over lines can turn its
+    second line into a list item ("+ 1)$") and the rest of the page into an error."""
+    prose = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text(path), flags=re.S)
+    for number, line in enumerate(prose.splitlines(), 1):
+        assert line.count("$$") % 2 == 0, f"line {number}: $$ not closed on the line"
+        assert line.replace("$$", "").count("$") % 2 == 0, f"line {number}: $ not closed on the line"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_lesson_has_references(path):
     body = text(path)
     assert "## References" in body
