@@ -8,7 +8,7 @@ from torch.nn.attention.bias import causal_lower_right
 
 from specsim.gpt import masks
 from specsim.gpt.config import GPTConfig, PRESETS
-from specsim.gpt.model import GPT, attend
+from specsim.gpt.model import GPT, attend, lower_right_mask
 
 TOL = 1e-5  # float32: cached and uncached paths differ only by summation order
 
@@ -52,6 +52,7 @@ def test_lower_right_mask_matches_explicit_mask_and_is_causal_does_not(n, gamma)
     explicit = torch.from_numpy(masks.lower_right_grid(n, gamma))  # (L, S) built by hand
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=explicit)
     assert torch.allclose(attend(q, k, v), want, atol=1e-6, rtol=0)
+    assert torch.equal(lower_right_mask(L, S), explicit)
     assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L, S)),
                           want, atol=1e-6, rtol=0)
     wrong = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # upper-left when L != S

@@ -59,30 +59,57 @@ def _median_time(fn, repeats: int) -> float:
 
 @torch.inference_mode()
 def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(),
-               steps: int | None = None, repeats: int | None = None) -> dict:
-    """Seconds per drafter step, per target step, and per target pass over g + 1 positions."""
+               steps: int | None = None, repeats: int | None = None, prefix: int = 0) -> dict:
+    """Seconds per target step, and per drafter step and per verify pass for each gamma.
+
+    Measured the way the decoders run them, each with the sampling of its row,
+    after ``len(prompt_ids) + prefix`` cached positions: target steps in a
+    plain loop; drafter steps and verify passes inside emulated rounds (gamma
+    drafter steps, then one target pass over gamma + 1 positions, both caches
+    cropped back), so the two models share the CPU caches as in real decoding.
+    """
     steps, repeats = steps or COST_STEPS, repeats or COST_REPEATS
     device = target.wte.weight.device
     gen = torch.Generator(device).manual_seed(0)
-    ids = torch.tensor([prompt_ids], device=device)  # (1, P)
+    ids = (list(prompt_ids) * (1 + prefix // max(1, len(prompt_ids))))[:len(prompt_ids) + prefix]
+    ids = torch.tensor([ids[:min(len(ids), target.config.block_size - max(gammas) - 2)]], device=device)
+    t_cache, d_cache = target.new_cache(), draft.new_cache()
+    target(ids, t_cache)
+    draft(ids, d_cache)
+    n, tok = t_cache.length, ids[:, -1:]  # (1, 1)
 
-    def stepper(model, width):
-        cache = model.new_cache()
-        model(ids, cache)
-        n = cache.length
-        tok = ids[:, -width:]  # (1, width)
+    def sample(model, cache, x):
+        torch.multinomial(sampling.row(model(x, cache, last_only=x.size(1) == 1)[0]), 1, generator=gen)
 
-        def run():
-            for _ in range(steps):
-                row = sampling.row(model(tok, cache, last_only=width == 1)[0])  # (width, V)
-                torch.multinomial(row, 1, generator=gen)
-                cache.crop(n)
+    def target_steps():
+        for _ in range(steps):
+            sample(target, t_cache, tok)
+            t_cache.crop(n)
+        _sync(device)
+
+    def rounds(g):
+        d_time = v_time = 0.0
+        new = ids[:, -1:].repeat(1, g + 1)  # (1, g + 1)
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            for _ in range(g):
+                sample(draft, d_cache, tok)
             _sync(device)
-        run()  # warm-up
-        return _median_time(run, repeats) / steps
+            t1 = time.perf_counter()
+            sample(target, t_cache, new)
+            _sync(device)
+            v_time += time.perf_counter() - t1
+            d_time += t1 - t0
+            t_cache.crop(n)
+            d_cache.crop(n)
+        return d_time / (steps * g), v_time / steps
 
-    out = {"target": stepper(target, 1), "draft": stepper(draft, 1)}
-    out["verify"] = {g: stepper(target, g + 1) for g in gammas}
+    target_steps()  # warm-up
+    out = {"target": _median_time(target_steps, repeats) / steps, "draft": {}, "verify": {}}
+    for g in gammas:
+        rounds(g)  # warm-up
+        d, v = zip(*(rounds(g) for _ in range(repeats)))
+        out["draft"][g], out["verify"][g] = statistics.median(d), statistics.median(v)
     return out
 
 
@@ -99,7 +126,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
     ids = [pair.tokenizer.encode(p) for p in prompts]
     sampling = Sampling(temperature)
     device = pair.device
-    costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling)
+    costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling, prefix=n_tokens // 2)
 
     def timed(fn):
         _sync(device)
@@ -125,7 +152,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
         checked = sum(len(r.accepted) for r in rounds)
         alpha = sum(r.k for r in rounds) / checked
         tokens_per_round = sum(r.k + 1 for r in rounds) / len(rounds)
-        cost = costs["draft"] / costs["target"]
+        cost = costs["draft"][g] / costs["target"]
         verify_ratio = costs["verify"][g] / costs["target"]
         results.append({
             "gamma": g, "alpha": round(alpha, 4), "cost": round(cost, 4),
@@ -139,5 +166,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
     return {"device": str(device), "draft": pair.draft_name, "temperature": temperature,
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads(),
-            "step_ms": {"target": round(costs["target"] * 1e3, 4), "draft": round(costs["draft"] * 1e3, 4)},
+            "step_ms": {"target": round(costs["target"] * 1e3, 4),
+                        "draft": {g: round(v * 1e3, 4) for g, v in costs["draft"].items()},
+                        "verify": {g: round(v * 1e3, 4) for g, v in costs["verify"].items()}},
             "results": results, "best_gamma": best["gamma"]}

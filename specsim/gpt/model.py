@@ -57,18 +57,31 @@ class KVCache:
         self.length = 0
 
 
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def lower_right_mask(T: int, S: int, device=None) -> torch.Tensor:
+    """``causal_lower_right(T, S)`` as a dense (T, S) boolean tensor.
+
+    Built once per forward pass and shared by all layers: passing the lazy
+    ``CausalBias`` to every layer's attention re-dispatches it each time.
+    """
+    bias = causal_lower_right(T, S)
+    if hasattr(bias, "_materialize"):
+        return bias._materialize(device)
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril(S - T)
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torch.Tensor:
     """Causal attention of T new queries over S >= T keys, the last T of them new.
 
     q: (B, nh, T, hs); k, v: (B, nh, S, hs) -> (B, nh, T, hs). Query i sees
-    keys 0 .. S - T + i (lower-right alignment).
+    keys 0 .. S - T + i (lower-right alignment): ``causal_lower_right(T, S)``,
+    or ``mask``, that same mask precomputed by ``lower_right_mask``.
     """
     T, S = q.size(-2), k.size(-2)
     if T == 1:  # one new query sees every key: no mask at all
         return F.scaled_dot_product_attention(q, k, v)
     if T == S:  # no prefix: both alignments coincide
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(T, S))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask if mask is not None else causal_lower_right(T, S))
 
 
 class CausalSelfAttention(nn.Module):
@@ -78,7 +91,7 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
         self.c_proj = nn.Linear(config.n_embd, config.n_embd)
 
-    def forward(self, x, cache: KVCache | None = None, layer: int = 0):
+    def forward(self, x, cache: KVCache | None = None, layer: int = 0, mask=None):
         B, T, C = x.shape
         hs = C // self.n_head
         q, k, v = self.c_attn(x).split(C, dim=2)  # 3 x (B, T, C)
@@ -91,7 +104,7 @@ class CausalSelfAttention(nn.Module):
             cache.v[layer, :, :, n:n + T] = v
             k = cache.k[layer, :, :, :n + T]  # (B, nh, n + T, hs)
             v = cache.v[layer, :, :, :n + T]  # (B, nh, n + T, hs)
-        y = attend(q, k, v)  # (B, nh, T, hs)
+        y = attend(q, k, v, mask)  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return self.c_proj(y)
 
@@ -114,8 +127,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd)
         self.mlp = MLP(config)
 
-    def forward(self, x, cache=None, layer=0):
-        x = x + self.attn(self.ln_1(x), cache, layer)  # (B, T, C)
+    def forward(self, x, cache=None, layer=0, mask=None):
+        x = x + self.attn(self.ln_1(x), cache, layer, mask)  # (B, T, C)
         return x + self.mlp(self.ln_2(x))  # (B, T, C)
 
 
@@ -162,8 +175,9 @@ class GPT(nn.Module):
             raise ValueError(f"{n + T} positions exceed the context window of {self.config.block_size}")
         pos = torch.arange(n, n + T, device=idx.device)  # (T,)
         x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
+        mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None  # (T, n + T)
         for i, block in enumerate(self.blocks):
-            x = block(x, cache, i)  # (B, T, C)
+            x = block(x, cache, i, mask)  # (B, T, C)
         if cache is not None:
             cache.length = n + T
         if last_only:
