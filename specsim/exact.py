@@ -88,6 +88,8 @@ def round_distribution(models, context, gamma: int, rule: RoundRule = CORRECT,
         if i == gamma:  # step 5: bonus token from the p the verify pass already computed
             accepted[gamma] += prob
             b = rule.bonus(p)
+            if b is not None:
+                b = _row(b, rule, "bonus")
             if b is None:
                 emit(emitted, prob)
             else:
@@ -106,13 +108,21 @@ def round_distribution(models, context, gamma: int, rule: RoundRule = CORRECT,
             rejected += dx * (1 - a)
         if rejected:  # step 4: first rejection at position i, replacement drawn
             accepted[i] += prob * rejected
-            for y, ry in enumerate(rule.replacement(p, q)):
+            for y, ry in enumerate(_row(rule.replacement(p, q), rule, "replacement")):
                 if ry:
                     emit(emitted + (vocab[y],), prob * rejected * ry)
 
     step((), 1)
     expected = sum((len(t) * pr for t, pr in outcomes.items()), 0)
     return RoundDistribution(context, gamma, dict(outcomes), accepted, expected)
+
+
+def _row(row, rule, what):
+    """A rule's replacement or bonus row must hand out all of its probability."""
+    if not any(v > 0 for v in row):
+        raise ValueError(f"rule {rule.name!r}: the {what} row has no positive entry "
+                         "(a round must emit a token)")
+    return row
 
 
 def speculative_joint(models, context, gamma: int, n_tokens: int,

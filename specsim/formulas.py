@@ -34,6 +34,11 @@ TABLE_GAMMAS = (1, 2, 4, 6, 8, 12)
 DEFAULT_MAX_GAMMA = 32
 
 
+def _exact(x):
+    """Plain integers become Fractions, so integer inputs stay exact (0 -> Fraction(0))."""
+    return Fraction(x) if isinstance(x, int) and not isinstance(x, bool) else x
+
+
 def _check(alpha=None, gamma=None, cost=None):
     if alpha is not None and not 0 <= alpha <= 1:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
@@ -47,17 +52,18 @@ def expected_tokens(alpha, gamma: int):
     """(1 - alpha^(gamma+1)) / (1 - alpha); gamma + 1 when alpha = 1.
 
     >>> expected_tokens(1, 4)
-    5
+    Fraction(5, 1)
     """
     _check(alpha=alpha, gamma=gamma)
+    alpha = _exact(alpha)
     if alpha == 1:
-        return gamma + 1
+        return alpha * (gamma + 1)
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
 def round_cost(gamma: int, cost):
     """Cost of one round in target-step units: gamma * cost + 1."""
-    return gamma * cost + 1
+    return gamma * _exact(cost) + 1
 
 
 def speedup(alpha, gamma: int, cost):

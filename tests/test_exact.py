@@ -108,3 +108,15 @@ def test_exactness_holds_for_random_rational_models(vocab, order, seed, gamma, z
     for ctx in model.contexts()[:3]:
         assert exact.speculative_joint(model, ctx, gamma, 2) == exact.target_joint(model, ctx, 2)
         assert model.alpha(ctx) == 1 - rule.total_variation(model.p(ctx), model.q(ctx))
+
+
+class _Silent(rule.RoundRule):
+    name = "silent"
+
+    def replacement(self, p, q):
+        return [0 * x for x in p]
+
+
+def test_a_rule_that_emits_nothing_on_rejection_is_refused():
+    with pytest.raises(ValueError, match="'silent': the replacement row has no positive entry"):
+        exact.speculative_joint(SEED, ("a",), 1, 1, _Silent())

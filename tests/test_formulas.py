@@ -59,3 +59,8 @@ def test_refined_speedup_reduces_to_the_formula():
 def test_bad_parameters(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_integer_inputs_stay_exact():
+    assert formulas.speedup(0, 4, F(1, 20)) == F(5, 6)
+    assert isinstance(formulas.expected_tokens(1, 3), F)
