@@ -10,8 +10,8 @@ import time
 import streamlit as st
 
 import ui
-from specsim import formulas, plots_gpt
-from specsim.gpt import masks
+from specsim import plots_gpt
+from specsim.gpt import bench, masks
 
 COST_CONTEXT, COST_STEPS, COST_REPEATS = 64, 5, 3  # a quick version of `specsim bench`'s step timing
 TIMING_RUNS = 2
@@ -45,6 +45,10 @@ def get_pair(draft: str, device: str, weights_dir):
     from specsim.gpt import api
 
     pair = api.load_pair(draft, device, weights_dir)
+    if pair.device.type == "cpu":
+        import torch
+
+        torch.set_num_threads(1)  # tiny models: one thread is fastest and immune to a busy second core
     api.plain_generate(pair, "x", 4)  # warm-up of both paths, so the first timing is not the slowest
     api.speculative_generate(pair, "x", 8, 2)
     return pair
@@ -53,7 +57,7 @@ def get_pair(draft: str, device: str, weights_dir):
 @st.cache_resource(max_entries=16, show_spinner="Generating, then timing plain decoding and one step of each model…")
 def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
     """Speculative and plain generation of the same text length, timed, and the per-step costs."""
-    from specsim.gpt import api, bench, decode
+    from specsim.gpt import api, decode
 
     pair = get_pair(draft, device, weights_dir)
     opts = dict(temperature=temperature or 1.0, greedy=temperature == 0, seed=seed)
@@ -71,7 +75,6 @@ def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
                              steps=COST_STEPS, repeats=COST_REPEATS)
     return pair, spec, {k: min(v) for k, v in seconds.items()}, costs
 
-
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
 try:
     pair, gen, seconds, costs = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
@@ -88,24 +91,23 @@ st.markdown(ui.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(ui.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
 
 # -- live numbers: measured against the formula ----------------------------------
-alpha = gen.alpha
-cost = costs["draft"] / costs["target"]  # one drafter step / one target step
-verify_ratio = costs["verify"][gamma] / costs["target"]  # one pass over gamma + 1 positions / one step
-tokens_per_round = sum(len(r.emitted) for r in gen.rounds) / len(gen.rounds)
+fig = bench.figures(gen.rounds, gamma, costs)  # measured alpha, c, verify ratio; formula and refined speedups
+alpha, cost, verify_ratio = gen.alpha, fig["cost"], fig["verify_ratio"]
+tokens_per_round = fig["tokens_per_round"]
 m = st.columns(6)
 m[0].metric("α measured", f"{alpha:.3f}" if alpha is not None else "—", help="accepted drafts / checked drafts")
 m[1].metric("tokens per round", f"{tokens_per_round:.2f}",
             help=f"{len(gen.rounds)} rounds, {gen.target_passes} target passes")
-m[2].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'] * 1e3:.2f} ms / target step "
+m[2].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'][gamma] * 1e3:.2f} ms / target step "
                                               f"{costs['target'] * 1e3:.2f} ms; verifying γ + 1 positions costs "
                                               f"{verify_ratio:.2f} target steps")
 m[3].metric("speedup measured", f"{seconds['plain'] / seconds['speculative']:.2f}×",
             help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms "
                  f"for {n_tokens} characters on {pair.device} (fastest of {TIMING_RUNS} runs each)")
 if alpha is not None:
-    m[4].metric("speedup, formula", f"{float(formulas.speedup(min(alpha, 1.0), gamma, cost)):.2f}×",
+    m[4].metric("speedup, formula", f"{fig['formula_speedup']:.2f}×",
                 help="(1 − α^(γ+1)) / ((1 − α)(γc + 1)) with the measured α and c (verification = 1 target step)")
-m[5].metric("speedup, refined", f"{float(formulas.refined_speedup(tokens_per_round, gamma, cost, verify_ratio)):.2f}×",
+m[5].metric("speedup, refined", f"{fig['refined_speedup']:.2f}×",
             help="measured tokens per round / (γc + measured verification cost): what the measured acceptance "
                  "and costs allow; the gap to the measured speedup is the decoding loop's own overhead")
 st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),

@@ -113,6 +113,24 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
     return out
 
 
+def figures(rounds, gamma: int, costs: dict) -> dict:
+    """Measured alpha, tokens per round, cost, verify ratio, and the two predicted speedups.
+
+    ``rounds`` are ``decode.Round`` traces of speculative runs with draft length
+    ``gamma``; ``costs`` is what ``step_costs`` returned for that gamma.
+    alpha = accepted / checked drafts; cost = drafter step / target step;
+    verify_ratio = verify pass over gamma + 1 positions / target step.
+    """
+    checked = sum(len(r.accepted) for r in rounds)
+    alpha = sum(r.k for r in rounds) / checked if checked else float("nan")
+    tokens_per_round = sum(r.k + 1 for r in rounds) / len(rounds)
+    cost = costs["draft"][gamma] / costs["target"]
+    verify_ratio = costs["verify"][gamma] / costs["target"]
+    return {"alpha": alpha, "tokens_per_round": tokens_per_round, "cost": cost, "verify_ratio": verify_ratio,
+            "formula_speedup": float(formulas.speedup(alpha, gamma, cost)) if checked else float("nan"),
+            "refined_speedup": float(formulas.refined_speedup(tokens_per_round, gamma, cost, verify_ratio))}
+
+
 def _sync(device):
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -148,20 +166,14 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
             ratios[g].append(spec_tps[g][-1] / plain_tps[-1])
     results = []
     for g in gammas:
-        rounds = [r for gen in gens[g] for r in gen.rounds]
-        checked = sum(len(r.accepted) for r in rounds)
-        alpha = sum(r.k for r in rounds) / checked
-        tokens_per_round = sum(r.k + 1 for r in rounds) / len(rounds)
-        cost = costs["draft"][g] / costs["target"]
-        verify_ratio = costs["verify"][g] / costs["target"]
+        fig = figures([r for gen in gens[g] for r in gen.rounds], g, costs)
         results.append({
-            "gamma": g, "alpha": round(alpha, 4), "cost": round(cost, 4),
-            "verify_ratio": round(verify_ratio, 4), "tokens_per_round": round(tokens_per_round, 4),
+            "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
             "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
             "spec_tokens_per_s": round(statistics.median(spec_tps[g]), 1),
             "speedup": round(statistics.median(ratios[g]), 4),
-            "formula_speedup": round(float(formulas.speedup(alpha, g, cost)), 4),
-            "refined_speedup": round(float(formulas.refined_speedup(tokens_per_round, g, cost, verify_ratio)), 4)})
+            "formula_speedup": round(fig["formula_speedup"], 4),
+            "refined_speedup": round(fig["refined_speedup"], 4)})
     best = max(results, key=lambda r: r["speedup"])
     return {"device": str(device), "draft": pair.draft_name, "temperature": temperature,
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
