@@ -69,3 +69,20 @@ def test_adjust_is_the_same_map_for_p_and_q():
     assert hot.max() < full.max() < cold.max()
     with pytest.raises(ValueError):
         rule.adjust(logits, temperature=0.0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(temperature=0.5), dict(temperature=2.0), dict(top_k=2), dict(top_k=4),
+    dict(top_p=0.5), dict(top_p=0.9), dict(greedy=True),
+])
+def test_adjust_is_the_twin_of_the_toy_transforms(kwargs):
+    """The logits path (tiny GPT) and the probability-row path (toy models) agree."""
+    from specsim import transforms
+
+    p = [0.35, 0.25, 0.2, 0.12, 0.08]
+    torch_row = rule.adjust(torch.tensor(p, dtype=torch.float64).log(), **kwargs).tolist()
+    name, value = next(iter(kwargs.items()))
+    fn = {"temperature": transforms.temperature, "top_k": transforms.top_k,
+          "top_p": transforms.top_p, "greedy": lambda row, _: transforms.greedy(row)}[name]
+    toy_row = [float(x) for x in fn(p, value)]
+    assert torch_row == pytest.approx(toy_row, abs=1e-12)
