@@ -12,6 +12,7 @@ import argparse
 import importlib
 import sys
 
+from .. import __version__
 from .common import UsageError
 
 # Modules that contribute sub-commands; a missing optional one is skipped.
@@ -29,6 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="specsim", description="Speculative decoding, simulated exactly and made visible.")
+    parser.add_argument("--version", action="version", version=f"specsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
