@@ -1,16 +1,10 @@
 """Exact enumeration of speculative decoding: every outcome, every probability.
 
-Everything here is generic over a *model pair*: any object with
-
-* ``vocab``: the tokens (a sequence),
-* ``p(context)`` and ``q(context)``: rows of probabilities aligned with
-  ``vocab`` (Fractions for exact answers, floats for a real model),
-* optionally ``state(context)``: the hashable part of a context the
-  distributions depend on (a toy model of order k looks at the last k tokens);
-  results are memoized on it.
-
-``specsim.toy.ToyModel`` is such a pair; so is the tiny GPT's float64 adapter.
-A context is a tuple of tokens.
+Everything here is generic over a *model pair* (``specsim.pair.ModelPair``:
+``vocab``, ``p(context)``, ``q(context)``, optionally ``state(context)``);
+results are memoized on ``state_of(pair, context)``. Rows are Fractions for
+exact answers (``specsim.toy.ToyModel``), floats for a real model (the tiny
+GPT's float64 adapter). A context is a tuple of tokens.
 
 Example (the reference numbers of the design document)
 ------------------------------------------------------
@@ -30,6 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from .pair import state_of
 from .rule import CORRECT, RoundRule
 
 
@@ -47,11 +42,6 @@ class RoundDistribution:
     outcomes: dict
     accepted: list
     expected_tokens: object
-
-
-def _state(models, context):
-    state = getattr(models, "state", None)
-    return state(context) if state is not None else tuple(context)
 
 
 def round_distribution(models, context, gamma: int, rule: RoundRule = CORRECT,
@@ -136,7 +126,7 @@ def speculative_joint(models, context, gamma: int, n_tokens: int,
     memo_round, memo_joint = {}, {}
 
     def joint(ctx, m):
-        key = (_state(models, ctx), m)
+        key = (state_of(models, ctx), m)
         if key in memo_joint:
             return memo_joint[key]
         rkey = key
@@ -182,7 +172,7 @@ def target_joint(models, context, n_tokens: int) -> dict:
     memo = {}
 
     def joint(ctx, m):
-        key = (_state(models, ctx), m)
+        key = (state_of(models, ctx), m)
         if key not in memo:
             out = {}
             for y, py in enumerate(models.p(ctx)):

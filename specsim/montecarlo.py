@@ -29,7 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rule import CORRECT, RoundRule, residual
+from .pair import state_of
+from . import rule_np
+from .rule import CORRECT, RoundRule
 from .sampling import make_rng, play_round
 
 CHUNK = 1 << 17  # rounds per block of uniforms (memory stays ~ tens of MB)
@@ -56,18 +58,18 @@ class SampleResult:
 class StateTables:
     """Float rows of every state a round from ``context`` can reach, as arrays.
 
-    Arrays are indexed [state, token]: ``P``, ``Q``; ``A`` = min(1, p/q)
-    (0 where q = 0); ``cum_q``, ``cum_p``, ``cum_r``: cumulative rows for the
+    Arrays are indexed [state, token]: ``P``, ``Q``; ``acceptance`` =
+    min(1, p/q) (0 where q = 0) and ``R`` the residual rows (p where p == q),
+    both from ``specsim.rule_np``; ``cum_q``, ``cum_p``, ``cum_r``: cumulative rows for the
     inverse-CDF draw, with the entries from the last positive one on set to 2
     so a draw never lands on a zero or past the end; ``next`` the state after
     drafting a token. States are found breadth-first up to depth gamma.
     """
 
     def __init__(self, models, context, gamma: int):
-        state_of = getattr(models, "state", None) or tuple
         vocab = tuple(models.vocab)
         self.vocab = vocab
-        contexts, index = [tuple(context)], {state_of(tuple(context)): 0}
+        contexts, index = [tuple(context)], {state_of(models, context): 0}
         nxt, frontier = {}, [0]
         for _ in range(gamma):
             new = []
@@ -76,7 +78,7 @@ class StateTables:
                 for x, qx in enumerate(q):
                     if qx > 0:
                         child = contexts[s] + (vocab[x],)
-                        key = state_of(child)
+                        key = state_of(models, child)
                         if key not in index:
                             index[key] = len(contexts)
                             contexts.append(child)
@@ -86,12 +88,12 @@ class StateTables:
         v, n = len(vocab), len(contexts)
         self.p_rows = [tuple(float(x) for x in models.p(c)) for c in contexts]
         self.q_rows = [tuple(float(x) for x in models.q(c)) for c in contexts]
-        self.r_rows = [residual(p, q) or p for p, q in zip(self.p_rows, self.q_rows)]
         self.P, self.Q = np.array(self.p_rows), np.array(self.q_rows)  # (S, V)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.A = np.where(self.Q > 0, np.minimum(1.0, self.P / np.where(self.Q > 0, self.Q, 1)), 0.0)
+        self.acceptance = rule_np.acceptance_probabilities(self.P, self.Q)  # (S, V)
+        # where p == q no rejection happens, so the residual row is never drawn from: p stands in
+        self.R = rule_np.residual(self.P, self.Q, fallback=self.P)  # (S, V)
         self.cum_p, self.cum_q = _cumulative(self.P), _cumulative(self.Q)
-        self.cum_r = _cumulative(np.array(self.r_rows))
+        self.cum_r = _cumulative(self.R)
         self.next = np.zeros((n, v), dtype=np.intp)
         for (s, x), t in nxt.items():
             self.next[s, x] = t
@@ -141,7 +143,7 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
     base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
     wide = base ** (gamma + 1) >= 1 << 62  # outcome numbers would overflow int64
     powers = np.array([0 if wide else base ** j for j in range(gamma + 1)], dtype=np.int64)
-    flat_a, flat_next = t.A.ravel(), t.next.ravel()  # indexed by state * V + token
+    flat_a, flat_next = t.acceptance.ravel(), t.next.ravel()  # indexed by state * V + token
     final_rows = np.asfortranarray(np.concatenate([t.cum_r, t.cum_p]))  # rows 0..S-1 residual, S..2S-1 bonus
     codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)  # codes: (N,) or (N, gamma+1)
     for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):

@@ -1,9 +1,13 @@
 """The acceptance rule of speculative sampling, written once.
 
-p is always the target's next-token distribution and q the drafter's. Every
-function is plain arithmetic, so it works on exact ``Fraction`` rows, float
-rows and 1-D numpy arrays alike (the torch twin lives in ``specsim.gpt.rule``
-and is tested against this file).
+p is always the target's next-token distribution and q the drafter's. The
+functions here take one probability (``acceptance_probability``) or one row
+(a list or tuple of probabilities, the rest) of exact ``Fraction``s or
+Python floats, and return the same number type. They compare values one at
+a time (``if q_x <= 0``), so they do not take numpy arrays or tensors: the
+vectorized twin for numpy arrays (rows or tables of rows) is
+``specsim.rule_np``, the torch twin is ``specsim.gpt.rule``; both are tested
+against this file.
 
 The one-position identity that makes speculative decoding exact::
 

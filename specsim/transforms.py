@@ -4,7 +4,7 @@ The acceptance rule reproduces exactly the p it is given. A deployment that
 samples at temperature 0.7 with top-p 0.9 wants the *transformed* target, so
 the transform is applied to the target's row and to the drafter's row before
 the rule sees them. ``TransformedPair`` does that: it wraps a model pair (a
-``ToyModel`` or anything with ``vocab``, ``p``, ``q``) and is itself a model
+``ToyModel`` or any ``specsim.pair.ModelPair``) and is itself a model
 pair, so the exact engine and the sampler run on it unchanged.
 
 Each transform maps one row to another row of the same length:
@@ -40,6 +40,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from typing import Callable, Sequence
+
+from .pair import state_of
 
 Row = Sequence
 
@@ -192,8 +194,7 @@ class TransformedPair:
         self._p, self._q = {}, {}
 
     def state(self, context):
-        state = getattr(self.base, "state", None)
-        return state(context) if state is not None else tuple(context)
+        return state_of(self.base, context)
 
     def p(self, context):
         key = self.state(context)

@@ -1,6 +1,7 @@
 """The training code runs a few steps on a tiny corpus: plain, distilled, saved, reloaded."""
 import json
 
+import pytest
 import torch
 
 from specsim.gpt import weights
@@ -39,3 +40,22 @@ def test_same_seed_same_losses():
     a = train_lm(PRESETS["tiny"], train, val, steps=5, batch_size=2, seed=7, progress=False)
     b = train_lm(PRESETS["tiny"], train, val, steps=5, batch_size=2, seed=7, progress=False)
     assert a.losses == b.losses
+
+
+def test_teacher_forced_alpha_is_the_fraction_rule_alpha_averaged_over_positions():
+    """The torch twin inside teacher_forced_alpha agrees with specsim.rule.alpha, row by row."""
+    from specsim import rule as exact_rule
+    from specsim.gpt.model import GPT
+    from specsim.gpt.train import teacher_forced_alpha
+
+    torch.manual_seed(0)
+    target, draft = GPT(PRESETS["tiny"]).eval(), GPT(PRESETS["tiny"]).eval()  # two random models
+    data = tiny_data()[0][:65]
+    got = teacher_forced_alpha(target, draft, data, block=16, max_windows=4, temperature=0.7)
+    x = data[:64].view(4, 16)  # (4, T)
+    with torch.no_grad():
+        p = torch.softmax(target(x).double() / 0.7, dim=-1).view(-1, 96)  # (4*T, V)
+        q = torch.softmax(draft(x).double() / 0.7, dim=-1).view(-1, 96)  # (4*T, V)
+    per_position = [exact_rule.alpha(a.tolist(), b.tolist()) for a, b in zip(p, q)]
+    assert 0 < got < 1
+    assert got == pytest.approx(sum(per_position) / len(per_position), abs=1e-5)  # float32 logits

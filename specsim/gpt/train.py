@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from .config import GPTConfig
 from .model import GPT
+from .rule import adjust, alpha
 
 
 @dataclass
@@ -128,12 +129,16 @@ def evaluate(model: GPT, data: torch.Tensor, block: int, max_windows: int = 64, 
 @torch.inference_mode()
 def teacher_forced_alpha(target: GPT, draft: GPT, data: torch.Tensor, block: int,
                          max_windows: int = 32, temperature: float = 1.0, device="cpu") -> float:
-    """Mean over positions of alpha = sum_x min(p(x), q(x)) on real text (no sampling)."""
+    """Mean over positions of alpha = sum_x min(p(x), q(x)) on real text (no sampling).
+
+    p and q are the rows the decoder samples from at ``temperature``
+    (``specsim.gpt.rule.adjust``) and alpha is the torch twin of the rule.
+    """
     n = min(max_windows, (len(data) - 1) // block)
     x = data[: n * block].view(n, block).to(device)  # (n, T)
     total = 0.0
     for i in range(0, n, 8):
-        p = torch.softmax(target(x[i:i + 8]).float() / temperature, dim=-1)  # (b, T, V)
-        q = torch.softmax(draft(x[i:i + 8]).float() / temperature, dim=-1)  # (b, T, V)
-        total += torch.minimum(p, q).sum(-1).sum().item()
+        p = adjust(target(x[i:i + 8]).float(), temperature)  # (b, T, V)
+        q = adjust(draft(x[i:i + 8]).float(), temperature)  # (b, T, V)
+        total += alpha(p, q).sum().item()  # alpha: (b, T)
     return total / (n * block)
