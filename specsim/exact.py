@@ -189,8 +189,11 @@ def target_joint(models, context, n_tokens: int) -> dict:
     return joint(tuple(context), n_tokens)
 
 
-def total_variation(a: dict, b: dict):
-    """(1/2) sum |a(s) - b(s)| over the union of two sparse distributions."""
+def joint_total_variation(a: dict, b: dict):
+    """(1/2) sum |a(s) - b(s)| over the union of two sparse joints {sequence: probability}.
+
+    (``specsim.rule.total_variation`` is the same distance between two rows.)
+    """
     keys = set(a) | set(b)
     return sum((abs(a.get(k, 0) - b.get(k, 0)) for k in keys), 0) / 2
 

@@ -154,7 +154,7 @@ def evaluate(pitfall: Pitfall, models, context, gamma: int, n_tokens: int) -> Pi
     pair = pitfall.speculative(models)
     spec = exact.speculative_joint(pair, context, gamma, n_tokens, pitfall.rule)
     wanted = exact.target_joint(pitfall.target(models), context, n_tokens)
-    tv = exact.total_variation(spec, wanted)
+    tv = exact.joint_total_variation(spec, wanted)
     tokens = exact.round_distribution(pair, context, gamma, pitfall.rule).expected_tokens
     return PitfallResult(pitfall.name, pitfall.source, pitfall.description, tv, tokens, tv == 0)
 

@@ -110,14 +110,14 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
                  "cache position" + (f" (slots 0..{first - 1} not drawn)" if first else ""), None, height=340)
 
 
-def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], accept_prob: Sequence[float],
-               u: Sequence[float], accepted: Sequence[bool], top: int = 6) -> go.Figure:
+def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Sequence[float],
+               u: Sequence[float], accepted_flags: Sequence[bool], top: int = 6) -> go.Figure:
     """p and q at each drafted position: the ``top`` tokens by max(p, q), the draft outlined."""
     g = len(drafts)
     titles = []
     for i, d in enumerate(drafts):
-        verdict = ("kept" if accepted[i] else "rejected") if i < len(accepted) else "not checked"
-        titles.append(f"'{show_char(vocab[d])}': min(1,p/q)={accept_prob[i]:.2f}, u={u[i]:.2f}, {verdict}")
+        verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
+        titles.append(f"'{show_char(vocab[d])}': min(1,p/q)={acceptance[i]:.2f}, u={u[i]:.2f}, {verdict}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])

@@ -106,9 +106,9 @@ def correct_figure(trace) -> go.Figure:
     fig = go.Figure()
     _bars(fig, _tokens(trace), trace.p_rows[k], "p (target)", P_COLOR)
     _bars(fig, _tokens(trace), trace.q_rows[k], "q (drafter)", Q_COLOR)
-    _bars(fig, _tokens(trace), trace.residual, "residual r", RESIDUAL_COLOR, trace.final)
+    _bars(fig, _tokens(trace), trace.replacement_row, "residual r", RESIDUAL_COLOR, trace.replacement)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="correct")
-    return style(fig, f"correct: draft {k + 1} was rejected; \"{trace.final}\" is drawn from "
+    return style(fig, f"correct: draft {k + 1} was rejected; \"{trace.replacement}\" is drawn from "
                       "r = max(0, p − q) / Σ max(0, p − q)", "token", PROBABILITY, height=340)
 
 
@@ -116,9 +116,9 @@ def bonus_figure(trace) -> go.Figure:
     """Step 5: every draft survived, so one more token comes free from p."""
     fig = go.Figure()
     _bars(fig, _tokens(trace), trace.p_rows[trace.gamma], "p (target) at the bonus position",
-          BONUS_COLOR, trace.final)
+          BONUS_COLOR, trace.bonus)
     fig.update_layout(yaxis_range=[0, 1.15], meta="bonus")
-    return style(fig, f"bonus: all {trace.gamma} drafts accepted; \"{trace.final}\" is drawn from p "
+    return style(fig, f"bonus: all {trace.gamma} drafts accepted; \"{trace.bonus}\" is drawn from p "
                       "(already computed by the same pass)", "token", PROBABILITY, height=340)
 
 
@@ -146,7 +146,7 @@ def event_figure(trace, i: int) -> go.Figure:
     tests = len(trace.acceptance)
     if i < g + 1 + tests:
         return acceptance_figure(trace, i - g - 1)
-    if i == g + 1 + tests and trace.final is not None:
+    if i == g + 1 + tests and trace.closing_token is not None:
         return correct_figure(trace) if k < g else bonus_figure(trace)
     return emit_figure(trace)
 

@@ -14,35 +14,8 @@ enumerated. ``trace_round`` runs it on exact rows and records everything;
 rows (the plain Python baseline); ``specsim.montecarlo.sample_rounds`` is the same
 correct rule in vectorized numpy form.
 
-Trace format, for replaying a round one step at a time
-------------------------------------------------------
-``RoundTrace.events()`` returns JSON-ready dicts in the order things happen:
-
-* ``{"kind": "draft", "position": i, "context": [...], "token": x, "q": row}``
-  for i = 0..gamma-1 (``"draft_row"`` is added when the rule draws drafts
-  from something other than q, e.g. a greedy drafter);
-* ``{"kind": "verify", "p": [row_0, ..., row_gamma]}``: the one target pass,
-  p at every draft position plus the bonus position;
-* per examined position, ``{"kind": "accept" | "reject", "position": i,
-  "token": x, "p_x", "q_x", "acceptance": min(1, p/q) (or the rule's
-  value), "u": float}``: kept when u < acceptance;
-* on a rejection at position i, ``{"kind": "correct", "position": i,
-  "row": the row y was drawn from, "token": y, "discarded": [drafts after
-  i]}``; ``row`` is the rule's replacement row: the normalized residual
-  max(0, p - q) for the correct rule, p itself for ``resample-from-target``;
-* after full acceptance, ``{"kind": "bonus", "position": gamma, "p": row,
-  "token": y}`` (absent when the rule gives no bonus);
-* last, ``{"kind": "emit", "tokens": [...], "accepted": K, "target_passes": 1}``.
-
-Positions are 0-based (the readable ``specsim trace`` numbers drafts from 1).
-Probabilities are fraction strings when the rows are exact, floats otherwise.
-``RoundTrace.to_dict()`` holds the events plus the summary (drafts, K,
-emitted tokens, ``kinds``: "draft" / "correct" / "bonus" per emitted token).
-
-``generate`` chains rounds into a ``GenerationTrace``: ``rounds`` (the
-``RoundTrace`` of each), ``tokens`` (all emitted), ``output`` (the first N),
-``running_totals()`` (tokens and target passes after each round) and
-``tokens_per_pass``.
+The traces (``RoundTrace``, ``GenerationTrace``) and their JSON events are
+a public format, described field by field in ``specsim/TRACE_FORMAT.md``.
 
 Example
 -------
@@ -52,8 +25,8 @@ Example
 ['draft', 'draft', 'draft', 'verify', 'accept', 'reject', 'correct', 'emit']
 >>> t.drafts, t.acceptance, t.replacement_row
 (('b', 'a', 'a'), [Fraction(3, 4), Fraction(1, 2)], (Fraction(0, 1), Fraction(1, 1), Fraction(0, 1)))
->>> t.emitted, t.accepted
-(('b', 'b'), 1)
+>>> t.emitted, t.accepted, t.accepted_flags, t.replacement, t.bonus
+(('b', 'b'), 1, [True, False], 'b', None)
 """
 from __future__ import annotations
 
@@ -124,7 +97,7 @@ def _row(row):
 
 @dataclass
 class RoundTrace:
-    """Everything that happened in one sampled round (see the module docstring)."""
+    """Everything that happened in one sampled round (see ``specsim/TRACE_FORMAT.md``)."""
 
     context: tuple
     gamma: int
@@ -137,20 +110,30 @@ class RoundTrace:
     u: list  # acceptance uniforms for positions 0..gamma-1
     acceptance: list  # rule.accept at each examined position
     accepted: int  # K
-    residual: tuple | None  # rule.replacement(p, q) at the rejection position (the residual for CORRECT)
-    final: str | None  # replacement (K < gamma) or bonus (K == gamma) token
+    replacement_row: tuple | None  # rule.replacement(p, q) at the rejection (the residual for CORRECT)
+    closing_token: str | None  # the replacement (K < gamma) or the bonus (K == gamma) token
     emitted: tuple
     target_passes: int = 1
 
     @property
-    def replacement_row(self):
-        """The row the replacement was drawn from (same as ``residual``; None if no rejection)."""
-        return self.residual
+    def accepted_flags(self) -> list:
+        """For each examined draft: True if kept (K Trues, then one False unless K == gamma)."""
+        return [i < self.accepted for i in range(len(self.acceptance))]
+
+    @property
+    def replacement(self) -> str | None:
+        """The token drawn from ``replacement_row`` after a rejection (None without one)."""
+        return self.closing_token if self.accepted < self.gamma else None
+
+    @property
+    def bonus(self) -> str | None:
+        """The token drawn from p after full acceptance (None otherwise, or if the rule gives none)."""
+        return self.closing_token if self.accepted == self.gamma else None
 
     @property
     def kinds(self) -> list:
         """For each emitted token: "draft" (accepted draft), "correct" or "bonus"."""
-        tail = [] if self.final is None else ["correct" if self.accepted < self.gamma else "bonus"]
+        tail = [] if self.closing_token is None else ["correct" if self.accepted < self.gamma else "bonus"]
         return ["draft"] * self.accepted + tail
 
     def events(self) -> list:
@@ -169,11 +152,11 @@ class RoundTrace:
                         "token": self.drafts[i], "p_x": _num(self.p_rows[i][x]),
                         "q_x": _num(self.q_rows[i][x]), "acceptance": _num(a), "u": self.u[i]})
         if self.accepted < self.gamma:
-            out.append({"kind": "correct", "position": self.accepted, "row": _row(self.residual),
-                        "token": self.final, "discarded": list(self.drafts[self.accepted + 1:])})
-        elif self.final is not None:
+            out.append({"kind": "correct", "position": self.accepted, "row": _row(self.replacement_row),
+                        "token": self.closing_token, "discarded": list(self.drafts[self.accepted + 1:])})
+        elif self.closing_token is not None:
             out.append({"kind": "bonus", "position": self.gamma, "p": _row(self.p_rows[self.gamma]),
-                        "token": self.final})
+                        "token": self.closing_token})
         out.append({"kind": "emit", "tokens": list(self.emitted), "accepted": self.accepted,
                     "target_passes": self.target_passes})
         return out
@@ -209,12 +192,12 @@ def trace_round(models, context, gamma: int, seed=None, rule: RoundRule = CORREC
     acceptance = [rule.accept(p_rows[i], q_rows[i], drafts[i]) for i in range(examined)]
     replacement_row = tuple(rule.replacement(p_rows[k], q_rows[k])) if k < gamma else None
     tokens = tuple(vocab[x] for x in drafts)
-    final_token = None if final is None else vocab[final]
-    emitted = tokens[:k] + (() if final_token is None else (final_token,))
+    closing_token = None if final is None else vocab[final]
+    emitted = tokens[:k] + (() if closing_token is None else (closing_token,))
     return RoundTrace(context, gamma, rule.name, vocab, tokens, q_rows,
                       [tuple(rule.draft_row(q)) for q in q_rows], p_rows,
                       [float(u) for u in u_accept[:examined]], acceptance, k, replacement_row,
-                      final_token, emitted)
+                      closing_token, emitted)
 
 
 @dataclass

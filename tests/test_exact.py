@@ -77,7 +77,7 @@ def test_a_broken_rule_is_caught_by_the_check():
     assert not all(c.exact for c in checks)
     c = checks[0]
     assert c.max_abs_difference > 0
-    assert exact.total_variation(c.speculative, c.target) > 0
+    assert exact.joint_total_variation(c.speculative, c.target) > 0
 
 
 def test_iid_model_round_matches_the_formula():

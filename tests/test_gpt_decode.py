@@ -32,16 +32,16 @@ def test_greedy_speculative_equals_greedy_plain_for_200_tokens(pair, gamma):
 
 def test_every_round_crops_both_caches_to_n_plus_k_plus_1(pair):
     g = api.speculative_generate(pair, PROMPT, 120, gamma=4, seed=3)
-    assert any(r.k == 4 for r in g.rounds) and any(r.k < 4 for r in g.rounds)
+    assert any(r.accepted == 4 for r in g.rounds) and any(r.accepted < 4 for r in g.rounds)
     for r, nxt in zip(g.rounds, g.rounds[1:] + [None]):
         t, d = r.cache["target"], r.cache["draft"]
         n = t["start"]
         assert t["before_verify"] == n and t["after_verify"] == n + 4 + 1
-        assert t["after_crop"] == n + r.k + 1
+        assert t["after_crop"] == n + r.accepted + 1
         assert d["before_verify"] == d["after_verify"] == n + 4  # the last draft is never fed
-        assert d["after_crop"] == min(n + r.k + 1, n + 4)
+        assert d["after_crop"] == min(n + r.accepted + 1, n + 4)
         if nxt is not None:
-            assert nxt.cache["target"]["start"] == n + r.k + 1
+            assert nxt.cache["target"]["start"] == n + r.accepted + 1
             assert nxt.cache["draft"]["start"] == d["after_crop"]  # full acceptance: one behind
 
 

@@ -49,10 +49,11 @@ def test_accept_drafts_stops_at_first_rejection():
     p = torch.tensor([[0.5, 0.5], [0.1, 0.9], [0.5, 0.5], [0.3, 0.7]])
     q = torch.tensor([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
     drafts = torch.tensor([0, 0, 1])
-    probs, ok, k = rule.accept_drafts(p, q, drafts, torch.tensor([0.9, 0.3, 0.0]))
-    assert probs.tolist() == pytest.approx([1.0, 0.2, 1.0]) and k == 1 and ok.tolist() == [True, False, True]
-    _, _, k = rule.accept_drafts(p, q, drafts, torch.tensor([0.9, 0.1, 0.0]))
-    assert k == 3
+    acceptance, flags, accepted = rule.accept_drafts(p, q, drafts, torch.tensor([0.9, 0.3, 0.0]))
+    assert acceptance.tolist() == pytest.approx([1.0, 0.2, 1.0]) and accepted == 1
+    assert flags.tolist() == [True, False, True]
+    _, _, accepted = rule.accept_drafts(p, q, drafts, torch.tensor([0.9, 0.1, 0.0]))
+    assert accepted == 3
 
 
 def test_adjust_is_the_same_map_for_p_and_q():

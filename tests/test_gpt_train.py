@@ -30,7 +30,7 @@ def test_stages_train_save_and_reload(tmp_path):
     assert 0 < entries["draft_distilled"]["notes"]["teacher_forced_alpha"] <= 1
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert sorted(manifest["models"]) == sorted(entries)
-    model = weights.load_model("draft_distilled", out)
+    model = weights.load_gpt("draft_distilled", out)
     assert model.config == PRESETS["tiny"]
 
 

@@ -25,7 +25,7 @@ def test_manifest_lists_three_models_with_checksums_and_fits_20_mb():
 
 def test_shipped_models_load_in_float32():
     for name in weights.MODEL_NAMES:
-        model = weights.load_model(name)
+        model = weights.load_gpt(name)
         assert model.wte.weight.dtype == torch.float32 and not model.training
         assert model.lm_head.weight is model.wte.weight
 
@@ -33,18 +33,18 @@ def test_shipped_models_load_in_float32():
 def test_tampered_weights_are_refused(tmp_path):
     d = tmp_path / "w"
     shutil.copytree(shipped_dir(), d)
-    weights.load_model("draft_trained", str(d))  # the copy is fine
+    weights.load_gpt("draft_trained", str(d))  # the copy is fine
     path = d / "draft_trained.safetensors"
     data = bytearray(path.read_bytes())
     data[-1] ^= 0x01  # flip one bit of one weight
     path.write_bytes(bytes(data))
     with pytest.raises(weights.WeightsError, match="checksum mismatch for draft_trained.safetensors"):
-        weights.load_model("draft_trained", str(d))
+        weights.load_gpt("draft_trained", str(d))
     os.remove(d / "target.safetensors")
     with pytest.raises(weights.WeightsError, match="missing"):
-        weights.load_model("target", str(d))
+        weights.load_gpt("target", str(d))
     with pytest.raises(weights.WeightsError, match="no model named"):
-        weights.load_model("nope", str(d))
+        weights.load_gpt("nope", str(d))
 
 
 def test_tokenizer_round_trip_and_names_unknown_characters():

@@ -49,10 +49,10 @@ def test_trace_decisions_agree_with_the_rule(model, ctx):
         stop = ctx + t.drafts[:t.accepted]
         if t.accepted < 3:
             assert t.replacement_row == tuple(residual(model.p(stop), model.q(stop)))
-            assert t.replacement_row[model.vocab.index(t.final)] > 0
+            assert t.replacement_row[model.vocab.index(t.replacement)] > 0
         else:
-            assert model.p(stop)[model.vocab.index(t.final)] > 0
-        assert t.emitted == t.drafts[:t.accepted] + (t.final,)
+            assert model.p(stop)[model.vocab.index(t.bonus)] > 0
+        assert t.emitted == t.drafts[:t.accepted] + (t.closing_token,)
 
 
 def test_events_replay_the_round_in_order():
@@ -85,7 +85,7 @@ def test_generation_running_totals():
 def test_trace_runs_a_broken_rule_through_its_methods():
     rule = pitfalls.PITFALLS["no-bonus-token"].rule
     t = sampling.trace_round(SEED, ("a",), 3, seed=2, rule=rule)
-    assert t.accepted == 3 and t.final is None and len(t.emitted) == 3
+    assert t.accepted == 3 and t.closing_token is None and t.bonus is None and len(t.emitted) == 3
     assert "bonus" not in [e["kind"] for e in t.events()]
 
 

@@ -85,8 +85,8 @@ except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or dam
 vocab = pair.vocab
 pieces = []
 for r in gen.rounds:
-    pieces.append(("".join(vocab[t] for t in r.drafts[:r.k]), "draft"))
-    pieces.append((vocab[r.correction_token], "correct" if r.correction == "residual" else "bonus"))
+    pieces.append(("".join(vocab[t] for t in r.drafts[:r.accepted]), "draft"))
+    pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
 st.markdown(ui.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(ui.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
 
@@ -124,8 +124,8 @@ last = plots_gpt.show_char(vocab[r.last_token])
 
 st.markdown(f"Round {j + 1}: the cache holds **n = {n}** keys; the last token **{md(last)}** and the "
             f"drafts **{' '.join(md(c) for c in chars)}** are fed to the target as {gamma + 1} queries. "
-            f"**k = {r.k}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
-            f"**{md(plots_gpt.show_char(vocab[r.correction_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
+            f"**k = {r.accepted}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
+            f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
 queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
 st.plotly_chart(plots_gpt.mask_pair(masks.lower_right_grid(n, gamma), masks.upper_left_grid(n, gamma), n,
                                     queries), key="gpt-mask")
@@ -133,9 +133,9 @@ labels = {n: vocab[r.last_token], **{n + 1 + i: vocab[t] for i, t in enumerate(r
 if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence position j
     seq = gen.prompt_ids + gen.tokens
     labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
-st.plotly_chart(plots_gpt.cache_slots(r.cache, gamma, r.k, labels=labels), key="gpt-cache")
-st.plotly_chart(plots_gpt.draft_rows(vocab, r.p_rows.tolist(), r.q_rows.tolist(), r.drafts, r.accept_prob, r.u,
-                                     r.accepted), key="gpt-rows")
+st.plotly_chart(plots_gpt.cache_slots(r.cache, gamma, r.accepted, labels=labels), key="gpt-cache")
+st.plotly_chart(plots_gpt.draft_rows(vocab, r.p_rows.tolist(), r.q_rows.tolist(), r.drafts, r.acceptance, r.u,
+                                     r.accepted_flags), key="gpt-rows")
 with st.expander("Which logit row of the verify pass scored which draft"):
     st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],
                    "scores": s["scores"], "used": "✓" if s["used"] else ""} for s in r.scored_by()],

@@ -138,10 +138,10 @@ def cmd_trace(args) -> int:
         what = ("residual max(0, p - q) normalized" if t.rule == "correct"
                 else f"rule {t.rule}'s replacement row")
         print(f"Step 4, correct: draft {t.accepted + 1} rejected; {what} after {where!r} "
-              f"= ({_row(t.replacement_row)}) -> {t.final}")
-    elif t.final is not None:
+              f"= ({_row(t.replacement_row)}) -> {t.replacement}")
+    elif t.bonus is not None:
         where = " ".join(t.context + t.drafts)
-        print(f"Step 5, bonus: all {t.gamma} drafts kept; p after {where!r} = ({_row(t.p_rows[-1])}) -> {t.final}")
+        print(f"Step 5, bonus: all {t.gamma} drafts kept; p after {where!r} = ({_row(t.p_rows[-1])}) -> {t.bonus}")
     else:
         print(f"Step 5, bonus: all {t.gamma} drafts kept; this rule adds no bonus token")
     n = len(t.emitted)
@@ -162,8 +162,8 @@ def cmd_generate(args) -> int:
     for j, (r, total) in enumerate(zip(g.rounds, g.running_totals()), 1):
         k = r.accepted
         rows.append([j, " ".join(r.drafts[:k]) or "-",
-                     r.final if r.final is not None and k < r.gamma else "-",
-                     r.final if r.final is not None and k == r.gamma else "-",
+                     r.replacement if r.replacement is not None else "-",
+                     r.bonus if r.bonus is not None else "-",
                      len(r.emitted), total["tokens"], total["target_passes"]])
     print(table(rows, ["round", "accepted drafts", "replacement", "bonus", "tokens",
                        "tokens so far", "target passes"]))

@@ -4,12 +4,13 @@
 >>> g = speculative_generate(pair, "def ", n_tokens=8, gamma=3, seed=0)
 >>> len(g.tokens), g.mode, len(g.text)
 (8, 'speculative', 8)
->>> g.rounds[0].cache["target"]["after_crop"] == g.rounds[0].cache["target"]["start"] + g.rounds[0].k + 1
+>>> g.rounds[0].cache["target"]["after_crop"] == g.rounds[0].cache["target"]["start"] + g.rounds[0].accepted + 1
 True
 
 ``Generation`` (from ``specsim.gpt.decode``) carries ``tokens``, ``text``
 (set here), ``rounds`` (one ``Round`` per speculative round: drafts, p and q
-rows, u, acceptance probabilities and flags, k, residual or bonus token,
+rows, u, ``acceptance`` probabilities, ``accepted_flags``, K as ``accepted``,
+the ``closing_token`` (``replacement`` or ``bonus``) and ``replacement_row``,
 cache lengths of both models at start / before verification / after it /
 after the crop, ``scored_by()`` for which logit row scored which draft),
 ``alpha``, ``accepted_per_round``, ``target_passes`` and ``to_dict()``.
@@ -25,7 +26,7 @@ from . import decode
 from .decode import Generation, Sampling
 from .model import GPT
 from .tokenizer import CharTokenizer
-from .weights import load_model, read_manifest
+from .weights import load_gpt, read_manifest
 
 DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}
 
@@ -46,7 +47,13 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 
 @dataclass
-class ModelPair:
+class GPTModels:
+    """The loaded target and drafter (torch modules) and their tokenizer.
+
+    Not a ``specsim.pair.ModelPair`` (it has no p(context) / q(context)): the
+    exact engine takes ``specsim.gpt.exact_adapter.GPTPair``, built from it.
+    """
+
     target: GPT
     draft: GPT
     tokenizer: CharTokenizer
@@ -63,21 +70,21 @@ class ModelPair:
 
 
 @functools.lru_cache(maxsize=8)
-def _load(draft: str, device: str, weights_dir) -> ModelPair:
+def _load(draft: str, device: str, weights_dir) -> GPTModels:
     dev = torch.device(device)
     manifest = read_manifest(weights_dir)
-    return ModelPair(load_model("target", weights_dir, dev), load_model(DRAFTS[draft], weights_dir, dev),
+    return GPTModels(load_gpt("target", weights_dir, dev), load_gpt(DRAFTS[draft], weights_dir, dev),
                      CharTokenizer(manifest["vocab"]), dev, draft)
 
 
-def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None) -> ModelPair:
+def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None) -> GPTModels:
     """The shipped target and drafter (cached per draft, device and directory)."""
     if draft not in DRAFTS:
         raise ValueError(f"unknown drafter {draft!r}; choose distilled or trained")
     return _load(draft, str(resolve_device(device)), weights_dir)
 
 
-def encode_prompt(pair: ModelPair, prompt: str) -> list:
+def encode_prompt(pair: GPTModels, prompt: str) -> list:
     if not prompt:
         raise ValueError("the prompt is empty")
     ids = pair.tokenizer.encode(prompt)
@@ -101,7 +108,7 @@ def _check_n(n_tokens):
         raise ValueError(f"the number of tokens must be >= 1, got {n_tokens}")
 
 
-def speculative_generate(pair: ModelPair, prompt: str, n_tokens: int, gamma: int = 4,
+def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4,
                          temperature: float = 1.0, top_k: int | None = None,
                          top_p: float | None = None, greedy: bool = False, seed: int = 0,
                          crop: bool = True) -> Generation:
@@ -113,7 +120,7 @@ def speculative_generate(pair: ModelPair, prompt: str, n_tokens: int, gamma: int
     return g
 
 
-def plain_generate(pair: ModelPair, prompt: str, n_tokens: int, temperature: float = 1.0,
+def plain_generate(pair: GPTModels, prompt: str, n_tokens: int, temperature: float = 1.0,
                    top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
                    seed: int = 0) -> Generation:
     """Plain decoding with the target alone (one target pass per character)."""

@@ -121,9 +121,9 @@ def figures(rounds, gamma: int, costs: dict) -> dict:
     alpha = accepted / checked drafts; cost = drafter step / target step;
     verify_ratio = verify pass over gamma + 1 positions / target step.
     """
-    checked = sum(len(r.accepted) for r in rounds)
-    alpha = sum(r.k for r in rounds) / checked if checked else float("nan")
-    tokens_per_round = sum(r.k + 1 for r in rounds) / len(rounds)
+    checked = sum(len(r.accepted_flags) for r in rounds)
+    alpha = sum(r.accepted for r in rounds) / checked if checked else float("nan")
+    tokens_per_round = sum(r.accepted + 1 for r in rounds) / len(rounds)
     cost = costs["draft"][gamma] / costs["target"]
     verify_ratio = costs["verify"][gamma] / costs["target"]
     return {"alpha": alpha, "tokens_per_round": tokens_per_round, "cost": cost, "verify_ratio": verify_ratio,
@@ -138,7 +138,7 @@ def _sync(device):
 
 def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.0,
           repeats: int = 3, seed: int = 0, prompts=None) -> dict:
-    """Run the benchmark on a ``ModelPair``; returns the JSON-ready result dict."""
+    """Run the benchmark on a ``GPTModels`` (``specsim.gpt.api``); returns the JSON-ready result dict."""
     gammas = list(gammas)
     prompts = prompts or heldout_prompts()
     ids = [pair.tokenizer.encode(p) for p in prompts]

@@ -121,7 +121,7 @@ def render(g, vocab: str, colour: bool) -> str:
         return "".join(vocab[t] for t in g.tokens)
     parts, left = [], len(g.tokens)
     for r in g.rounds:
-        pieces = [(t, "accepted") for t in r.drafts[:r.k]] + [(r.correction_token, r.correction)]
+        pieces = [(t, "accepted") for t in r.drafts[:r.accepted]] + [(r.closing_token, r.correction)]
         for t, kind in pieces[:left]:
             parts.append(f"{COLOURS[kind]}{vocab[t]}{COLOURS['end']}")
         left -= min(left, len(pieces))

@@ -47,25 +47,42 @@ class Sampling:
 
 @dataclass
 class Round:
-    """Everything one speculative round did. Token ids index the vocabulary."""
+    """Everything one speculative round did. Token ids index the vocabulary.
+
+    Field names are those of the toy trace (``specsim.sampling.RoundTrace``);
+    see ``specsim/TRACE_FORMAT.md``. ``to_dict`` keeps the JSON keys of the
+    ``specsim gpt`` commands (``k``, ``accepted`` for the flags, ``accept_prob``,
+    ``correction_token``).
+    """
 
     start: int  # position of the last token in the whole sequence (prompt included)
-    last_token: int
+    last_token: int  # the token fed first (the last one of the sequence so far)
     drafts: list  # gamma drafted ids
     q_rows: torch.Tensor  # (gamma, V): q at each draft position
     p_rows: torch.Tensor  # (gamma + 1, V): p row i scores draft i + 1; row gamma is the bonus row
     u: list  # gamma uniforms; u[i] is compared only if draft i is checked
-    accept_prob: list  # min(1, p_i(d_i) / q_i(d_i)) for each draft
-    accepted: list  # flags for the checked drafts: k Trues, then one False unless k == gamma
-    k: int  # drafts accepted
+    acceptance: list  # min(1, p_i(d_i) / q_i(d_i)) for each draft
+    accepted_flags: list  # for the checked drafts: K Trues, then one False unless K == gamma
+    accepted: int  # K, drafts accepted
     correction: str  # "residual" (step 4) or "bonus" (step 5)
-    correction_token: int
+    closing_token: int  # the replacement (K < gamma) or the bonus (K == gamma) token
     cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
     slid: bool = False
+    replacement_row: torch.Tensor | None = None  # (V,) the row the replacement was drawn from
+
+    @property
+    def replacement(self) -> int | None:
+        """The token drawn from ``replacement_row`` after a rejection (None without one)."""
+        return self.closing_token if self.accepted < len(self.drafts) else None
+
+    @property
+    def bonus(self) -> int | None:
+        """The token drawn from the last p row after full acceptance (None otherwise)."""
+        return self.closing_token if self.accepted == len(self.drafts) else None
 
     @property
     def emitted(self) -> list:
-        return self.drafts[:self.k] + [self.correction_token]
+        return self.drafts[:self.accepted] + [self.closing_token]
 
     def scored_by(self) -> list:
         """Which logit row of the verify pass scored which token, and what it decided."""
@@ -74,15 +91,15 @@ class Round:
             fed = self.last_token if i == 0 else self.drafts[i - 1]
             role = f"draft {i + 1}" if i < len(self.drafts) else "bonus"
             rows.append({"row": i, "query_token": fed, "query_position": self.start + i,
-                         "scores": role, "used": i <= self.k})
+                         "scores": role, "used": i <= self.accepted})
         return rows
 
     def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
         name = (lambda t: vocab[t]) if vocab else (lambda t: t)
         d = {"start": self.start, "last_token": name(self.last_token),
              "drafts": [name(t) for t in self.drafts], "u": self.u,
-             "accept_prob": self.accept_prob, "accepted": self.accepted, "k": self.k,
-             "correction": self.correction, "correction_token": name(self.correction_token),
+             "accept_prob": self.acceptance, "accepted": self.accepted_flags, "k": self.accepted,
+             "correction": self.correction, "correction_token": name(self.closing_token),
              "emitted": [name(t) for t in self.emitted], "cache": self.cache, "slid": self.slid,
              "scored_by": [dict(r, query_token=name(r["query_token"])) for r in self.scored_by()],
              "p_rows": [_row(r, name, top) for r in self.p_rows],
@@ -111,12 +128,12 @@ class Generation:
 
     @property
     def accepted_per_round(self) -> list:
-        return [r.k for r in self.rounds]
+        return [r.accepted for r in self.rounds]
 
     @property
     def alpha(self) -> float | None:
         """Measured acceptance rate: accepted drafts / checked drafts."""
-        checked = sum(len(r.accepted) for r in self.rounds)
+        checked = sum(len(r.accepted_flags) for r in self.rounds)
         return sum(self.accepted_per_round) / checked if checked else None
 
     def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
@@ -213,12 +230,15 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
         after = {"target": t_cache.length, "draft": d_cache.length}
         # step 3: accept left to right
         u = torch.rand(gamma, generator=gen, device=device)  # (gamma,)
-        probs, ok, k = accept_drafts(p_rows, q_rows, d_ids[0], u)
+        acceptance, flags, k = accept_drafts(p_rows, q_rows, d_ids[0], u)
         if k < gamma:  # step 4: replacement from the residual at the first rejection
-            r = residual(p_rows[k], q_rows[k])
-            tok = _sample(r if r is not None else p_rows[k], gen)
+            replacement_row = residual(p_rows[k], q_rows[k])
+            if replacement_row is None:  # p <= q everywhere: float rounding rejected a sure draft
+                replacement_row = p_rows[k]
+            tok = _sample(replacement_row, gen)
             correction = "residual"
         else:  # step 5: bonus token from the last row
+            replacement_row = None
             tok = _sample(p_rows[gamma], gen)
             correction = "bonus"
         # step 6: roll both caches back to prefix + last token + k accepted drafts
@@ -233,6 +253,6 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
         out.extend(emitted)
         cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m],
                      "after_crop": (t_cache if m == "target" else d_cache).length} for m in start}
-        rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), probs.tolist(),
-                            ok[:k + 1].tolist(), k, correction, int(tok), cache, slid))
+        rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), acceptance.tolist(),
+                            flags[:k + 1].tolist(), k, correction, int(tok), cache, slid, replacement_row))
     return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes, d_passes, gamma, rounds)

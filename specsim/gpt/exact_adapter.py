@@ -1,7 +1,9 @@
 """The shipped models as a float64 "model pair" for the exact engine.
 
 ``specsim.exact`` enumerates every outcome of speculative rounds for any
-object with ``vocab``, ``p(context)`` and ``q(context)``. Here a context is a
+model pair (``specsim.pair.ModelPair``: ``vocab``, ``p(context)``,
+``q(context)``, optionally ``state(context)``). ``GPTPair`` is one; its
+state is the last ``window`` characters. Here a context is a
 tuple of characters, the prompt included; p and q are the target's and the
 drafter's next-character rows in float64 (full forward passes of float64
 copies of the models, memoized per context), after the same ``Sampling``.
@@ -21,6 +23,8 @@ from .decode import Sampling
 
 
 class GPTPair:
+    """The target and drafter as float64 p(context) and q(context) rows (a ``ModelPair``)."""
+
     def __init__(self, target, draft, vocab: str, sampling: Sampling = Sampling()):
         self.target = copy.deepcopy(target).double().cpu().eval()
         self.draft = copy.deepcopy(draft).double().cpu().eval()

@@ -18,7 +18,7 @@ from . import corpus
 from .config import PRESETS
 from .tokenizer import ASCII_VOCAB, CharTokenizer
 from .train import teacher_forced_alpha, train_lm
-from .weights import load_model, save_model, update_manifest
+from .weights import load_gpt, save_model, update_manifest
 
 STAGES = ("target", "draft_trained", "draft_distilled")
 
@@ -55,7 +55,7 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
                      lr=recipe.target_lr, seed=recipe.seed, device=device, progress=progress, desc=stage)
         notes = r.notes()
     else:
-        target = load_model("target", out_dir, device=device)
+        target = load_gpt("target", out_dir, device=device)
         teacher = target if stage == "draft_distilled" else None
         r = train_lm(PRESETS[recipe.draft_preset], train_ids, val_ids, recipe.draft_steps, recipe.draft_batch,
                      lr=recipe.draft_lr, seed=recipe.seed, device=device, teacher=teacher,

@@ -78,12 +78,13 @@ def accept_drafts(p_rows: torch.Tensor, q_rows: torch.Tensor, drafts: torch.Tens
     """Step 3 for a whole round at once.
 
     p_rows (gamma + 1, V), q_rows (gamma, V), drafts (gamma,), u (gamma,).
-    Returns (acceptance probabilities (gamma,), accepted flags (gamma,), k):
-    k = number of drafts accepted before the first rejection.
+    Returns (acceptance (gamma,), accepted_flags (gamma,), accepted):
+    acceptance = min(1, p/q) of each draft, accepted_flags = u < acceptance,
+    accepted = K, the number of drafts accepted before the first rejection.
     """
     idx = torch.arange(drafts.numel(), device=drafts.device)
-    probs = acceptance_probability(p_rows[idx, drafts], q_rows[idx, drafts])  # (gamma,)
-    ok = u < probs  # (gamma,)
-    rejected = (~ok).nonzero()
-    k = int(rejected[0, 0]) if rejected.numel() else drafts.numel()
-    return probs, ok, k
+    acceptance = acceptance_probability(p_rows[idx, drafts], q_rows[idx, drafts])  # (gamma,)
+    accepted_flags = u < acceptance  # (gamma,)
+    rejected = (~accepted_flags).nonzero()
+    accepted = int(rejected[0, 0]) if rejected.numel() else drafts.numel()
+    return acceptance, accepted_flags, accepted

@@ -84,7 +84,7 @@ def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None 
     return manifest
 
 
-def load_model(name: str, weights_dir=None, device="cpu") -> GPT:
+def load_gpt(name: str, weights_dir=None, device="cpu") -> GPT:
     """Load one model in float32, eval mode, after checking the file's sha256."""
     manifest = read_manifest(weights_dir)
     if name not in manifest["models"]:
