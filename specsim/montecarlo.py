@@ -164,12 +164,12 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
             k += alive
             stop = np.where(alive, state, stop)
         rows = stop + len(t.cum_p) * (k == gamma)  # step 4 (residual) or step 5 (bonus)
-        final = _pick(final_rows, rows, u_final)
+        closing = _pick(final_rows, rows, u_final)
         if wide:
-            digits[np.arange(n), k] = final + 1
+            digits[np.arange(n), k] = closing + 1
             codes.append(digits)
         else:
-            codes.append(code + (final + 1) * powers[k])
+            codes.append(code + (closing + 1) * powers[k])
         k_counts += np.bincount(k, minlength=gamma + 1)
     code = np.concatenate(codes)
     if wide:
@@ -206,9 +206,9 @@ def sample_rounds_loop(models, context, gamma: int, rounds: int, seed=None,
     vocab = t.vocab
     for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
         for ud, ua, uf in zip(u_draft.tolist(), u_accept.tolist(), u_final.tolist()):
-            _, drafts, k, final = play_round(rows.__getitem__, lambda s, x: nxt[s, x], 0,
+            _, drafts, k, closing = play_round(rows.__getitem__, lambda s, x: nxt[s, x], 0,
                                              gamma, rule, ud, ua, uf)
-            key = tuple(drafts[:k]) if final is None else tuple(drafts[:k]) + (final,)
+            key = tuple(drafts[:k]) if closing is None else tuple(drafts[:k]) + (closing,)
             outcomes[key] = outcomes.get(key, 0) + 1
             k_counts[k] += 1
     named = {tuple(vocab[i] for i in key): c for key, c in outcomes.items()}

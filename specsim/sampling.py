@@ -63,8 +63,9 @@ def play_round(rows, step, state, gamma: int, rule: RoundRule, u_draft, u_accept
 
     ``rows(state) -> (p, q)`` gives the rows at a state, ``step(state, x)``
     the state after token index x. Returns ``(states, drafts, accepted,
-    final)``: the gamma + 1 states visited, the gamma drafted indices, K, and
-    the replacement or bonus index (None when the rule gives no bonus).
+    closing)``: the gamma + 1 states visited, the gamma drafted indices, K, and
+    the closing token's index, the replacement or the bonus (None when the
+    rule gives no bonus).
     """
     states, drafts = [state], []
     for i in range(gamma):  # step 1: the drafter proposes gamma tokens
@@ -184,7 +185,7 @@ def trace_round(models, context, gamma: int, seed=None, rule: RoundRule = CORREC
     def rows(ctx):
         return models.p(ctx), models.q(ctx)
 
-    states, drafts, k, final = play_round(rows, lambda c, x: c + (vocab[x],), context, gamma,
+    states, drafts, k, closing = play_round(rows, lambda c, x: c + (vocab[x],), context, gamma,
                                           rule, u_draft, u_accept, u_final)
     p_rows = [tuple(models.p(s)) for s in states]
     q_rows = [tuple(models.q(s)) for s in states[:gamma]]
@@ -192,7 +193,7 @@ def trace_round(models, context, gamma: int, seed=None, rule: RoundRule = CORREC
     acceptance = [rule.accept(p_rows[i], q_rows[i], drafts[i]) for i in range(examined)]
     replacement_row = tuple(rule.replacement(p_rows[k], q_rows[k])) if k < gamma else None
     tokens = tuple(vocab[x] for x in drafts)
-    closing_token = None if final is None else vocab[final]
+    closing_token = None if closing is None else vocab[closing]
     emitted = tokens[:k] + (() if closing_token is None else (closing_token,))
     return RoundTrace(context, gamma, rule.name, vocab, tokens, q_rows,
                       [tuple(rule.draft_row(q)) for q in q_rows], p_rows,
