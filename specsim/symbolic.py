@@ -109,9 +109,10 @@ def prove_one_position(vocab_size: int = 3, replacement: str = "residual") -> Pr
             terms, ok = [], sp.simplify(mass - sum(excess)) == 0
             for x in range(vocab_size):
                 accept = qq[x] * (sp.Integer(1) if x in over else pp[x] / qq[x])
-                # residual r(x) = excess / mass; with no rejection (mass = 0) it never fires
+                # residual r(x) = excess / mass. With S empty it is undefined (mass 0 / 0):
+                # the term is (1 - alpha) times any row r, so it vanishes only if 1 - alpha = 0.
                 if not size:
-                    resid = sp.Integer(0)
+                    resid = mass * sp.Symbol(f"r{x + 1}")
                 elif replacement == "target":
                     resid = mass * pp[x]
                 else:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specsim import exact, formulas, rule
-from specsim.toy import load_model, random_model
+from specsim.toy import ToyModel, load_model, random_model
 
 SEED = load_model("seed")
 
@@ -57,12 +57,27 @@ def test_when_p_equals_q_every_draft_is_accepted():
     assert r.expected_tokens == 2
 
 
-def test_q_zero_tokens_come_only_from_the_residual():
-    # After x: q(y)... every token reachable; target puts 0 on z, drafter 1/2 on z
+@pytest.mark.parametrize("gamma", [1, 2, 3])
+def test_q_zero_tokens_come_only_from_the_residual(gamma):
     m = load_model("zeros")
-    r = exact.round_distribution(m, ("x",), 1)
-    # z (p = 0) is never emitted as the first token
+    ctx = ("y",)  # p = (0, 1/3, 2/3), q = (1/2, 1/2, 0): the drafter never proposes z
+    assert m.q(ctx)[2] == 0 < m.p(ctx)[2] == F(2, 3)
+    assert m.residual(ctx) == [0, 0, 1]  # the residual is all on z
+    r = exact.round_distribution(m, ctx, gamma)
+    z_first = {t: pr for t, pr in r.outcomes.items() if t[0] == "z"}
+    # z is emitted first only as the replacement of a rejected first draft...
+    assert list(z_first) == [("z",)]
+    # ...with exactly its target probability, which is all of the rejection mass
+    assert z_first[("z",)] == m.p(ctx)[2] == r.accepted[0] == 1 - m.alpha(ctx)
+
+
+def test_p_zero_tokens_are_never_emitted_first():
+    m = load_model("zeros")
+    ctx = ("x",)  # p = (1/2, 1/2, 0), q = (1/4, 1/4, 1/2): z is drafted half the time
+    assert m.p(ctx)[2] == 0 < m.q(ctx)[2]
+    r = exact.round_distribution(m, ctx, 1)
     assert all(t[0] != "z" for t in r.outcomes)
+    assert r.accepted[0] == F(1, 2)  # every drafted z is rejected
 
 
 class _Broken(rule.RoundRule):
@@ -83,9 +98,8 @@ def test_a_broken_rule_is_caught_by_the_check():
 def test_iid_model_round_matches_the_formula():
     # With the same rows in every context the i.i.d. assumption holds exactly.
     p, q = (F(1, 2), F(1, 3), F(1, 6)), (F(1, 4), F(1, 2), F(1, 4))
-    model = random_model(3, seed=0)
-    for ctx in model.contexts():
-        model.target[ctx], model.draft[ctx] = p, q
+    contexts = [(t,) for t in "abc"]
+    model = ToyModel(("a", "b", "c"), 1, {c: p for c in contexts}, {c: q for c in contexts}, "iid")
     for g in (1, 2, 5):
         r = exact.round_distribution(model, model.contexts()[0], g)
         a = rule.alpha(p, q)

@@ -46,11 +46,14 @@ def test_trace_decisions_agree_with_the_rule(model, ctx):
             x = model.vocab.index(t.drafts[i])
             assert a == acceptance_probability(p[x], q[x])
             assert (t.u[i] < a) == (i < t.accepted)
+        assert t.accepted_flags == [u < a for u, a in zip(t.u, t.acceptance)]
         stop = ctx + t.drafts[:t.accepted]
         if t.accepted < 3:
+            assert t.bonus is None and t.replacement == t.closing_token
             assert t.replacement_row == tuple(residual(model.p(stop), model.q(stop)))
             assert t.replacement_row[model.vocab.index(t.replacement)] > 0
         else:
+            assert t.replacement is None and t.replacement_row is None
             assert model.p(stop)[model.vocab.index(t.bonus)] > 0
         assert t.emitted == t.drafts[:t.accepted] + (t.closing_token,)
 

@@ -17,6 +17,22 @@ def test_resampling_from_the_target_breaks_the_identity():
     proof = symbolic.prove_one_position(replacement="target")
     assert not proof.holds
     assert proof.cases[0].holds  # p == q: no rejection, nothing to break
+    assert not all(c.holds for c in proof.cases[1:])
+
+
+def test_the_empty_case_holds_because_alpha_is_one():
+    """S = {} (p == q): the residual is undefined, so its term is (1 - alpha) times an
+    arbitrary row r; the case holds only because alpha simplifies to 1 there."""
+    import sympy as sp
+
+    for replacement in ("residual", "target"):
+        case = symbolic.prove_one_position(replacement=replacement).cases[0]
+        assert case.over == () and case.holds
+        assert case.alpha == 1 and case.residual_mass == 0
+        p = symbolic.prove_one_position().q  # p == q in this case
+        for x, (accepted, resid, total, diff) in enumerate(case.terms):
+            assert sp.simplify(accepted - p[x]) == 0  # every draft is accepted as drafted
+            assert resid == 0 and diff == 0  # resid is (1 - alpha) * r(x) for a free symbol r(x)
 
 
 def test_tokens_per_round_closed_form():
