@@ -94,7 +94,7 @@ BAD = [
     (["round", "seed", "--gamma", "1000"], "gamma must be between 1 and 64"),
     (["round", "seed", "--gamma", "40"], "too large to enumerate"),
     (["prove", "seed", "--tokens", "0"], "tokens must be between"),
-    (["prove", "seed", "--gammas", "4-1"], "--gammas must satisfy"),
+    (["prove", "seed", "--gammas", "4-1"], "gammas must be ranges A-B with A <= B: write 1-4"),
     (["speedup", "--alpha", "1.2", "--gamma", "2", "--cost", "0.1"], "alpha must be <= 1"),
     (["speedup", "--alpha", "-0.1", "--gamma", "2", "--cost", "0.1"], "alpha must be >= 0"),
     (["best-gamma", "--alpha", "0.5", "--cost", "-1"], "cost must be >= 0"),
