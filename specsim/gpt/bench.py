@@ -119,8 +119,8 @@ def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
     verify_ratio = verify pass over gamma + 1 positions / target step.
 
     >>> r = measured_and_predicted([1, 3, 0], 3, {"target": 2.0, "draft": {3: 0.5}, "verify": {3: 3.0}})
-    >>> r["alpha"], r["tokens_per_round"], r["cost"], r["verify_ratio"]
-    (0.5, 2.3333333333333335, 0.25, 1.5)
+    >>> r["alpha"], r["tokens_per_round"], r["cost"], r["verify_ratio"]  # 4 of 2 + 3 + 1 checked drafts
+    (0.6666666666666666, 2.3333333333333335, 0.25, 1.5)
     """
     ks = list(accepted_per_round)
     checked = sum(min(k + 1, gamma) for k in ks)
