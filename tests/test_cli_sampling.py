@@ -4,7 +4,6 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim.cli import main
 
 
 def test_trace_json_is_reproducible_and_replayable(cli_json):
