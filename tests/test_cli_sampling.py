@@ -5,7 +5,6 @@ from fractions import Fraction as F
 import pytest
 
 
-
 def test_trace_json_is_reproducible_and_replayable(cli_json):
     args = ("trace", "seed", "--context", "a", "--gamma", "3", "--seed", "0")
     a, b = cli_json(*args), cli_json(*args)
