@@ -7,23 +7,10 @@ from fractions import Fraction as F
 import pytest
 
 from specsim import formulas
-from specsim.cli import main
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv):
-    code, out, err = run(capsys, *argv, "--json")
-    return code, json.loads(out)
-
-
-def test_round_json(capsys):
-    code, data = run_json(capsys, "round", "seed", "--context", "a", "--gamma", "3")
-    assert code == 0
+def test_round_json(cli_json):
+    data = cli_json("round", "seed", "--context", "a", "--gamma", "3")
     assert set(data) == {"context", "gamma", "outcomes", "accepted", "expected_tokens", "alpha",
                          "iid_expected_tokens"}
     assert data["context"] == "a" and data["gamma"] == 3
@@ -34,56 +21,56 @@ def test_round_json(capsys):
         ("1659/500", "9/10", "3439/1000")
 
 
-def test_round_readable(capsys):
-    code, out, _ = run(capsys, "round", "seed", "--context", "a", "--gamma", "3")
+def test_round_readable(cli):
+    code, out, _ = cli("round", "seed", "--context", "a", "--gamma", "3")
     assert code == 0 and "94 distinct emitted sequences" in out and "1659/500" in out
 
 
-def test_prove_every_context(capsys):
-    code, data = run_json(capsys, "prove", "seed", "--tokens", "3", "--gammas", "1-4")
-    assert code == 0 and data["exact"] is True and data["gammas"] == [1, 2, 3, 4]
+def test_prove_every_context(cli_json):
+    data = cli_json("prove", "seed", "--tokens", "3", "--gammas", "1-4")
+    assert data["exact"] is True and data["gammas"] == [1, 2, 3, 4]
     assert len(data["checks"]) == 12
     assert {c["context"] for c in data["checks"]} == {"a", "b", "c"}
     assert all(c["max_abs_difference"] == "0" and c["sequences"] == 27 for c in data["checks"])
 
 
-def test_prove_table_and_one_context(capsys):
-    code, out, _ = run(capsys, "prove", "order2", "--tokens", "2", "--gamma", "2", "--context", "0 1", "--table")
+def test_prove_table_and_one_context(cli):
+    code, out, _ = cli("prove", "order2", "--tokens", "2", "--gamma", "2", "--context", "0 1", "--table")
     assert code == 0 and "spec γ=2" in out and "✓" in out and "✗" not in out
 
 
-def test_prove_symbolic(capsys):
-    code, out, _ = run(capsys, "prove", "--symbolic")
+def test_prove_symbolic(cli_json, cli):
+    code, out, _ = cli("prove", "--symbolic")
     assert code == 0 and "Q.E.D." in out
-    code, data = run_json(capsys, "prove", "--symbolic")
+    data = cli_json("prove", "--symbolic")
     assert data["exact"] is True and len(data["symbolic"]["one_position"]["cases"]) == 7
 
 
-def test_speedup_and_best_gamma(capsys):
-    code, data = run_json(capsys, "speedup", "--alpha", "0.6", "--gamma", "8", "--cost", "0.2")
-    assert code == 0 and set(data) == {"alpha", "gamma", "cost", "expected_tokens", "speedup"}
+def test_speedup_and_best_gamma(cli_json):
+    data = cli_json("speedup", "--alpha", "0.6", "--gamma", "8", "--cost", "0.2")
+    assert set(data) == {"alpha", "gamma", "cost", "expected_tokens", "speedup"}
     assert data["speedup"] == pytest.approx(float(formulas.speedup(F(3, 5), 8, F(1, 5))), rel=1e-12)
-    code, data = run_json(capsys, "best-gamma", "--alpha", "0.9", "--cost", "1/20")
+    data = cli_json("best-gamma", "--alpha", "0.9", "--cost", "1/20")
     assert (data["gamma"], round(data["speedup"], 2)) == (13, 4.67)
-    code, data = run_json(capsys, "best-gamma", "--alpha", "0.9", "--cost", "0.05", "--max-gamma", "5")
+    data = cli_json("best-gamma", "--alpha", "0.9", "--cost", "0.05", "--max-gamma", "5")
     assert data["gamma"] == 5
 
 
-def test_tables(capsys):
-    code, data = run_json(capsys, "tables")
+def test_tables(cli_json):
+    data = cli_json("tables")
     assert [t["cost"] for t in data["tables"]] == [0.05, 0.2]
     best = [(r["alpha"], r["best_gamma"]) for t in data["tables"] for r in t["rows"]]
     assert best == [(0.6, 4), (0.8, 8), (0.9, 13), (0.6, 2), (0.8, 4), (0.9, 7)]
     assert set(data["tables"][0]["rows"][0]["speedups"]) == {"1", "2", "4", "6", "8", "12"}
 
 
-def test_json_model_file(capsys, tmp_path):
+def test_json_model_file(cli_json, tmp_path):
     path = tmp_path / "model.json"
     path.write_text(json.dumps({"vocab": ["x", "y"], "order": 1,
                                 "target": {"x": ["0.25", "0.75"], "y": [1, 0]},
                                 "draft": {"x": ["1/2", "1/2"], "y": ["1/2", "1/2"]}}))
-    code, data = run_json(capsys, "prove", str(path), "--tokens", "3")
-    assert code == 0 and data["exact"]
+    data = cli_json("prove", str(path), "--tokens", "3")
+    assert data["exact"]
 
 
 BAD = [
@@ -94,7 +81,7 @@ BAD = [
     (["round", "seed", "--gamma", "1000"], "gamma must be between 1 and 64"),
     (["round", "seed", "--gamma", "40"], "too large to enumerate"),
     (["prove", "seed", "--tokens", "0"], "tokens must be between"),
-    (["prove", "seed", "--gammas", "4-1"], "--gammas must satisfy"),
+    (["prove", "seed", "--gammas", "4-1"], "gammas must be ranges A-B with A <= B: write 1-4"),
     (["speedup", "--alpha", "1.2", "--gamma", "2", "--cost", "0.1"], "alpha must be <= 1"),
     (["speedup", "--alpha", "-0.1", "--gamma", "2", "--cost", "0.1"], "alpha must be >= 0"),
     (["best-gamma", "--alpha", "0.5", "--cost", "-1"], "cost must be >= 0"),
@@ -103,12 +90,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("argv, message", BAD)
-def test_bad_input_is_one_line_exit_2(capsys, argv, message):
-    try:
-        code = main(argv)
-    except SystemExit as e:  # argparse usage errors exit through SystemExit
-        code = e.code
-    out, err = capsys.readouterr()
+def test_bad_input_is_one_line_exit_2(cli, argv, message):
+    code, out, err = cli(*argv)
     assert code == 2
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -122,10 +105,10 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
     ('{"vocab": ["a", "b"], "order": 1, "target": {"a": ["x", "1"], "b": ["0", "1"]}, "draft": {}}', "not a number"),
     ('{"vocab": ["a", "b"], "order": 1, "target": {"a": ["0", "1"]}, "draft": {}}', "context 'b' is missing"),
 ])
-def test_bad_model_files(capsys, tmp_path, content, message):
+def test_bad_model_files(cli, tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    code, _, err = run(capsys, "round", str(path))
+    code, _, err = cli("round", str(path))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 

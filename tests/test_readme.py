@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from specsim.cli import main
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -33,10 +32,9 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("command, expected", examples(), ids=[c for c, _ in examples()])
-def test_readme_example_output(capsys, command, expected):
+def test_readme_example_output(cli, command, expected):
     argv = shlex.split(command)
     assert argv[0] == "specsim"
-    code = main(argv[1:])
-    out = capsys.readouterr().out
-    assert code == 0
+    code, out, err = cli(*argv[1:])
+    assert code == 0, err
     assert out.rstrip("\n") == expected.rstrip("\n")

@@ -5,16 +5,12 @@ loads once per (drafter, device) with ``st.cache_resource``. Set
 ``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones.
 """
 import os
-import time
 
 import streamlit as st
 
 import ui
 from specsim import plots_gpt
-from specsim.gpt import bench, masks
-
-COST_CONTEXT, COST_STEPS, COST_REPEATS = 64, 5, 3  # a quick version of `specsim bench`'s step timing
-TIMING_RUNS = 2
+from specsim.gpt import masks
 
 
 def md(ch: str) -> str:
@@ -42,45 +38,28 @@ with st.sidebar.form("gpt-form"):
 
 @st.cache_resource(show_spinner="Loading the tiny GPT pair…")
 def get_pair(draft: str, device: str, weights_dir):
-    from specsim.gpt import api
+    from specsim.gpt import api, bench
 
     pair = api.load_pair(draft, device, weights_dir)
-    if pair.device.type == "cpu":
-        import torch
-
-        torch.set_num_threads(1)  # tiny models: one thread is fastest and immune to a busy second core
-    api.plain_generate(pair, "x", 4)  # warm-up of both paths, so the first timing is not the slowest
-    api.speculative_generate(pair, "x", 8, 2)
+    bench.prepare(pair)
     return pair
 
 
 @st.cache_resource(max_entries=16, show_spinner="Generating, then timing plain decoding and one step of each model…")
 def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
-    """Speculative and plain generation of the same text length, timed, and the per-step costs."""
-    from specsim.gpt import api, decode
+    from specsim.gpt import bench
 
     pair = get_pair(draft, device, weights_dir)
-    opts = dict(temperature=temperature or 1.0, greedy=temperature == 0, seed=seed)
-    seconds = {"speculative": [], "plain": []}
-    for _ in range(TIMING_RUNS):  # interleaved; the fastest run of each counts (this machine is shared)
-        t = time.perf_counter()
-        spec = api.speculative_generate(pair, prompt, n_tokens, gamma, **opts)
-        seconds["speculative"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        api.plain_generate(pair, prompt, n_tokens, **opts)
-        seconds["plain"].append(time.perf_counter() - t)
-    text_ids = (spec.prompt_ids + spec.tokens)[-COST_CONTEXT:]  # a real context of >= gamma + 1 tokens
-    costs = bench.step_costs(pair.target, pair.draft, text_ids, [gamma],
-                             decode.Sampling(opts["temperature"], greedy=opts["greedy"]),
-                             steps=COST_STEPS, repeats=COST_REPEATS)
-    return pair, spec, {k: min(v) for k, v in seconds.items()}, costs
+    return pair, bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed)
+
 
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
 try:
-    pair, gen, seconds, costs = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
+    pair, result = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
 except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or damaged weights
     st.error(f"Cannot run the tiny GPT: {e}")
     st.stop()
+gen, seconds, costs, rates = result.generation, result.seconds, result.costs, result.rates
 
 vocab = pair.vocab
 pieces = []
@@ -91,9 +70,8 @@ st.markdown(ui.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(ui.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
 
 # -- live numbers: measured against the formula ----------------------------------
-fig = bench.figures(gen.rounds, gamma, costs)  # measured alpha, c, verify ratio; formula and refined speedups
-alpha, cost, verify_ratio = gen.alpha, fig["cost"], fig["verify_ratio"]
-tokens_per_round = fig["tokens_per_round"]
+alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
+tokens_per_round = rates["tokens_per_round"]
 m = st.columns(6)
 m[0].metric("α measured", f"{alpha:.3f}" if alpha is not None else "—", help="accepted drafts / checked drafts")
 m[1].metric("tokens per round", f"{tokens_per_round:.2f}",
@@ -101,13 +79,13 @@ m[1].metric("tokens per round", f"{tokens_per_round:.2f}",
 m[2].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'][gamma] * 1e3:.2f} ms / target step "
                                               f"{costs['target'] * 1e3:.2f} ms; verifying γ + 1 positions costs "
                                               f"{verify_ratio:.2f} target steps")
-m[3].metric("speedup measured", f"{seconds['plain'] / seconds['speculative']:.2f}×",
+m[3].metric("speedup measured", f"{result.speedup:.2f}×",
             help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms "
-                 f"for {n_tokens} characters on {pair.device} (fastest of {TIMING_RUNS} runs each)")
+                 f"for {n_tokens} characters on {pair.device} (fastest of {result.runs} runs each)")
 if alpha is not None:
-    m[4].metric("speedup, formula", f"{fig['formula_speedup']:.2f}×",
+    m[4].metric("speedup, formula", f"{rates['formula_speedup']:.2f}×",
                 help="(1 − α^(γ+1)) / ((1 − α)(γc + 1)) with the measured α and c (verification = 1 target step)")
-m[5].metric("speedup, refined", f"{fig['refined_speedup']:.2f}×",
+m[5].metric("speedup, refined", f"{rates['refined_speedup']:.2f}×",
             help="measured tokens per round / (γc + measured verification cost): what the measured acceptance "
                  "and costs allow; the gap to the measured speedup is the decoding loop's own overhead")
 st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),

@@ -1,26 +1,22 @@
 """`specsim` command line: one sub-command per module, errors as one line.
 
-Each module in this package (and ``specsim.gpt.cli``) has
-``register(subparsers)`` that adds its sub-commands with
+Each command module of this package (``exact_cmds``, ``sampling_cmds``,
+``gpt_cmds``) has ``register(subparsers)`` that adds its sub-commands with
 ``set_defaults(func=handler)``. A handler receives the parsed arguments and
 returns an exit code; it raises ``UsageError`` (or ``ValueError``) for bad
-input, which ``main`` prints as one line on stderr with exit code 2.
+input, which ``main`` prints as one line on stderr with exit code 2. Heavy
+imports (torch, scipy) happen inside the handlers that need them.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from .. import __version__
+from . import exact_cmds, gpt_cmds, sampling_cmds
 from .common import UsageError
 
-# Modules that contribute sub-commands; a missing optional one is skipped.
-COMMAND_MODULES = [
-    "specsim.cli.exact_cmds",
-    "specsim.cli.sampling_cmds",
-    "specsim.gpt.cli",
-]
+COMMAND_MODULES = [exact_cmds, sampling_cmds, gpt_cmds]  # in the order `specsim --help` lists them
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,13 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"specsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name == name:
-                continue
-            raise
+    for module in COMMAND_MODULES:
         module.register(sub)
     return parser
 

@@ -1,4 +1,9 @@
-"""Helpers shared by the CLI modules: argument types, fractions as text, output."""
+"""Helpers shared by the CLI modules: argument types, the --gammas grammar, numbers as text, output.
+
+Everything a command parses or prints the same way as another command lives
+here once: the γ check (its maximum is ``specsim.bounds.LIMITS.gamma``), the
+``--gammas`` grammar, the temperature convention and the number formatter.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,16 +11,56 @@ import json
 import sys
 from fractions import Fraction
 
-MAX_GAMMA = 64
+from .. import transforms
+from ..bounds import LIMITS
+
+GAMMAS_HELP = "draft lengths: a range 1-4, a list 2,4,8, or both, 1-3,8"
+TEMPERATURE_HELP = "temperature τ >= 0 on p and q alike; 0 means greedy (argmax)"
 
 
 class UsageError(ValueError):
     """Bad input from the command line; printed as one line, exit code 2."""
 
 
-def fraction_str(x) -> str:
-    """Exact fraction as text: "1659/500", integers as "1" and "0"."""
-    return str(Fraction(x))
+# -- numbers as text ----------------------------------------------------------
+
+def num(x, form: str = "exact", digits: int = 4) -> str:
+    """The one number formatter of the CLI.
+
+    ``exact``: a rational as a fraction ("1659/500", "1", "0"), a float to
+    ``digits`` significant digits; ``decimal``: ``digits`` decimals ("3.3180");
+    ``both``: "1659/500 (3.3180)"; ``short``: the shortest decimal ("0.8").
+    A string is returned as it is.
+
+    >>> num(Fraction(1659, 500)), num(Fraction(1659, 500), "decimal"), num(Fraction(1659, 500), "both")
+    ('1659/500', '3.3180', '1659/500 (3.3180)')
+    >>> num(3), num(0.123456), num(Fraction(4, 5), "short"), num(2.5, "decimal", 2)
+    ('3', '0.1235', '0.8', '2.50')
+    """
+    if isinstance(x, str):
+        return x
+    if form == "exact":
+        return f"{x:.{digits}g}" if isinstance(x, float) else str(Fraction(x))
+    if form == "decimal":
+        return f"{float(x):.{digits}f}"
+    if form == "both":
+        return f"{num(x)} ({num(x, 'decimal', digits)})"
+    if form == "short":
+        return f"{float(x):g}"
+    raise ValueError(f"unknown number form {form!r}")
+
+
+# -- argument types -----------------------------------------------------------
+
+def _argtype(name: str, parse):
+    """An argparse type from ``parse``; its ValueError becomes argparse's one-line error."""
+    def check(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    check.__name__ = name
+    return check
 
 
 def int_in_range(name: str, lo: int, hi: int):
@@ -50,9 +95,64 @@ def number(name: str, lo=None, hi=None, exact: bool = False):
     return parse
 
 
-def gamma_arg(text):
-    return int_in_range("gamma", 1, MAX_GAMMA)(text)
+def check_gamma(value: int, name: str = "gamma") -> int:
+    """The one γ check: an integer in 1..LIMITS.gamma, else ValueError naming ``name``."""
+    if not 1 <= value <= LIMITS.gamma:
+        raise ValueError(f"{name} must be between 1 and {LIMITS.gamma}, got {value}")
+    return value
 
+
+def gamma_type(name: str = "gamma"):
+    """argparse type: one draft length, checked by ``check_gamma``."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{name} must be an integer, got {text!r}") from None
+        return check_gamma(value, name)
+    return _argtype(name, parse)
+
+
+gamma_arg = gamma_type("gamma")
+
+
+def parse_gammas(text: str) -> list[int]:
+    """The one --gammas grammar: comma-separated items, each a γ or a range A-B (A <= B).
+
+    The result is sorted, without repeats; every γ passes ``check_gamma``.
+
+    >>> parse_gammas("1-4"), parse_gammas("2,4,8"), parse_gammas("1-3,8"), parse_gammas(" 3 ")
+    ([1, 2, 3, 4], [2, 4, 8], [1, 2, 3, 8], [3])
+    >>> parse_gammas("4-1")
+    Traceback (most recent call last):
+    ...
+    ValueError: gammas must be ranges A-B with A <= B: write 1-4, not '4-1'
+    """
+    values = set()
+    for item in text.split(","):
+        a, dash, b = item.strip().partition("-")
+        try:
+            lo, hi = int(a), int(b if dash else a)
+        except ValueError:
+            raise ValueError(f"gammas must look like 1-4, 2,4,8 or 1-3,8, got {text!r}") from None
+        if lo > hi:
+            raise ValueError(f"gammas must be ranges A-B with A <= B: write {hi}-{lo}, not {item.strip()!r}")
+        for g in (lo, hi):
+            check_gamma(g, "gammas")
+        values.update(range(lo, hi + 1))
+    return sorted(values)
+
+
+gammas_arg = _argtype("gammas", parse_gammas)
+
+
+# The temperature convention, the same on the toy and the torch path: a number
+# >= 0 (a Fraction when the text is exact, e.g. "1/2"), where 0 means greedy.
+temperature_arg = _argtype("temperature", transforms.parse_temperature)
+top_p_arg = _argtype("top-p", transforms.parse_top_p)  # (0, 1], as a Fraction
+
+
+# -- models and contexts ----------------------------------------------------------
 
 def load_model_arg(spec: str):
     """Load MODEL (a preset name or a JSON path); errors become UsageError."""
@@ -73,6 +173,8 @@ def parse_context(model, text):
     except ModelError as e:
         raise UsageError(str(e)) from None
 
+
+# -- output ----------------------------------------------------------------
 
 def print_json(obj) -> None:
     json.dump(obj, sys.stdout, indent=2)

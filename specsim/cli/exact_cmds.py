@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from .. import exact, formulas
-from .common import (MAX_GAMMA, UsageError, fraction_str, gamma_arg, int_in_range,
-                     load_model_arg, number, parse_context, print_json, table)
+from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
+                     load_model_arg, num, number, parse_context, print_json, table)
 
 MAX_ENUMERATION = 2_000_000  # V^(gamma+1) outcomes one round may have, or V^N sequences
 
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 12), default=3, help="N tokens (default 3)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--gamma", type=gamma_arg, help="one draft length")
-    g.add_argument("--gammas", help="a range A-B of draft lengths (default 1-4)")
+    g.add_argument("--gammas", type=gammas_arg, help=GAMMAS_HELP + " (default 1-4)")
     p.add_argument("--context", help="one context (default: every context)")
     p.add_argument("--table", action="store_true", help="show speculative vs target side by side")
     p.add_argument("--symbolic", action="store_true", help="print the sympy derivation of the rule")
@@ -38,7 +38,8 @@ def register(sub) -> None:
 
     p = sub.add_parser("best-gamma", help="the draft length that maximizes the speedup")
     _alpha_cost(p)
-    p.add_argument("--max-gamma", type=int_in_range("max-gamma", 1, 1024), default=32)
+    p.add_argument("--max-gamma", type=gamma_type("max-gamma"), default=formulas.DEFAULT_MAX_GAMMA,
+                   help=f"search γ in 1..MAX_GAMMA (default {formulas.DEFAULT_MAX_GAMMA})")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_best_gamma)
 
@@ -69,10 +70,6 @@ def _context_text(ctx) -> str:
     return " ".join(ctx)
 
 
-def _num(x) -> str:
-    return f"{fraction_str(x)} ({float(x):.4f})"
-
-
 # -- round -------------------------------------------------------------------
 
 def cmd_round(args) -> int:
@@ -85,27 +82,27 @@ def cmd_round(args) -> int:
     if args.json:
         print_json({
             "context": _context_text(ctx), "gamma": args.gamma,
-            "outcomes": [{"tokens": list(t), "probability": fraction_str(pr)} for t, pr in outcomes],
-            "accepted": [fraction_str(x) for x in r.accepted],
-            "expected_tokens": fraction_str(r.expected_tokens),
-            "alpha": fraction_str(info["alpha"]),
-            "iid_expected_tokens": fraction_str(info["iid_expected_tokens"]),
+            "outcomes": [{"tokens": list(t), "probability": num(pr)} for t, pr in outcomes],
+            "accepted": [num(x) for x in r.accepted],
+            "expected_tokens": num(r.expected_tokens),
+            "alpha": num(info["alpha"]),
+            "iid_expected_tokens": num(info["iid_expected_tokens"]),
         })
         return 0
     print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, γ = {args.gamma}")
-    print(f"α = Σ min(p, q) = {_num(info['alpha'])}")
+    print(f"α = Σ min(p, q) = {num(info['alpha'], 'both')}")
     print()
-    rows = [(k, fraction_str(x), f"{float(x):.4f}", fraction_str(y), f"{float(y):.4f}")
+    rows = [(k, num(x), num(x, "decimal"), num(y), num(y, "decimal"))
             for k, (x, y) in enumerate(zip(r.accepted, info["iid_accepted"]))]
     print(table(rows, ["K", "P(K) exact", "≈", "i.i.d. formula", "≈"]))
     print()
-    print(f"E[tokens per round] = {_num(r.expected_tokens)}")
-    print(f"i.i.d. formula with α = {fraction_str(info['alpha'])}: {_num(info['iid_expected_tokens'])}")
+    print(f"E[tokens per round] = {num(r.expected_tokens, 'both')}")
+    print(f"i.i.d. formula with α = {num(info['alpha'])}: {num(info['iid_expected_tokens'], 'both')}")
     print()
     shown = outcomes if args.top == 0 else outcomes[: args.top]
     print(f"{len(outcomes)} distinct emitted sequences"
           + ("" if len(shown) == len(outcomes) else f" (the {len(shown)} most likely; --top 0 for all)"))
-    print(table([(" ".join(t), fraction_str(pr), f"{float(pr):.4f}") for t, pr in shown],
+    print(table([(" ".join(t), num(pr), num(pr, "decimal")) for t, pr in shown],
                 ["emitted", "probability", "≈"]))
     return 0
 
@@ -115,15 +112,7 @@ def cmd_round(args) -> int:
 def _gammas(args) -> list:
     if args.gamma is not None:
         return [args.gamma]
-    text = args.gammas or "1-4"
-    try:
-        a, _, b = text.partition("-")
-        lo, hi = int(a), int(b or a)
-    except ValueError:
-        raise UsageError(f"--gammas must look like A-B (e.g. 1-4), got {text!r}") from None
-    if not 1 <= lo <= hi <= MAX_GAMMA:
-        raise UsageError(f"--gammas must satisfy 1 <= A <= B <= {MAX_GAMMA}, got {text!r}")
-    return list(range(lo, hi + 1))
+    return args.gammas or [1, 2, 3, 4]
 
 
 def cmd_prove(args) -> int:
@@ -143,13 +132,13 @@ def cmd_prove(args) -> int:
         print_json({
             "tokens": args.tokens, "gammas": gammas, "exact": ok,
             "checks": [{"context": _context_text(c.context), "gamma": c.gamma, "exact": c.exact,
-                        "max_abs_difference": fraction_str(c.max_abs_difference),
+                        "max_abs_difference": num(c.max_abs_difference),
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next "
           f"{args.tokens} token(s), γ = {', '.join(map(str, gammas))}")
-    rows = [(_context_text(c.context), c.gamma, c.sequences, fraction_str(c.max_abs_difference),
+    rows = [(_context_text(c.context), c.gamma, c.sequences, num(c.max_abs_difference),
              "exact" if c.exact else "DIFFERS") for c in checks]
     print(table(rows, ["context", "γ", "sequences", "max |spec - target|", "result"]))
     if args.table:
@@ -160,7 +149,7 @@ def cmd_prove(args) -> int:
             for s in seqs:
                 t = mine[0].target.get(s, 0)
                 specs = [c.speculative.get(s, 0) for c in mine]
-                body.append([" ".join(s), fraction_str(t)] + [fraction_str(x) for x in specs]
+                body.append([" ".join(s), num(t)] + [num(x) for x in specs]
                             + ["✓" if all(x == t for x in specs) else "✗"])
             print()
             print(f"After {_context_text(ctx)!r}:")
@@ -198,10 +187,10 @@ def cmd_speedup(args) -> int:
         print_json({"alpha": float(args.alpha), "gamma": args.gamma, "cost": float(args.cost),
                     "expected_tokens": float(e), "speedup": float(s)})
     else:
-        print(f"α = {float(args.alpha):g}, γ = {args.gamma}, c = {float(args.cost):g}")
-        print(f"expected tokens per round (1 - α^(γ+1)) / (1 - α) = {float(e):.4f}")
-        print(f"round cost γc + 1 = {float(formulas.round_cost(args.gamma, args.cost)):.4f} target steps")
-        print(f"speedup = {float(s):.4f}×" + ("  (slower than plain decoding)" if s < 1 else ""))
+        print(f"α = {num(args.alpha, 'short')}, γ = {args.gamma}, c = {num(args.cost, 'short')}")
+        print(f"expected tokens per round (1 - α^(γ+1)) / (1 - α) = {num(e, 'decimal')}")
+        print(f"round cost γc + 1 = {num(formulas.round_cost(args.gamma, args.cost), 'decimal')} target steps")
+        print(f"speedup = {num(s, 'decimal')}×" + ("  (slower than plain decoding)" if s < 1 else ""))
     return 0
 
 
@@ -210,8 +199,8 @@ def cmd_best_gamma(args) -> int:
     if args.json:
         print_json({"alpha": float(args.alpha), "cost": float(args.cost), "gamma": g, "speedup": float(s)})
     else:
-        print(f"α = {float(args.alpha):g}, c = {float(args.cost):g}: best γ = {g} "
-              f"(searched 1..{args.max_gamma}), speedup {float(s):.4f}×")
+        print(f"α = {num(args.alpha, 'short')}, c = {num(args.cost, 'short')}: best γ = {g} "
+              f"(searched 1..{args.max_gamma}), speedup {num(s, 'decimal')}×")
     return 0
 
 
@@ -226,8 +215,8 @@ def cmd_tables(args) -> int:
     for t in tables:
         gammas = list(t["rows"][0]["speedups"])
         print(f"Speedup with a drafter costing c = {t['cost']} of a target step (best γ over 1..32)")
-        rows = [[f"α = {float(r['alpha']):g}"] + [f"{float(s):.2f}×" for s in r["speedups"].values()]
-                + [f"{r['best_gamma']} ({float(r['best_speedup']):.2f}×)"] for r in t["rows"]]
+        rows = [[f"α = {num(r['alpha'], 'short')}"] + [f"{num(s, 'decimal', 2)}×" for s in r["speedups"].values()]
+                + [f"{r['best_gamma']} ({num(r['best_speedup'], 'decimal', 2)}×)"] for r in t["rows"]]
         print(table(rows, [""] + [f"γ = {g}" for g in gammas] + ["best γ"]))
         print()
     return 0
@@ -236,41 +225,6 @@ def cmd_tables(args) -> int:
 # -- benchmark ---------------------------------------------------------------
 
 def cmd_bench_exact(args) -> int:
-    import statistics
-    import time
-
-    from ..toy import random_model
-
-    def timed(fn):
-        times = []
-        for _ in range(args.repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
-
-    def prove_all(model, naive=False):
-        joint = exact.naive_speculative_joint if naive else exact.speculative_joint
-        ok = True
-        for ctx in model.contexts():
-            ok &= joint(model, ctx, 4, 3) == exact.target_joint(model, ctx, 3)
-        return ok
-
-    m8 = random_model(8, seed=args.seed)
-    m16 = random_model(16, seed=args.seed)
-    if not prove_all(m8):
-        raise UsageError("the exact proof failed on the benchmark model")
-    fast8 = timed(lambda: prove_all(m8))
-    t0 = time.perf_counter()  # the naive way takes a minute or more: timed once
-    prove_all(m8, naive=True)
-    naive8 = time.perf_counter() - t0
-    fast16 = timed(lambda: prove_all(m16))
-    print_json({
-        "task": "prove N=3 from every context, gamma=4, random rational model",
-        "repeats": args.repeats, "statistic": "median seconds (naive: one run)",
-        "v8_fast_s": round(fast8, 4), "v8_naive_s": round(naive8, 4),
-        "v8_ratio": round(naive8 / fast8, 1), "v16_fast_s": round(fast16, 4),
-    })
+    from ..bench import bench_exact
+    print_json(bench_exact(args.repeats, args.seed))
     return 0
-
-

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .. import exact, montecarlo, pitfalls, sampling, stats, transforms
-from .common import (UsageError, fraction_str, gamma_arg, int_in_range, load_model_arg,
-                     parse_context, print_json, table)
+from .. import exact, montecarlo, pitfalls, sampling, transforms
+from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
+                     parse_context, print_json, table, temperature_arg, top_p_arg)
 
 MAX_OUTCOMES = 2_000_000  # V^(gamma+1) outcomes an exact round (for --check, pitfalls) may have
 
@@ -17,16 +17,6 @@ def _rule_name(text):
     return text
 
 
-def _checked(name, parse):
-    def check(text):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    check.__name__ = name
-    return check
-
-
 def _common(p, rule=True):
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
@@ -35,10 +25,9 @@ def _common(p, rule=True):
     if rule:
         p.add_argument("--rule", type=_rule_name, default="correct",
                        help="a rule from `specsim pitfalls` (default: correct)")
-    p.add_argument("--temperature", type=_checked("temperature", transforms.parse_temperature),
-                   help="temperature τ >= 0 on p and q (1/k exact; 0 = greedy)")
+    p.add_argument("--temperature", type=temperature_arg, help=TEMPERATURE_HELP + " (1/k stays exact)")
     p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), help="keep the k most probable tokens")
-    p.add_argument("--top-p", type=_checked("top-p", transforms.parse_top_p),
+    p.add_argument("--top-p", type=top_p_arg,
                    help="keep the most probable tokens up to mass top-p in (0, 1]")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -93,11 +82,7 @@ def _setup(args):
 
 
 def _row(row) -> str:
-    return " ".join(_n(x) for x in row)
-
-
-def _n(x) -> str:
-    return x if isinstance(x, str) else (f"{x:.4g}" if isinstance(x, float) else fraction_str(x))
+    return " ".join(num(x) for x in row)
 
 
 def _settings(args) -> str:
@@ -128,8 +113,8 @@ def cmd_trace(args) -> int:
             rows.append(cells + ["", "", "", "", "discarded"])
         else:
             sign = "<" if e["kind"] == "accept" else ">="
-            a = _n(e["acceptance"])
-            rows.append(cells + [_n(e["q_x"]), _n(e["p_x"]), a, f"{e['u']:.4f}",
+            a = num(e["acceptance"])
+            rows.append(cells + [num(e["q_x"]), num(e["p_x"]), a, num(e['u'], 'decimal'),
                                  f"{e['kind']} (u {sign} {a})"])
     print(table(rows, ["#", "context", "q row", "p row", "draft x", "q(x)", "p(x)",
                        "accept prob", "u", "result"]))
@@ -175,7 +160,7 @@ def cmd_generate(args) -> int:
     print("  " + " | ".join(marked))
     print(f"Output (first {args.tokens}): {' '.join(g.output)}")
     print(f"{len(g.tokens)} tokens in {g.target_passes} target passes: "
-          f"{fraction_str(g.tokens_per_pass)} ({float(g.tokens_per_pass):.3f}) tokens per pass")
+          f"{num(g.tokens_per_pass, 'both', 3)} tokens per pass")
     return 0
 
 
@@ -192,6 +177,7 @@ def cmd_sample(args) -> int:
         s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
     fit = dist = None
     if args.check:
+        from .. import stats  # scipy: imported only when a check is asked for
         dist = exact.round_distribution(pair, ctx, args.gamma, rule)
         fit = stats.fit_round(s, dist)
     if args.json:
@@ -205,23 +191,24 @@ def cmd_sample(args) -> int:
     shown = items if args.top == 0 else items[:args.top]
     rows = []
     for tokens, c in shown:
-        row = [" ".join(tokens), c, f"{c / args.rounds:.4f}"]
+        row = [" ".join(tokens), c, num(c / args.rounds, "decimal")]
         if dist:
             pr = dist.outcomes.get(tokens, 0)
-            row += [fraction_str(pr), f"{float(pr):.4f}"]
+            row += [num(pr), num(pr, "decimal")]
         rows.append(row)
     heads = ["emitted", "count", "frequency"] + (["exact", "≈"] if dist else [])
     print(f"{len(items)} distinct emitted sequences" +
           ("" if len(shown) == len(items) else f" (the {len(shown)} most frequent; --top 0 for all)"))
     print(table(rows, heads))
-    rows = [[k, c, f"{c / args.rounds:.4f}"] + ([fraction_str(dist.accepted[k]), f"{float(dist.accepted[k]):.4f}"] if dist else [])
+    rows = [[k, c, num(c / args.rounds, "decimal")] + ([num(dist.accepted[k]), num(dist.accepted[k], "decimal")] if dist else [])
             for k, c in enumerate(s.accepted_counts)]
     print(table(rows, ["K", "count", "frequency"] + (["exact", "≈"] if dist else [])))
     if fit:
         for what, f in fit.items():
             verdict = "consistent with the exact distribution" if f.passes() else "REJECTED at level 0.001"
             extra = f", {len(f.unexpected)} impossible outcome(s) sampled" if f.unexpected else ""
-            print(f"chi-square ({what}): statistic {f.statistic:.3f}, dof {f.dof}, p-value {f.p_value:.4f}"
+            print(f"chi-square ({what}): statistic {num(f.statistic, 'decimal', 3)}, dof {f.dof}, "
+                  f"p-value {num(f.p_value, 'decimal')}"
                   f" ({f.pooled} rare cells pooled{extra}): {verdict}")
     return 0
 
@@ -241,8 +228,8 @@ def cmd_pitfalls(args) -> int:
         return 0
     print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, γ = {args.gamma}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")
-    rows = [[r.name, fraction_str(r.total_variation), f"{float(r.total_variation):.4f}",
-             fraction_str(r.expected_tokens), f"{float(r.expected_tokens):.4f}",
+    rows = [[r.name, num(r.total_variation), num(r.total_variation, "decimal"),
+             num(r.expected_tokens), num(r.expected_tokens, "decimal"),
              "yes" if r.exact else "no", r.source or "-"] for r in results]
     print(table(rows, ["rule", "TV", "≈", "tokens/round", "≈", "exact", "source"]))
     for r in results:
@@ -254,39 +241,8 @@ def cmd_pitfalls(args) -> int:
 # -- bench-sample ------------------------------------------------------------
 
 def cmd_bench_sample(args) -> int:
-    import os
-    import statistics
-    import time
-
-    import numpy as np
-
+    from ..bench import bench_sample
     model = load_model_arg(args.model)
-    ctx = parse_context(model, args.context)
-    loop_rounds = args.loop_rounds or args.rounds
-
-    def timed(fn, repeats):
-        times, result = [], None
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times), times, result
-
-    vec_s, vec_all, vec = timed(lambda: montecarlo.sample_rounds(model, ctx, args.gamma, args.rounds, args.seed),
-                                args.repeats)
-    loop_s, loop_all, loop = timed(lambda: montecarlo.sample_rounds_loop(model, ctx, args.gamma, loop_rounds,
-                                                                         args.seed), args.loop_repeats)
-    per_vec, per_loop = vec_s / args.rounds, loop_s / loop_rounds
-    print_json({
-        "task": f"one round of the correct rule from context {' '.join(ctx)!r}, model {model.name!r}",
-        "gamma": args.gamma, "statistic": "median seconds",
-        "vectorized_rounds": args.rounds, "vectorized_repeats": args.repeats,
-        "vectorized_s": round(vec_s, 4), "vectorized_all_s": [round(t, 4) for t in vec_all],
-        "loop_rounds": loop_rounds, "loop_repeats": args.loop_repeats,
-        "loop_s": round(loop_s, 4), "loop_all_s": [round(t, 4) for t in loop_all],
-        "speedup": round(per_loop / per_vec, 1),
-        "vectorized_rounds_per_s": round(1 / per_vec), "loop_rounds_per_s": round(1 / per_loop),
-        "same_counts": (vec.outcomes == loop.outcomes) if loop_rounds == args.rounds else None,
-        "cpus": os.cpu_count(), "numpy": np.__version__,
-    })
+    print_json(bench_sample(model, parse_context(model, args.context), args.gamma, args.rounds,
+                            args.loop_rounds, args.repeats, args.loop_repeats, args.seed))
     return 0

@@ -93,9 +93,12 @@ def encode_prompt(pair: GPTModels, prompt: str) -> list:
     return ids
 
 
-def _sampling(temperature, top_k, top_p, greedy) -> Sampling:
+def sampling(temperature=1.0, top_k=None, top_p=None, greedy=False) -> Sampling:
+    """Checked sampling settings. Temperature 0 means greedy, as on the toy path."""
+    if temperature == 0:
+        greedy, temperature = True, 1.0
     if not greedy and not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
     if top_k is not None and top_k < 1:
         raise ValueError(f"top-k must be >= 1, got {top_k}")
     if top_p is not None and not 0 < top_p <= 1:
@@ -115,7 +118,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int
     """Speculative decoding of ``n_tokens`` characters after ``prompt``; same seed, same trace."""
     _check_n(n_tokens)
     g = decode.speculative_generate(pair.target, pair.draft, encode_prompt(pair, prompt), n_tokens,
-                                    gamma, _sampling(temperature, top_k, top_p, greedy), seed, crop)
+                                    gamma, sampling(temperature, top_k, top_p, greedy), seed, crop)
     g.text = pair.tokenizer.decode(g.tokens)
     return g
 
@@ -126,6 +129,6 @@ def plain_generate(pair: GPTModels, prompt: str, n_tokens: int, temperature: flo
     """Plain decoding with the target alone (one target pass per character)."""
     _check_n(n_tokens)
     g = decode.plain_generate(pair.target, encode_prompt(pair, prompt), n_tokens,
-                              _sampling(temperature, top_k, top_p, greedy), seed)
+                              sampling(temperature, top_k, top_p, greedy), seed)
     g.text = pair.tokenizer.decode(g.tokens)
     return g

@@ -12,17 +12,22 @@ tokens per round, throughputs and three speedups:
 * ``refined_speedup``: measured tokens per round / (gamma * cost +
   verify_ratio): what the measured acceptance and costs allow. The gap to
   ``speedup`` is the decoding loop's own overhead.
+
+``quick_measure`` is the short version the Tiny GPT page runs on one prompt.
+Every wall time is taken by ``specsim.timing.measure``.
 """
 from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import dataclass
 
 import torch
 
 from .. import formulas
-from . import corpus
-from .decode import Sampling, plain_generate, speculative_generate
+from ..timing import measure
+from . import api, corpus
+from .decode import Generation, Sampling, plain_generate, speculative_generate
 
 PROMPT_CHARS = 64
 N_PROMPTS = 3
@@ -46,15 +51,6 @@ def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str
         if pos < 0:
             break
     return prompts
-
-
-def _median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 @torch.inference_mode()
@@ -85,9 +81,8 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
         for _ in range(steps):
             sample(target, t_cache, tok)
             t_cache.crop(n)
-        _sync(device)
 
-    def rounds(g):
+    def rounds(g):  # the drafter and verify parts of each round, timed apart
         d_time = v_time = 0.0
         new = ids[:, -1:].repeat(1, g + 1)  # (1, g + 1)
         for _ in range(steps):
@@ -104,8 +99,8 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
             d_cache.crop(n)
         return d_time / (steps * g), v_time / steps
 
-    target_steps()  # warm-up
-    out = {"target": _median_time(target_steps, repeats) / steps, "draft": {}, "verify": {}}
+    out = {"target": measure(target_steps, repeats, warmup=1, sync=lambda: _sync(device)).median / steps,
+           "draft": {}, "verify": {}}
     for g in gammas:
         rounds(g)  # warm-up
         d, v = zip(*(rounds(g) for _ in range(repeats)))
@@ -113,17 +108,24 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
     return out
 
 
-def figures(rounds, gamma: int, costs: dict) -> dict:
-    """Measured alpha, tokens per round, cost, verify ratio, and the two predicted speedups.
+def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
+    """Measured alpha, tokens per round, cost and verify ratio, and the two speedups they predict.
 
-    ``rounds`` are ``decode.Round`` traces of speculative runs with draft length
-    ``gamma``; ``costs`` is what ``step_costs`` returned for that gamma.
+    ``accepted_per_round`` lists K (drafts accepted) of each round of
+    speculative runs with draft length ``gamma``; ``costs`` is what
+    ``step_costs`` returned for that gamma. A round checks K + 1 drafts
+    (gamma when all are accepted) and emits K + 1 tokens.
     alpha = accepted / checked drafts; cost = drafter step / target step;
     verify_ratio = verify pass over gamma + 1 positions / target step.
+
+    >>> r = measured_and_predicted([1, 3, 0], 3, {"target": 2.0, "draft": {3: 0.5}, "verify": {3: 3.0}})
+    >>> r["alpha"], r["tokens_per_round"], r["cost"], r["verify_ratio"]  # 4 of 2 + 3 + 1 checked drafts
+    (0.6666666666666666, 2.3333333333333335, 0.25, 1.5)
     """
-    checked = sum(len(r.accepted_flags) for r in rounds)
-    alpha = sum(r.accepted for r in rounds) / checked if checked else float("nan")
-    tokens_per_round = sum(r.accepted + 1 for r in rounds) / len(rounds)
+    ks = list(accepted_per_round)
+    checked = sum(min(k + 1, gamma) for k in ks)
+    alpha = sum(ks) / checked if checked else float("nan")
+    tokens_per_round = sum(k + 1 for k in ks) / len(ks)
     cost = costs["draft"][gamma] / costs["target"]
     verify_ratio = costs["verify"][gamma] / costs["target"]
     return {"alpha": alpha, "tokens_per_round": tokens_per_round, "cost": cost, "verify_ratio": verify_ratio,
@@ -142,16 +144,13 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
     gammas = list(gammas)
     prompts = prompts or heldout_prompts()
     ids = [pair.tokenizer.encode(p) for p in prompts]
-    sampling = Sampling(temperature)
+    sampling = api.sampling(temperature)  # temperature 0 means greedy
     device = pair.device
     costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling, prefix=n_tokens // 2)
 
-    def timed(fn):
-        _sync(device)
-        t = time.perf_counter()
-        gens = [fn(i, s) for s, i in enumerate(ids)]
-        _sync(device)
-        return gens, time.perf_counter() - t
+    def timed(fn):  # every prompt once: (generations, seconds)
+        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: _sync(device))
+        return t.result, t.seconds[0]
 
     plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)
     timed(plain)  # warm-up
@@ -166,7 +165,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
             ratios[g].append(spec_tps[g][-1] / plain_tps[-1])
     results = []
     for g in gammas:
-        fig = figures([r for gen in gens[g] for r in gen.rounds], g, costs)
+        fig = measured_and_predicted([k for gen in gens[g] for k in gen.accepted_per_round], g, costs)
         results.append({
             "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
             "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
@@ -182,3 +181,54 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
                         "draft": {g: round(v * 1e3, 4) for g, v in costs["draft"].items()},
                         "verify": {g: round(v * 1e3, 4) for g, v in costs["verify"].items()}},
             "results": results, "best_gamma": best["gamma"]}
+
+
+# -- the quick measurement of the Tiny GPT page ------------------------------------
+
+QUICK_CONTEXT, QUICK_STEPS, QUICK_REPEATS = 64, 5, 3  # a short version of `step_costs`' defaults
+QUICK_RUNS = 2  # interleaved runs of each decoder; the fastest counts (the machine may be shared)
+
+
+def prepare(pair) -> None:
+    """Ready a pair for timing: one torch thread on CPU (tiny models: one thread is fastest and
+    immune to a busy second core), then one short run of each decoder so no timing pays the start-up."""
+    if pair.device.type == "cpu":
+        torch.set_num_threads(1)
+    api.plain_generate(pair, "x", 4)
+    api.speculative_generate(pair, "x", 8, 2)
+
+
+@dataclass
+class QuickMeasurement:
+    """One speculative generation and its timings against plain decoding of the same length."""
+
+    generation: Generation  # the speculative run (its rounds, alpha, text)
+    seconds: dict  # {"speculative": s, "plain": s}: the fastest of ``runs`` interleaved runs each
+    costs: dict  # ``step_costs`` for [gamma], after the generated text
+    rates: dict  # ``measured_and_predicted``: alpha, tokens per round, cost, verify ratio, two speedups
+    runs: int
+
+    @property
+    def speedup(self) -> float:
+        """Measured speedup: plain seconds / speculative seconds for the same number of tokens."""
+        return self.seconds["plain"] / self.seconds["speculative"]
+
+
+def quick_measure(pair, prompt: str, n_tokens: int, gamma: int, temperature: float = 1.0, seed: int = 0,
+                  runs: int = QUICK_RUNS) -> QuickMeasurement:
+    """Generate ``n_tokens`` after ``prompt`` speculatively and plainly (same settings,
+    temperature 0 = greedy), ``runs`` times interleaved, then time one step of each model
+    after the generated text."""
+    opts = dict(temperature=temperature, seed=seed)
+    sync = lambda: _sync(pair.device)  # noqa: E731
+    spec, plain = [], []
+    for _ in range(runs):
+        spec.append(measure(lambda: api.speculative_generate(pair, prompt, n_tokens, gamma, **opts), sync=sync))
+        plain.append(measure(lambda: api.plain_generate(pair, prompt, n_tokens, **opts), sync=sync))
+    gen = spec[-1].result
+    context = (gen.prompt_ids + gen.tokens)[-QUICK_CONTEXT:]  # a real context of >= gamma + 1 tokens
+    costs = step_costs(pair.target, pair.draft, context, [gamma], api.sampling(temperature),
+                       steps=QUICK_STEPS, repeats=QUICK_REPEATS)
+    return QuickMeasurement(gen, {"speculative": min(t.seconds[0] for t in spec),
+                                  "plain": min(t.seconds[0] for t in plain)},
+                            costs, measured_and_predicted(gen.accepted_per_round, gamma, costs), runs)

@@ -1,18 +1,20 @@
 """`specsim gpt generate | bench | train`: the tiny GPT pair from the command line.
 
 All printing of the gpt sub-package happens here; the work is done by
-``api``, ``bench`` and ``recipe``. Bad input raises ``UsageError`` or
-``ValueError``, which ``specsim.cli.main`` prints as one line (exit code 2).
+``specsim.gpt.api``, ``.bench`` and ``.recipe``. torch is imported only inside
+the handlers, so ``specsim --help`` never loads it; without torch a gpt
+command fails with one line (exit code 2), like any other bad input.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
-from ..cli.common import UsageError, int_in_range, number, print_json, table
+from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
+                     print_json, table, temperature_arg, top_p_arg)
 
 MAX_TOKENS = 4096
-GAMMA = int_in_range("gamma", 1, 64)
 COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
 
 
@@ -25,7 +27,7 @@ def register(subparsers) -> None:
     g = sub.add_parser("generate", help="generate text, plain or speculative, with the round trace")
     g.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
     g.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=100)
-    g.add_argument("--gamma", type=GAMMA, default=4, help="drafts per round (default 4)")
+    g.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round (default 4)")
     _sampling_args(g)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
@@ -37,9 +39,9 @@ def register(subparsers) -> None:
     g.set_defaults(func=cmd_generate)
 
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
-    b.add_argument("--gammas", default="1-8", help="range A-B or list 1,2,4 (default 1-8)")
+    b.add_argument("--gammas", type=gammas_arg, default="1-8", help=GAMMAS_HELP + " (default 1-8)")
     b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=200)
-    b.add_argument("--temperature", type=number("temperature", lo=1e-3), default=1.0)
+    b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
@@ -61,36 +63,36 @@ def register(subparsers) -> None:
 
 
 def _sampling_args(p):
-    p.add_argument("--temperature", type=number("temperature", lo=1e-3), default=1.0)
+    p.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), default=None)
-    p.add_argument("--top-p", type=number("top-p", lo=1e-6, hi=1.0), default=None)
-    p.add_argument("--greedy", action="store_true", help="argmax instead of sampling (p and q alike)")
+    p.add_argument("--top-p", type=top_p_arg, default=None, help="keep the most probable tokens up to mass top-p")
+    p.add_argument("--greedy", action="store_true", help="argmax instead of sampling (the same as --temperature 0)")
 
 
-def parse_gammas(text: str) -> list[int]:
-    """"2-5" -> [2, 3, 4, 5]; "1,2,4" -> [1, 2, 4]; each gamma in 1..64."""
-    try:
-        if "-" in text:
-            a, b = (int(x) for x in text.split("-", 1))
-            values = list(range(a, b + 1))
-        else:
-            values = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise UsageError(f"--gammas must look like 1-6 or 1,2,4, got {text!r}") from None
-    if not values or not all(1 <= v <= 64 for v in values):
-        raise UsageError(f"--gammas must name gammas between 1 and 64, got {text!r}")
-    return values
+def needs_torch(handler):
+    """A handler that imports torch: without torch, one line and exit code 2."""
+    @functools.wraps(handler)
+    def run(args):
+        try:
+            import torch  # noqa: F401
+        except ModuleNotFoundError:
+            raise UsageError("the gpt commands need PyTorch (pip install torch)") from None
+        return handler(args)
+    return run
 
 
 def _pair(args):
-    from .api import load_pair
+    from ..gpt.api import load_pair
     return load_pair(args.draft, args.device)
 
 
+@needs_torch
 def cmd_generate(args) -> int:
-    from . import api
+    from ..gpt import api
     pair = _pair(args)
-    kw = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, greedy=args.greedy, seed=args.seed)
+    top_p = None if args.top_p is None else float(args.top_p)
+    kw = dict(temperature=float(args.temperature), top_k=args.top_k, top_p=top_p, greedy=args.greedy,
+              seed=args.seed)
     if args.plain:
         g = api.plain_generate(pair, args.prompt, args.tokens, **kw)
     else:
@@ -105,7 +107,7 @@ def cmd_generate(args) -> int:
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
         print(f"speculative, gamma {g.gamma}: {len(g.tokens)} tokens in {g.target_passes} target passes "
-              f"({len(g.tokens) / g.target_passes:.2f} per pass), alpha {g.alpha:.3f}")
+              f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")
         print("accepted per round: " + " ".join(str(k) for k in g.accepted_per_round))
         if colour:
             print(f"{COLOURS['accepted']}accepted draft{COLOURS['end']}  {COLOURS['residual']}residual "
@@ -128,13 +130,13 @@ def render(g, vocab: str, colour: bool) -> str:
     return "".join(parts)
 
 
+@needs_torch
 def cmd_bench(args) -> int:
     import torch
 
-    from .bench import bench
-    gammas = parse_gammas(args.gammas)
+    from ..gpt.bench import bench
     torch.set_num_threads(args.threads)
-    result = bench(_pair(args), gammas, args.tokens, args.temperature, args.repeats, args.seed)
+    result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
         print_json(result)
         return 0
@@ -147,11 +149,12 @@ def cmd_bench(args) -> int:
     return 0
 
 
+@needs_torch
 def cmd_train(args) -> int:
     from dataclasses import replace
 
-    from .api import resolve_device
-    from .recipe import STAGES, Recipe, run_stage
+    from ..gpt.api import resolve_device
+    from ..gpt.recipe import STAGES, Recipe, run_stage
     recipe = Recipe(seed=args.seed)
     if args.target_steps:
         recipe = replace(recipe, target_steps=args.target_steps)
