@@ -32,6 +32,9 @@ TABLE_COSTS = (Fraction(1, 20), Fraction(1, 5))
 TABLE_ALPHAS = (Fraction(3, 5), Fraction(4, 5), Fraction(9, 10))
 TABLE_GAMMAS = (1, 2, 4, 6, 8, 12)
 DEFAULT_MAX_GAMMA = 32
+# The (alpha, cost) grid of the best-gamma maps: alpha 0.02..0.98, cost 0.01..0.60.
+GRID_ALPHAS = tuple(Fraction(k, 50) for k in range(1, 50))
+GRID_COSTS = tuple(Fraction(k, 100) for k in range(1, 61))
 
 
 def _exact(x):
@@ -88,6 +91,38 @@ def best_gamma(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA):
     return best
 
 
+def speedup_curve(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA) -> dict:
+    """The speedup at every gamma = 1..max_gamma, and the best one (as ``best_gamma`` picks it).
+
+    Returns {"gammas": [1..max_gamma], "speedups": [...], "best_gamma": g, "best_speedup": s}.
+
+    >>> c = speedup_curve(Fraction(3, 5), Fraction(1, 5), 4)
+    >>> c["best_gamma"], [round(float(s), 3) for s in c["speedups"]]
+    (2, [1.333, 1.4, 1.36, 1.281])
+    """
+    g, s = best_gamma(alpha, cost, max_gamma)
+    gammas = list(range(1, max_gamma + 1))
+    return {"gammas": gammas, "speedups": [speedup(alpha, k, cost) for k in gammas],
+            "best_gamma": g, "best_speedup": s}
+
+
+def best_gamma_grid(alphas=GRID_ALPHAS, costs=GRID_COSTS, max_gamma: int = DEFAULT_MAX_GAMMA) -> dict:
+    """``best_gamma`` at every (cost, alpha) of a grid, in floats (thousands of cells).
+
+    Returns {"alphas", "costs" (floats), "best_gamma", "best_speedup"}: the
+    last two are lists of rows, one row per cost, one entry per alpha.
+
+    >>> grid = best_gamma_grid([0.6, 0.9], [Fraction(1, 20)])
+    >>> grid["best_gamma"]
+    [[4, 13]]
+    """
+    alphas, costs = [float(a) for a in alphas], [float(c) for c in costs]
+    cells = [[best_gamma(a, c, max_gamma) for a in alphas] for c in costs]
+    return {"alphas": alphas, "costs": costs,
+            "best_gamma": [[g for g, _ in row] for row in cells],
+            "best_speedup": [[s for _, s in row] for row in cells]}
+
+
 def speedup_tables(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS,
                    max_gamma: int = DEFAULT_MAX_GAMMA) -> list:
     """The source's speedup tables as data (exact Fractions).
@@ -113,6 +148,17 @@ def refined_speedup(tokens_per_round, gamma: int, cost, verify_ratio):
     """
     _check(gamma=gamma, cost=cost)
     return tokens_per_round / (gamma * cost + verify_ratio)
+
+
+def exact_speedup(expected_tokens, gamma: int, cost):
+    """Speedup of rounds whose exact expected tokens per round are known (not the i.i.d. formula).
+
+    The round costs gamma drafter steps and one target pass, as in ``speedup``.
+
+    >>> exact_speedup(Fraction(1659, 500), 3, Fraction(1, 20))
+    Fraction(1659, 575)
+    """
+    return refined_speedup(expected_tokens, gamma, cost, 1)
 
 
 def exact_vs_iid(models, context, gamma: int) -> dict:

@@ -149,11 +149,16 @@ class PitfallResult:
                 "expected_tokens": str(Fraction(self.expected_tokens)), "exact": self.exact}
 
 
+def joints(pitfall: Pitfall, models, context, gamma: int, n_tokens: int) -> tuple:
+    """(produced, wanted): the next-``n_tokens`` joint the broken round produces, and the intended one."""
+    produced = exact.speculative_joint(pitfall.speculative(models), context, gamma, n_tokens, pitfall.rule)
+    return produced, exact.target_joint(pitfall.target(models), context, n_tokens)
+
+
 def evaluate(pitfall: Pitfall, models, context, gamma: int, n_tokens: int) -> PitfallResult:
     """Exact TV between the speculative and intended joints of the next ``n_tokens``."""
     pair = pitfall.speculative(models)
-    spec = exact.speculative_joint(pair, context, gamma, n_tokens, pitfall.rule)
-    wanted = exact.target_joint(pitfall.target(models), context, n_tokens)
+    spec, wanted = joints(pitfall, models, context, gamma, n_tokens)
     tv = exact.joint_total_variation(spec, wanted)
     tokens = exact.round_distribution(pair, context, gamma, pitfall.rule).expected_tokens
     return PitfallResult(pitfall.name, pitfall.source, pitfall.description, tv, tokens, tv == 0)

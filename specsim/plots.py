@@ -4,7 +4,7 @@ Every builder takes plain data (rows of Fractions or floats, dicts returned
 by the library) and returns a figure with labelled axes. Probabilities are
 plotted as floats and shown exactly (``3/5``) on hover when they are
 Fractions. Nothing here imports Streamlit, so every figure is testable on
-its own. Colours are the same everywhere: p (target) blue, q (drafter)
+its own. Colours come from ``specsim.colors``: p (target) blue, q (drafter)
 orange, min(p, q) green, residual red, bonus purple.
 
 The one-position figures, the exact engine's figures and the speedup
@@ -28,13 +28,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from . import rule
+from .colors import (BONUS_COLOR, CYAN, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, P_COLOR, PANEL,  # noqa: F401
+                     Q_COLOR, RESIDUAL_COLOR)
 
-P_COLOR = "#2f6db5"
-Q_COLOR = "#e8892b"
-OVERLAP_COLOR = "#3f9b58"
-RESIDUAL_COLOR = "#c8443f"
-BONUS_COLOR = "#8455b8"
-GREY = "#9aa0a6"
 FONT = dict(size=14)
 PROBABILITY = "probability"
 SPEEDUP_CAP = 6.0
@@ -142,7 +138,7 @@ def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
 # -- the exact engine --------------------------------------------------------
 
 STOP = "■"
-LENGTH_COLORS = ["#c8443f", "#e8892b", "#3f9b58", "#2f6db5", "#8455b8", "#6b6b6b", "#17becf"]
+LENGTH_COLORS = [RESIDUAL_COLOR, Q_COLOR, OVERLAP_COLOR, P_COLOR, BONUS_COLOR, DARK_GREY, CYAN]
 
 
 def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
@@ -176,7 +172,7 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
             values.append(float(own))
             hover.append(" ".join(pre) + f" (round ends)  P = {exact(own)}")
     colours = [LENGTH_COLORS[(len(i.split("/")) - (1 if i.endswith(STOP) else 0) - 1) % len(LENGTH_COLORS)]
-               if v else "#eef0f3" for i, v in zip(ids, values)]
+               if v else PANEL for i, v in zip(ids, values)]
     fig = go.Figure(go.Sunburst(ids=ids, labels=labels, parents=parents, values=values,
                                 marker=dict(colors=colours, line=dict(color="white", width=1)),
                                 branchvalues="remainder", hovertext=hover,
@@ -247,7 +243,7 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
     grey = [[1 if sl else None for sl in srow] for srow in slower]
     for col in (1, 2):
         fig.add_heatmap(x=list(alphas), y=list(costs), z=grey, showscale=False, hoverinfo="skip",
-                        colorscale=[[0, "#d9d9d9"], [1, "#d9d9d9"]], row=1, col=col)
+                        colorscale=[[0, MUTED], [1, MUTED]], row=1, col=col)
     fig.add_heatmap(x=list(alphas), y=list(costs), z=g, colorscale="Viridis", row=1, col=1,
                     colorbar=dict(title="γ", x=0.41, len=0.9, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: best γ = %{z}<extra></extra>")

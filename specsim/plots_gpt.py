@@ -22,10 +22,11 @@ from typing import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .colors import PANEL, PREFIX, WHITE
 from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
                     style)
 
-HIDDEN, VISIBLE = "#eef0f3", P_COLOR
+HIDDEN, VISIBLE = PANEL, P_COLOR
 
 
 def show_char(ch: str) -> str:
@@ -63,8 +64,8 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     return style(fig, None, height=300)
 
 
-CACHE_COLORS = {"prefix": "#c9ced6", "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
-                "rejected draft": RESIDUAL_COLOR, "empty": "#ffffff"}
+CACHE_COLORS = {"prefix": PREFIX, "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
+                "rejected draft": RESIDUAL_COLOR, "empty": WHITE}
 
 
 def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict | None = None) -> go.Figure:

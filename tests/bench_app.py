@@ -26,13 +26,13 @@ sys.path.insert(0, str(ROOT / "app"))
 for name in list(logging.root.manager.loggerDict):  # AppTest's bare-mode warnings are noise here
     if name.startswith("streamlit"):
         logging.getLogger(name).setLevel(logging.ERROR)
-import ui  # noqa: E402
+import nav  # noqa: E402
 
 
 def first_render(path: str) -> float:
     """Seconds for a new session's first run of ``path`` (Home's run is not counted)."""
     at = AppTest.from_file(ENTRY, default_timeout=600)
-    if path == ui.PAGES[0].path:
+    if path == nav.PAGES[0].path:
         t = time.perf_counter()
         at.run()
         return time.perf_counter() - t
@@ -56,7 +56,7 @@ def main() -> None:
     cold = time.perf_counter() - t
 
     pages = {}
-    for page in ui.PAGES:
+    for page in nav.PAGES:
         times = [first_render(page.path) for _ in range(args.repeats)]
         pages[page.title] = {"first_render_s": round(times[0], 4), "median_s": round(statistics.median(times), 4)}
 

@@ -15,15 +15,18 @@ from specsim.cli import main as cli_main
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
-import ui  # noqa: E402  (the app's helper module, for the page list and the event wording)
+import lesson_index  # noqa: E402  (the app's own modules: the lessons, the page list, ...)
+import nav  # noqa: E402
+import tokens  # noqa: E402
+import widgets  # noqa: E402
 
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
-TOY_PAGES = [p.path for p in ui.PAGES if p.path != "views/tiny_gpt.py"]
+TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 
 
 def open_page(path: str, timeout: float = 30) -> AppTest:
     at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
-    if path != ui.PAGES[0].path:
+    if path != nav.PAGES[0].path:
         at.switch_page(path).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -66,7 +69,7 @@ def test_next_step_follows_the_library_trace():
         j, e, rounds = shown(at)
         ev = rounds[j].events()[e]
         assert ev == expected[k]
-        assert ui.describe_event(ev, 3) in texts(at)
+        assert tokens.describe_event(ev, 3) in texts(at)
         events_seen.append(ev["kind"])
         at.button(key="stepper-next").click().run()
         assert not at.exception
@@ -110,11 +113,11 @@ def test_play_pause_toggles():
 
 
 def test_home_replays_the_library_round():
-    at = open_page(ui.PAGES[0].path)
+    at = open_page(nav.PAGES[0].path)
     trace = sampling.trace_round(toy.load_model("seed"), ("a",), 3, seed=0)
     n = len(trace.events())
     at.slider(key="home-event").set_value(n).run()
-    assert all(ui.describe_event(ev, 3) in texts(at) for ev in trace.events())
+    assert all(tokens.describe_event(ev, 3) in texts(at) for ev in trace.events())
     at.button(key="home-new").click().run()
     assert at.session_state["home-seed"] == 1 and not at.exception
 
@@ -129,7 +132,7 @@ def test_home_replays_the_library_round():
 @pytest.mark.parametrize("page, key", [("views/exactness.py", "exact"), ("views/stepper.py", "stepper")])
 def test_bad_upload_shows_an_error(page, key, content, reason):
     at = open_page(page)
-    at.selectbox(key=f"{key}-model").set_value(ui.UPLOAD).run()
+    at.selectbox(key=f"{key}-model").set_value(widgets.UPLOAD).run()
     at.file_uploader(key=f"{key}-upload").upload("bad.json", content, "application/json").run()
     assert not at.exception
     assert any(reason in e.value for e in at.error), [e.value for e in at.error]
@@ -137,7 +140,7 @@ def test_bad_upload_shows_an_error(page, key, content, reason):
 
 def test_good_upload_is_proved():
     at = open_page("views/exactness.py")
-    at.selectbox(key="exact-model").set_value(ui.UPLOAD).run()
+    at.selectbox(key="exact-model").set_value(widgets.UPLOAD).run()
     at.file_uploader(key="exact-upload").upload("m.json", toy.load_model("zeros").to_json().encode()).run()
     assert not at.exception and not at.error
     assert "speculative = target exactly" in at.success[0].value
@@ -202,25 +205,29 @@ def test_pitfalls_lab_reports_the_library_tv():
 
 def test_lessons_step_in_order():
     at = open_page("views/lessons.py")
-    lessons = ui.lessons()
-    if not lessons:
-        assert at.info
-        return
-    assert lessons[0][1] in texts(at) or at.selectbox(key="lesson-index").value == 0
-    if len(lessons) > 1:
-        at.button(key="lesson-next").click().run()
-        assert at.selectbox(key="lesson-index").value == 1 and not at.exception
-        at.button(key="lesson-prev").click().run()
-        assert at.selectbox(key="lesson-index").value == 0
+    lessons = lesson_index.lessons()
+    assert len(lessons) >= 2, f"the shipped lessons are missing from {lesson_index.LESSONS_DIR}"
+    assert at.selectbox(key="lesson-index").value == 0
+    assert lessons[0][1] in texts(at) and lessons[1][1] not in texts(at)
+    at.button(key="lesson-next").click().run()
+    assert at.selectbox(key="lesson-index").value == 1 and not at.exception
+    assert lessons[1][1] in texts(at)
+    at.button(key="lesson-prev").click().run()
+    assert at.selectbox(key="lesson-index").value == 0
+    assert lessons[0][1] in texts(at)
+
+
+def test_lessons_page_without_lessons_says_so(monkeypatch, tmp_path):
+    monkeypatch.setattr(lesson_index, "LESSONS_DIR", tmp_path)
+    at = open_page("views/lessons.py")
+    assert any("No lessons yet" in i.value for i in at.info)
 
 
 # -- tiny GPT --------------------------------------------------------------------
 
 def test_tiny_gpt_page():
+    assert WEIGHTS, "the shipped weights (specsim/gpt/weights/manifest.json) are missing"
     at = open_page("views/tiny_gpt.py", timeout=300)
-    if not WEIGHTS:
-        assert any("Cannot run the tiny GPT" in e.value for e in at.error)
-        return
     assert not at.error, [e.value for e in at.error]
     figs = charts(at)
     assert len(figs) >= 4
@@ -232,16 +239,15 @@ def test_tiny_gpt_page():
 
 
 def test_lesson_from_the_url_and_its_page_links():
-    lessons = ui.lessons()
-    if len(lessons) < 2:
-        pytest.skip("fewer than two lessons")
+    lessons = lesson_index.lessons()
+    assert len(lessons) >= 2, f"the shipped lessons are missing from {lesson_index.LESSONS_DIR}"
     at = AppTest.from_file(str(ENTRY), default_timeout=30)
     at.query_params["lesson"] = "2"
     at.run()
     at.switch_page("views/lessons.py").run()
     assert at.selectbox(key="lesson-index").value == 1 and not at.exception
     shown_links = [el.proto.page for el in at.get("page_link")]  # url paths, e.g. "stepper"
-    assert ui.lesson_pages(*lessons[1]) and shown_links == ui.lesson_pages(*lessons[1])
+    assert lesson_index.lesson_pages(*lessons[1]) and shown_links == lesson_index.lesson_pages(*lessons[1])
 
 
 def test_unknown_lesson_number_is_an_error():
@@ -250,4 +256,4 @@ def test_unknown_lesson_number_is_an_error():
     at.run()
     at.switch_page("views/lessons.py").run()
     assert not at.exception
-    assert ui.lessons() == [] or any("no lesson" in e.value for e in at.error)
+    assert any("There is no lesson '999'" in e.value for e in at.error), [e.value for e in at.error]

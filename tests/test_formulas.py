@@ -64,3 +64,35 @@ def test_bad_parameters(call, message):
 def test_integer_inputs_stay_exact():
     assert formulas.speedup(0, 4, F(1, 20)) == F(5, 6)
     assert isinstance(formulas.expected_tokens(1, 3), F)
+
+
+@pytest.mark.parametrize("alpha, cost", [(F(3, 5), F(1, 5)), (F(9, 10), F(1, 20)), (0.8, 0.05), (F(1), F(0))])
+def test_speedup_curve_is_the_speedup_at_every_gamma_and_its_best(alpha, cost):
+    curve = formulas.speedup_curve(alpha, cost, 16)
+    assert curve["gammas"] == list(range(1, 17))
+    assert curve["speedups"] == [formulas.speedup(alpha, g, cost) for g in range(1, 17)]
+    assert (curve["best_gamma"], curve["best_speedup"]) == formulas.best_gamma(alpha, cost, 16)
+    assert curve["best_speedup"] == max(curve["speedups"])
+
+
+def test_best_gamma_grid_is_best_gamma_in_every_cell():
+    alphas, costs = (F(3, 5), F(4, 5), F(9, 10)), (F(1, 20), F(1, 5))
+    grid = formulas.best_gamma_grid(alphas, costs, 32)
+    assert grid["alphas"] == [0.6, 0.8, 0.9] and grid["costs"] == [0.05, 0.2]
+    for i, c in enumerate(costs):
+        for j, a in enumerate(alphas):
+            assert (grid["best_gamma"][i][j], grid["best_speedup"][i][j]) == formulas.best_gamma(float(a), float(c))
+    assert grid["best_gamma"] == [[4, 8, 13], [2, 4, 7]]  # the design document's reference table
+
+
+def test_best_gamma_grid_default_grid_shape():
+    grid = formulas.best_gamma_grid(max_gamma=4)
+    assert len(grid["costs"]) == len(formulas.GRID_COSTS) == len(grid["best_gamma"])
+    assert {len(row) for row in grid["best_speedup"]} == {len(formulas.GRID_ALPHAS)}
+    assert grid["alphas"][0] == 0.02 and grid["alphas"][-1] == 0.98 and grid["costs"][-1] == 0.6
+
+
+def test_exact_speedup_is_expected_tokens_over_the_round_cost():
+    assert formulas.exact_speedup(F(1659, 500), 3, F(1, 20)) == F(1659, 500) / (3 * F(1, 20) + 1)
+    for a, g, c in [(F(9, 10), 3, F(1, 20)), (F(3, 5), 8, F(1, 5))]:  # with the i.i.d. E[tokens]: the formula
+        assert formulas.exact_speedup(formulas.expected_tokens(a, g), g, c) == formulas.speedup(a, g, c)

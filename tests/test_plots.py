@@ -150,3 +150,16 @@ def test_draft_rows_outline_the_draft():
     assert "rejected" in fig.layout.annotations[0].text and "not checked" in fig.layout.annotations[1].text
     fig = plots_gpt.tokens_per_round([5, 2], [4, 1], 4)
     assert list(fig.data[0].y) == [4, 1]
+
+
+def test_colours_are_defined_once_and_mixed_exactly():
+    from specsim import colors
+    assert plots.P_COLOR is colors.P_COLOR and plots_rounds.RESIDUAL_COLOR is colors.RESIDUAL_COLOR
+    assert plots_gpt.HIDDEN == colors.PANEL
+    assert colors.mix("#204060", "#ffffff", 0) == "#204060" and colors.mix("#204060", "#ffffff", 1) == "#ffffff"
+    assert colors.tint("#000000", 0.5) == "#808080" and colors.shade("#ffffff", 0.5) == "#808080"
+    rgb = [int(colors.RESIDUAL_COLOR[i:i + 2], 16) for i in (1, 3, 5)]
+    light = [int(colors.tint(colors.RESIDUAL_COLOR)[i:i + 2], 16) for i in (1, 3, 5)]
+    assert all(c < x < 255 for c, x in zip(rgb, light))  # lighter than the colour, not white
+    with pytest.raises(ValueError, match="t must be in"):
+        colors.mix("#000000", "#ffffff", 1.5)

@@ -1,8 +1,9 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-import ui
-from specsim import plots
+import cached
+import widgets
+from specsim import bounds, plots
 
 st.title("Exactness: the proof, in fractions")
 st.markdown(
@@ -12,7 +13,7 @@ st.markdown(
     "with sampling from p token by token, for every context and every γ.")
 
 with st.sidebar:
-    model = ui.model_picker("exact")
+    model = widgets.model_picker("exact")
 if model is None:
     st.stop()
 
@@ -20,31 +21,31 @@ c1, c2 = st.columns(2)
 n_tokens = c1.number_input("N: tokens to compare", min_value=1, max_value=5, value=3, key="exact-n")
 gammas = c2.slider("γ range", min_value=1, max_value=6, value=(1, 4), key="exact-gammas")
 gamma_list = tuple(range(gammas[0], gammas[1] + 1))
-if not ui.check_size(model, max(n_tokens, gammas[1] + 1), "This check"):
+if not widgets.within_bounds(bounds.check_joint, model, int(n_tokens), gamma_list, len(model.contexts())):
     st.stop()
 
-checks = ui.check_exactness(model.to_json(), int(n_tokens), gamma_list)
-n_exact = sum(c.exact for c in checks)
-if n_exact == len(checks):
+checks = cached.check_exactness(model.to_json(), int(n_tokens), gamma_list)
+differ = [c for c in checks if not c.exact]
+if not differ:
     st.success(f"speculative = target exactly for all {len(checks)} (context, γ) pairs of "
                f"model **{model.name}**, N = {n_tokens} tokens.")
 else:
-    st.error(f"{len(checks) - n_exact} of {len(checks)} (context, γ) pairs differ.")
+    st.error(f"{len(differ)} of {len(checks)} (context, γ) pairs differ.")
 
 summary = [{"context": " ".join(c.context), "γ": c.gamma, "sequences": c.sequences,
-            "max |speculative − target|": ui.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
+            "max |speculative − target|": widgets.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
            for c in checks]
 st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300))
 
 st.subheader("The joint table")
 t1, t2 = st.columns(2)
 with t1:
-    context = ui.context_picker(model, "exact-ctx")
+    context = widgets.context_picker(model, "exact-ctx")
 gamma = t2.selectbox("γ", gamma_list, key="exact-table-gamma")
 check = next(c for c in checks if c.context == context and c.gamma == gamma)
 seqs = sorted(set(check.speculative) | set(check.target))
-table = [{"next tokens": " ".join(s), "speculative": ui.fmt(check.speculative.get(s, 0)),
-          "target": ui.fmt(check.target.get(s, 0)),
+table = [{"next tokens": " ".join(s), "speculative": widgets.fmt(check.speculative.get(s, 0)),
+          "target": widgets.fmt(check.target.get(s, 0)),
           "equal": "✓" if check.speculative.get(s, 0) == check.target.get(s, 0) else "✗"}
          for s in seqs]
 st.dataframe(table, hide_index=True, height=min(38 + 35 * len(table), 420))
@@ -52,18 +53,18 @@ st.dataframe(table, hide_index=True, height=min(38 + 35 * len(table), 420))
 st.subheader("One round, every outcome")
 o1, o2 = st.columns(2)
 with o1:
-    round_ctx = ui.context_picker(model, "exact-round-ctx", label="round from context")
+    round_ctx = widgets.context_picker(model, "exact-round-ctx", label="round from context")
 with o2:
     round_gamma = st.number_input("γ for the round", min_value=1, max_value=6, value=3, key="exact-round-gamma")
-if not ui.check_size(model, int(round_gamma) + 1, "This round"):
+if not widgets.within_bounds(bounds.check_round, model, int(round_gamma)):
     st.stop()
-rd = ui.round_distribution(model.to_json(), round_ctx, int(round_gamma))
-info = ui.exact_vs_iid(model.to_json(), round_ctx, (int(round_gamma),))[0]
+rd = cached.round_distribution(model.to_json(), round_ctx, int(round_gamma))
+info = cached.exact_vs_iid(model.to_json(), round_ctx, (int(round_gamma),))[0]
 m1, m2, m3 = st.columns(3)
 m1.metric("distinct outcomes", len(rd.outcomes))
-m2.metric("E[tokens per round], exact", ui.fmt(rd.expected_tokens), help=f"{float(rd.expected_tokens):.4f}")
-m3.metric("i.i.d. formula with α of the first position", ui.fmt(info["iid_expected_tokens"]),
-          help=f"α = {ui.fmt(info['alpha'])}")
+m2.metric("E[tokens per round], exact", widgets.fmt(rd.expected_tokens), help=f"{float(rd.expected_tokens):.4f}")
+m3.metric("i.i.d. formula with α of the first position", widgets.fmt(info["iid_expected_tokens"]),
+          help=f"α = {widgets.fmt(info['alpha'])}")
 f1, f2 = st.columns([3, 2])
 with f1:
     st.plotly_chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")

@@ -1,7 +1,9 @@
 """Home: what speculative decoding is, one round replayed, a map of the app."""
 import streamlit as st
 
-import ui
+import lesson_index
+import nav
+import tokens
 from specsim import plots_rounds, sampling, toy
 
 st.title("specsim: speculative decoding, simulated exactly")
@@ -35,20 +37,20 @@ with c2:
 st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {st.session_state['home-seed']}.")
 left, right = st.columns([2, 3])
 with left:
-    st.markdown(ui.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
+    st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
     for ev in events[:step]:
-        st.markdown("- " + ui.describe_event(ev, GAMMA))
+        st.markdown("- " + tokens.describe_event(ev, GAMMA))
 with right:
     st.plotly_chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
-ui.page_link("stepper", "Step through many rounds, your own model and seed: Round stepper")
+nav.page_link("stepper", "Step through many rounds, your own model and seed: Round stepper")
 
 st.subheader("Where to go")
 cols = st.columns(2)
-for k, page in enumerate(p for p in ui.PAGES if p.path != "views/home.py"):
+for k, page in enumerate(p for p in nav.PAGES if p != nav.HOME):
     with cols[k % 2]:
         st.page_link(page.path, label=f"**{page.title}**: {page.blurb}", icon=page.icon)
 
-lessons = ui.lessons()
+lessons = lesson_index.lessons()
 if lessons:
     st.subheader("Lessons")
     cols = st.columns(2)

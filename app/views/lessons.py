@@ -1,12 +1,13 @@
 """Lessons: step through lessons/*.md in order, each linked to its interactive pages."""
 import streamlit as st
 
-import ui
+import lesson_index
+import nav
 
 st.title("Lessons")
-lessons = ui.lessons()
+lessons = lesson_index.lessons()
 if not lessons:
-    st.info(f"No lessons yet: add Markdown files to `{ui.LESSONS_DIR.name}/` (named `NN-slug.md`).")
+    st.info(f"No lessons yet: add Markdown files to `{lesson_index.LESSONS_DIR.name}/` (named `NN-slug.md`).")
     st.stop()
 
 titles = [t for _, t in lessons]
@@ -32,13 +33,13 @@ st.query_params["lesson"] = str(i + 1)
 st.session_state["lesson-query"] = str(i + 1)
 
 path, title = lessons[i]
-pages = ui.lesson_pages(path, title)
+pages = lesson_index.lesson_pages(path, title)
 with st.container(border=True):
     st.markdown(path.read_text(encoding="utf-8", errors="replace"))
 if pages:
     st.markdown("**Try it in the app:**")
     for page in pages:
-        ui.page_link(page)
+        nav.page_link(page)
 
 prev_col, _, next_col = st.columns([1, 3, 1])
 prev_col.button("← Previous", on_click=go, args=(-1,), disabled=i == 0, key="lesson-prev", width="stretch")

@@ -3,8 +3,9 @@ import inspect
 
 import streamlit as st
 
-import ui
-from specsim import pitfalls, plots_rounds
+import cached
+import widgets
+from specsim import bounds, pitfalls, plots_rounds
 from specsim.rule import RoundRule
 
 SOURCES = {  # which source document a misconception comes from (shared/seeds/README.md)
@@ -20,24 +21,25 @@ st.markdown("Each broken rule is a variant of the same round, run through the ex
             "the one it should produce: an exact fraction, 0 only when the rule is still exact.")
 
 with st.sidebar:
-    model = ui.model_picker("pit")
+    model = widgets.model_picker("pit")
     if model is not None:
-        context = ui.context_picker(model, "pit-ctx")
+        context = widgets.context_picker(model, "pit-ctx")
         gamma = int(st.number_input("γ: draft length", 1, 4, 2, key="pit-gamma"))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, 2, key="pit-n"))
-if model is None or not ui.check_size(model, max(gamma + 1, n_tokens) + 1, "This lab"):
+if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma)
+                         and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,))):
     st.stop()
 
 names = [n for n in pitfalls.PITFALLS if n != "correct"] + ["correct"]
 name = st.selectbox("rule", names, key="pit-rule", help="every broken rule, and the correct one to compare")
 pit = pitfalls.get(name)
-lab = {r.name: r for r in ui.pitfall_lab(model.to_json(), context, gamma, n_tokens)}
+lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, gamma, n_tokens)}
 result, correct = lab[name], lab["correct"]
 
 m1, m2, m3 = st.columns(3)
-m1.metric(f"TV to the intended distribution (N = {n_tokens})", ui.fmt(result.total_variation),
+m1.metric(f"TV to the intended distribution (N = {n_tokens})", widgets.fmt(result.total_variation),
           help=f"≈ {float(result.total_variation):.4f}")
-m2.metric("E[tokens per round]", ui.fmt(result.expected_tokens),
+m2.metric("E[tokens per round]", widgets.fmt(result.expected_tokens),
           delta=None if result.expected_tokens == correct.expected_tokens else
           f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
 m3.metric("still exact?", "yes ✓" if result.exact else "no ✗")
@@ -46,11 +48,11 @@ m3.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 if pit.source:
     st.caption(f"Where this comes from: {SOURCES.get(pit.source, pit.source)}.")
 
-produced, wanted = ui.pitfall_joints(model.to_json(), context, gamma, n_tokens, name)
+produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, n_tokens, name)
 outcomes = sorted(set(produced) | set(wanted))
 st.plotly_chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,
-    f"next {n_tokens} token(s) after \"{' '.join(context)}\" with γ = {gamma}: TV = {ui.fmt(result.total_variation)}"),
+    f"next {n_tokens} token(s) after \"{' '.join(context)}\" with γ = {gamma}: TV = {widgets.fmt(result.total_variation)}"),
     key="pit-bars")
 
 with st.expander("What the rule changes (its source)"):
@@ -60,7 +62,7 @@ with st.expander("What the rule changes (its source)"):
     st.code(inspect.getsource(cls), language="python")
 
 st.subheader("Every rule on this model")
-st.dataframe([{"rule": r.name, "TV": ui.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
+st.dataframe([{"rule": r.name, "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
                "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗",
                "source": (r.source or "")[:3]} for r in lab.values()], hide_index=True,
              height=38 + 35 * len(lab))

@@ -3,8 +3,8 @@ import inspect
 
 import streamlit as st
 
-import ui
-from specsim import plots, rule, toy
+import widgets
+from specsim import plots, rows, rule, toy
 
 MAX_VOCAB = 6
 
@@ -50,26 +50,8 @@ with left:
     normalize = st.checkbox("renormalize p and q if they do not sum to 1", value=False, key="res-norm")
 
 
-def read_inputs():
-    vocab = tokens_text.split()
-    if not 1 <= len(vocab) <= MAX_VOCAB:
-        raise toy.ModelError(f"give between 1 and {MAX_VOCAB} tokens, got {len(vocab)}")
-    if len(set(vocab)) != len(vocab):
-        raise toy.ModelError("tokens must be distinct")
-    rows = []
-    for name, text in (("p", p_text), ("q", q_text)):
-        row = ui.parse_row(text, name)
-        if len(row) != len(vocab):
-            raise toy.ModelError(f"{name} has {len(row)} entries but there are {len(vocab)} tokens")
-        if normalize and all(x >= 0 for x in row) and sum(row) > 0:
-            row = [x / sum(row) for x in row]
-        toy.check_row(row, name)
-        rows.append(row)
-    return vocab, rows[0], rows[1]
-
-
 try:
-    vocab, p, q = read_inputs()
+    vocab, p, q = rows.parse_rows(tokens_text, p_text, q_text, normalize, max_tokens=MAX_VOCAB)
 except toy.ModelError as e:
     with right:
         st.error(str(e))
@@ -78,25 +60,25 @@ except toy.ModelError as e:
 a, r = rule.alpha(p, q), rule.residual(p, q)
 with right:
     m1, m2, m3 = st.columns(3)
-    m1.metric("α = Σ min(p, q)", ui.fmt(a), help="acceptance rate = 1 − TV(p, q)")
-    m2.metric("TV(p, q)", ui.fmt(rule.total_variation(p, q)), help="total variation distance")
-    m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", ui.fmt(rule.residual_mass(p, q)))
+    m1.metric("α = Σ min(p, q)", widgets.fmt(a), help="acceptance rate = 1 − TV(p, q)")
+    m2.metric("TV(p, q)", widgets.fmt(rule.total_variation(p, q)), help="total variation distance")
+    m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", widgets.fmt(rule.residual_mass(p, q)))
     if r is None:
         st.info("p ≤ q everywhere (so p = q): no draft is ever rejected and the residual is never used.")
     st.plotly_chart(plots.residual_stack(vocab, p, q), key="res-stack")
 
 st.plotly_chart(plots.residual_panels(vocab, p, q), key="res-panels")
 
-rows = []
+table = []
 for i, x in enumerate(vocab):
-    rows.append({
-        "token": x, "p": ui.fmt(p[i]), "q": ui.fmt(q[i]),
-        "min(1, p/q): keep if drafted": ui.fmt(rule.acceptance_probability(p[i], q[i])) if q[i] > 0 else "never drafted",
-        "min(p, q)": ui.fmt(rule.overlap(p, q)[i]),
-        "max(0, p − q)": ui.fmt(rule.excess(p, q)[i]),
-        "r": ui.fmt(r[i]) if r is not None else "—",
+    table.append({
+        "token": x, "p": widgets.fmt(p[i]), "q": widgets.fmt(q[i]),
+        "min(1, p/q): keep if drafted": widgets.fmt(rule.acceptance_probability(p[i], q[i])) if q[i] > 0 else "never drafted",
+        "min(p, q)": widgets.fmt(rule.overlap(p, q)[i]),
+        "max(0, p − q)": widgets.fmt(rule.excess(p, q)[i]),
+        "r": widgets.fmt(r[i]) if r is not None else "—",
     })
-st.dataframe(rows, hide_index=True)
+st.dataframe(table, hide_index=True)
 
 with st.expander("The rule's source (specsim/rule.py)"):
     st.code(inspect.getsource(rule.acceptance_probability) + "\n" + inspect.getsource(rule.residual),

@@ -1,31 +1,9 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
-from fractions import Fraction
-
 import streamlit as st
 
-import ui
-from specsim import formulas, plots
-
-ALPHA_GRID = tuple(Fraction(k, 50) for k in range(1, 50))  # 0.02 .. 0.98
-COST_GRID = tuple(Fraction(k, 100) for k in range(1, 61))  # 0.01 .. 0.60
-
-
-@st.cache_data(show_spinner=False)
-def best_grid(max_gamma: int):
-    """best_gamma over the (c, α) grid: rows are costs, columns alphas (floats for speed)."""
-    gammas, speeds = [], []
-    for c in COST_GRID:
-        row = [formulas.best_gamma(float(a), float(c), max_gamma) for a in ALPHA_GRID]
-        gammas.append([g for g, _ in row])
-        speeds.append([s for _, s in row])
-    return gammas, speeds
-
-
-@st.cache_data(show_spinner=False)
-def curve(alpha: Fraction, cost: Fraction, max_gamma: int):
-    gammas = list(range(1, max_gamma + 1))
-    return gammas, [formulas.speedup(alpha, g, cost) for g in gammas], formulas.best_gamma(alpha, cost, max_gamma)
-
+import cached
+import widgets
+from specsim import bounds, formulas, plots
 
 st.title("Speedup and the best γ")
 st.markdown(
@@ -38,23 +16,24 @@ c1, c2, c3 = st.columns(3)
 alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, 0.8, 0.01, key="sp-alpha")
 cost_f = c2.slider("c: drafter step cost / target step", 0.0, 1.0, 0.05, 0.01, key="sp-cost")
 max_gamma = int(c3.number_input("largest γ searched", 1, 64, formulas.DEFAULT_MAX_GAMMA, key="sp-max"))
-alpha, cost = Fraction(str(alpha_f)), Fraction(str(cost_f))  # the slider's decimal, exactly
+alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
-gammas, speedups, (best_g, best_s) = curve(alpha, cost, max_gamma)
+curve = cached.speedup_curve(alpha, cost, max_gamma)
+best_g, best_s = curve["best_gamma"], curve["best_speedup"]
 m1, m2, m3 = st.columns(3)
 m1.metric("best γ", best_g)
 m2.metric("speedup at the best γ", f"{float(best_s):.2f}×")
 m3.metric("E[tokens per round] at the best γ", f"{float(formulas.expected_tokens(alpha, best_g)):.3f}")
 if best_s <= 1:
     st.warning("With this α and c no γ beats plain decoding: the drafter costs more than it saves.")
-st.plotly_chart(plots.speedup_curve(gammas, speedups, (best_g, best_s),
+st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"], (best_g, best_s),
                                     f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
                 key="sp-curve")
 
 st.subheader("Best γ over α and c")
-grid_g, grid_s = best_grid(max_gamma)
-st.plotly_chart(plots.best_gamma_heatmaps([float(a) for a in ALPHA_GRID], [float(c) for c in COST_GRID],
-                                          grid_g, grid_s, mark=(alpha_f, cost_f)), key="sp-heat")
+grid = cached.best_gamma_grid(max_gamma)
+st.plotly_chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
+                                          mark=(alpha_f, cost_f)), key="sp-heat")
 
 st.subheader("The source's two tables")
 for table in formulas.speedup_tables(max_gamma=max_gamma):
@@ -73,23 +52,23 @@ st.markdown("In a toy model α depends on the context, so acceptances are not i.
             "gives the true expected tokens per round; the formula uses α of the first position.")
 e1, e2, e3 = st.columns(3)
 with e1:
-    model = ui.model_picker("sp")
+    model = widgets.model_picker("sp")
 if model is None:
     st.stop()
 with e2:
-    context = ui.context_picker(model, "sp-ctx")
+    context = widgets.context_picker(model, "sp-ctx")
 with e3:
     top = int(st.number_input("γ up to", 1, 6, 5, key="sp-top"))
-if not ui.check_size(model, top + 1, "This comparison"):
+if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()
-results = ui.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))
+results = cached.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))
 st.plotly_chart(plots.expected_tokens_curve(
     [r["gamma"] for r in results], [r["expected_tokens"] for r in results],
     [r["iid_expected_tokens"] for r in results],
-    f"Expected tokens per round from \"{' '.join(context)}\" (α = {ui.fmt(results[0]['alpha'])})"),
+    f"Expected tokens per round from \"{' '.join(context)}\" (α = {widgets.fmt(results[0]['alpha'])})"),
     key="sp-exact")
-st.dataframe([{"γ": r["gamma"], "exact E[tokens]": ui.fmt(r["expected_tokens"]),
-               "i.i.d. E[tokens]": ui.fmt(r["iid_expected_tokens"]),
-               f"exact speedup at c = {cost_f:.2f}": f"{float(formulas.refined_speedup(r['expected_tokens'], r['gamma'], cost, 1)):.3f}×",
+st.dataframe([{"γ": r["gamma"], "exact E[tokens]": widgets.fmt(r["expected_tokens"]),
+               "i.i.d. E[tokens]": widgets.fmt(r["iid_expected_tokens"]),
+               f"exact speedup at c = {cost_f:.2f}": f"{float(formulas.exact_speedup(r['expected_tokens'], r['gamma'], cost)):.3f}×",
                f"formula speedup at c = {cost_f:.2f}": f"{float(formulas.speedup(r['alpha'], r['gamma'], cost)):.3f}×"}
               for r in results], hide_index=True)

@@ -1,14 +1,16 @@
 """Round stepper: play seeded rounds forward one event at a time.
 
-The rounds are ``specsim.sampling.trace_round`` calls on one
-``numpy.random.default_rng(seed)`` chained from the chosen context, exactly
-as ``specsim.sampling.generate`` chains them, so the same seed gives the
+The rounds are ``specsim.replay.next_round`` calls on one
+``numpy.random.default_rng(seed)`` from the chosen context, which chains them
+exactly as ``specsim.sampling.generate`` does, so the same seed gives the
 same rounds as the library (and the CLI).
 """
 import streamlit as st
 
-import ui
-from specsim import plots_rounds, sampling
+import cached
+import tokens
+import widgets
+from specsim import bounds, plots_rounds, replay, sampling
 
 KEY = "stepper"
 
@@ -18,9 +20,9 @@ st.markdown("Each round: the drafter proposes γ tokens from **q**, one target p
             "by a draw from the **residual**, and a full acceptance earns a **bonus** token.")
 
 with st.sidebar:
-    model = ui.model_picker(KEY)
+    model = widgets.model_picker(KEY)
     if model is not None:
-        context = ui.context_picker(model, f"{KEY}-ctx", label="start context")
+        context = widgets.context_picker(model, f"{KEY}-ctx", label="start context")
         gamma = int(st.number_input("γ: draft length", 1, 8, 3, key=f"{KEY}-gamma"))
         seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key=f"{KEY}-seed"))
         speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], 0.6, key=f"{KEY}-speed")
@@ -40,9 +42,13 @@ def state() -> dict:
         s = st.session_state[KEY] = fresh()
         s["playing"] = False
     while len(s["rounds"]) <= s["round"]:  # extend the chain lazily, one round per block of uniforms
-        ctx = context + tuple(t for r in s["rounds"] for t in r.emitted)
-        s["rounds"].append(sampling.trace_round(model, ctx, gamma, s["rng"]))
+        s["rounds"].append(replay.next_round(model, context, s["rounds"], gamma, s["rng"]))
     return s
+
+
+def expected_tokens(ctx, g):
+    """The exact engine's E[tokens per round] from ``ctx``, cached by the model's state of it."""
+    return cached.expected_tokens(settings[0], model.state(ctx), g)
 
 
 def next_step():
@@ -96,22 +102,23 @@ def stepper():
     trace, e = s["rounds"][s["round"]], s["event"]
     events = trace.events()
     st.markdown(f"round {s['round'] + 1} · event {e + 1} of {len(events)} · "
-                + ui.describe_event(events[e], gamma))
-    st.markdown(ui.stream_html(context, s["rounds"][:s["round"]], trace, e), unsafe_allow_html=True)
-    st.markdown(ui.legend_html(["context", "draft", "correct", "bonus", "pending", "rejected", "discarded"]),
+                + tokens.describe_event(events[e], gamma))
+    st.markdown(tokens.stream_html(context, s["rounds"][:s["round"]], trace, e), unsafe_allow_html=True)
+    st.markdown(tokens.legend_html(["context", "draft", "correct", "bonus", "pending", "rejected", "discarded"]),
                 unsafe_allow_html=True)
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(plots_rounds.event_figure(trace, e), key=f"{KEY}-event")
     finished = s["rounds"][:s["round"] + (1 if e == len(events) - 1 else 0)]
     with right:
-        if finished:
-            actual, expected = ui.running_tokens_per_pass(model, finished)
-            st.plotly_chart(plots_rounds.tokens_per_pass(actual, expected, gamma), key=f"{KEY}-tpp")
-            st.caption(f"{len(finished)} round(s): {sum(len(r.emitted) for r in finished)} tokens for "
-                       f"{len(finished)} target passes. Exact expectation from the exact engine, "
+        if finished and widgets.within_bounds(bounds.check_round, model, gamma):
+            totals = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens)
+            st.plotly_chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals],
+                                                         [t["expected"] for t in totals], gamma), key=f"{KEY}-tpp")
+            st.caption(f"{len(finished)} round(s): {totals[-1]['tokens']} tokens for "
+                       f"{totals[-1]['target_passes']} target passes. Exact expectation from the exact engine, "
                        "averaged over the contexts the rounds started from.")
-        else:
+        elif not finished:
             st.info("Tokens per target pass appear here once the first round is finished.")
 
 

@@ -1,0 +1,69 @@
+"""Widgets the pages share: the toy-model and context pickers, the work check, exact numbers.
+
+A bad uploaded model or too large a computation is shown as one ``st.error``
+line and the picker or check returns None / False; the page then stops.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from specsim import bounds, toy
+from specsim.plots import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
+
+UPLOAD = "upload a JSON file…"
+
+
+def model_picker(key: str, default: str = "seed", label: str = "toy model") -> toy.ToyModel | None:
+    """Choose a preset or upload a JSON model; returns None (after ``st.error``) when invalid."""
+    names = list(toy.PRESETS) + [UPLOAD]
+    choice = st.selectbox(label, names, index=names.index(default), key=f"{key}-model",
+                          help="presets ship with specsim; a JSON file follows the format below")
+    if choice != UPLOAD:
+        return toy.load_model(choice)
+    uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload")
+    with st.expander("JSON format (the seed model)"):
+        st.code(toy.load_model("seed").to_json(), language="json")
+    if uploaded is None:
+        st.info("Upload a model file to continue (see the format above).")
+        return None
+    try:
+        return loads_cached(uploaded.getvalue(), uploaded.name)
+    except toy.ModelError as e:
+        st.error(f"**{uploaded.name}** is not a valid model: {e}")
+        return None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def loads_cached(data: bytes, name: str) -> toy.ToyModel:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise toy.ModelError(f"{name} is not UTF-8 text") from None
+    return toy.loads_model(text, source=name)
+
+
+def context_picker(model: toy.ToyModel, key: str, label: str = "context", default=None) -> tuple:
+    """Select one of the model's contexts (its last ``order`` tokens)."""
+    contexts = model.contexts()
+    index = contexts.index(default) if default in contexts else 0
+    return st.selectbox(label, contexts, index=index, key=key, format_func=" ".join,
+                        help="the previous token(s) the model looks at")
+
+
+def within_bounds(check, *args, **kwargs) -> bool:
+    """Ask ``specsim.bounds`` first (``check`` is ``bounds.check_round`` or ``bounds.check_joint``).
+
+    Returns False, after one ``st.error`` line naming the limit and what to
+    lower, when the work is over the interactive limit.
+    """
+    try:
+        check(*args, limit=bounds.LIMITS.interactive_work, **kwargs)
+    except bounds.WorkRefused as e:
+        st.error(str(e))
+        return False
+    return True
+
+
+def exact_decimal(value: float, name: str):
+    """A slider's decimal (0.8) as the exact Fraction it shows (4/5), not the float's binary value."""
+    return toy.parse_probability(value, name)
