@@ -56,8 +56,8 @@ def parse_temperature(tau) -> Fraction | float:
     try:
         value = parse_number(tau, "temperature", LIMITS.option_digits)
     except ValueError:
-        raise ValueError(f"temperature must be a finite number >= 0 with at most "
-                         f"{LIMITS.option_digits} digits, got {str(tau)[:40]!r}") from None
+        raise ValueError(f"temperature must be a number >= 0 (finite, at most "
+                         f"{LIMITS.option_digits} digits), got {str(tau)[:40]!r}") from None
     if value < 0:
         raise ValueError(f"temperature must be >= 0, got {tau}")
     k = LIMITS.temperature_power
