@@ -52,11 +52,11 @@ class Limits:
     contexts: int = 4096  # V^order contexts of a model
     # sampled work
     sample_rounds: int = 10**8  # sample --rounds
-    sample_work: int = 2 * 10**9  # rounds x (gamma + 1) drawn by the vectorized sampler
-    loop_work: int = 2 * 10**7  # rounds x (gamma + 1) of the per-round loop (broken rules)
+    sample_work: int = 2 * 10**8  # draws of the vectorized sampler (sample_work(); ~5-10 s at the limit)
+    loop_work: int = 5 * 10**6  # rounds x (gamma + 1) of the per-round loop (broken rules; ~10 s)
     sample_outcomes: int = 10**7  # distinct outcomes a sample may have to hold in memory
     generate_tokens: int = 10_000  # generate --tokens
-    generate_work: int = 10**7  # tokens x (gamma + 1) x V rows kept by a generation trace
+    generate_work: int = 2 * 10**6  # tokens x (gamma + 1) x V probabilities kept by a generation trace
 
 
 LIMITS = Limits()
@@ -120,11 +120,13 @@ def shape(model, power: int = 1) -> Shape:
 
 
 def number_cost(digits: int) -> float:
-    """Relative cost of one Fraction operation on numbers of ``digits`` digits (1 when small).
+    """Relative cost of one outcome whose probability is a product with ``digits`` digits.
 
-    Fitted on this machine: about 3 us at 2 digits, 0.45 ms at 600, 19 ms at 8000.
+    Fitted on this machine on rounds of 2-token models with random D-digit rows
+    (digits = D x (gamma + 1)): ~1 at a few hundred digits, 50 at 2,700,
+    400 at 6,600, 1,500 at 14,000.
     """
-    return 1 + (digits / 30) ** 1.6
+    return 1 + (digits / 380) ** 2
 
 
 def _geom(b: int, n: int) -> int:
@@ -160,9 +162,12 @@ def _spec_joint(s: Shape, gamma: int, n: int) -> int:
     return total
 
 
+ROUND_STEPS = 5  # a full round's outcome costs ~5x a joint's (draft loop, p/q, residual): measured
+
+
 def exact_work(model, gamma: int = 1, n_tokens: int = 0, gammas=None, contexts: int = 1,
                rounds: int = 0, rules: int = 1, power: int = 1) -> float:
-    """Predicted cost of an exact computation, in outcomes x number cost.
+    """Predicted cost of an exact computation, in steps: outcomes x number cost (x ROUND_STEPS in rounds).
 
     rounds: full rounds enumerated (``round`` does 2, ``sample --check`` 1, each pitfall 1);
     n_tokens, gammas, contexts: joints for a proof (``check_exactness``) or a pitfalls lab;
@@ -170,10 +175,11 @@ def exact_work(model, gamma: int = 1, n_tokens: int = 0, gammas=None, contexts: 
     """
     s = shape(model, power)
     gammas = list(gammas) if gammas is not None else [gamma]
-    outcomes = rounds * round_work(s.branch, max(gammas), s.p_branch) * rules
+    outcomes = ROUND_STEPS * rounds * round_work(s.branch, max(gammas), s.p_branch) * rules
     if n_tokens:
         outcomes += contexts * rules * sum(_spec_joint(s, g, n_tokens) for g in gammas)
-    depth = 2 * (max(max(gammas), n_tokens) + 1)  # factors multiplied along one path
+    g = max(gammas)  # rows multiplied along one path: a round's gamma + 1, a joint's N + min(gamma, N) + 1
+    depth = max(g + 1, n_tokens + min(g, n_tokens) + 1 if n_tokens else 0)
     return outcomes * number_cost(s.digits * depth)
 
 
@@ -181,7 +187,7 @@ def check_round(model, gamma: int, limit: int | None = None, rounds: int = 1, po
     """Refuse an exact round of ``model`` with this gamma when it is too large."""
     v = len(model.vocab)
     check(exact_work(model, gamma, rounds=rounds, power=power),
-          f"a round with γ = {gamma} over {v} tokens", "γ", limit)
+          f"a round with γ = {gamma} over {v} tokens", "γ", limit, "steps")
 
 
 def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit: int | None = None,
@@ -192,7 +198,7 @@ def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit: int | No
     work = exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=contexts, rounds=rounds,
                       rules=rules, power=power)
     what = f"{n_tokens} tokens with γ up to {g} over {v} tokens from {contexts} context(s)"
-    check(work, what + (f", {rules} rules" if rules > 1 else ""), "γ or N", limit)
+    check(work, what + (f", {rules} rules" if rules > 1 else ""), "γ or N", limit, "steps")
 
 
 def temperature_power(tau) -> int:
@@ -204,9 +210,12 @@ def temperature_power(tau) -> int:
 
 
 # -- sampled work --------------------------------------------------------------
-def sample_work(rounds: int, gamma: int) -> int:
-    """Uniforms a Monte-Carlo run draws and walks: rounds x (gamma + 1)."""
-    return rounds * (gamma + 1)
+def sample_work(rounds: int, gamma: int, vocab_size: int = 2) -> int:
+    """Draws a Monte-Carlo run makes: rounds x (gamma + 1), x10 when outcomes no longer fit
+    in one int64 code ((V + 1)^(gamma + 1) >= 2^62: rows of digits are counted instead, measured
+    ~10x slower per draw)."""
+    wide = (gamma + 1) * math.log2(vocab_size + 1) >= 62
+    return rounds * (gamma + 1) * (10 if wide else 1)
 
 
 def check_sample(model, gamma: int, rounds: int, loop: bool = False) -> None:
@@ -214,8 +223,8 @@ def check_sample(model, gamma: int, rounds: int, loop: bool = False) -> None:
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
     limit = LIMITS.loop_work if loop else LIMITS.sample_work
     what = f"{rounds:,} rounds with γ = {gamma}" + (" (a broken rule: one round at a time)" if loop else "")
-    check(sample_work(rounds, gamma), what, "--rounds or γ", limit, "draws")
     s = shape(model)
+    check(sample_work(rounds, gamma, 2 if loop else s.vocab), what, "--rounds or γ", limit, "draws")
     distinct = min(rounds, round_work(s.branch, gamma, s.p_branch))
     check(distinct, f"{rounds:,} rounds with γ = {gamma} over {s.vocab} tokens", "--rounds or γ",
           LIMITS.sample_outcomes, "distinct outcomes to count")
