@@ -56,7 +56,7 @@ class Limits:
     loop_work: int = 5 * 10**6  # rounds x (gamma + 1) of the per-round loop (broken rules; ~10 s)
     sample_outcomes: int = 10**7  # distinct outcomes a sample may have to hold in memory
     generate_tokens: int = 10_000  # generate --tokens
-    generate_work: int = 2 * 10**6  # tokens x (gamma + 1) x V probabilities kept by a generation trace
+    generate_work: int = 10**6  # tokens x (gamma + 1) x V probabilities kept by a generation trace (~5 s)
 
 
 LIMITS = Limits()
