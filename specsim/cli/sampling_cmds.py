@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .. import bounds, exact, montecarlo, pitfalls, sampling, stats, transforms
+from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
 from .common import (UsageError, fraction_str, gamma_arg, int_in_range, load_model_arg,
                      parse_context, print_json, table)
 
@@ -191,6 +191,7 @@ def cmd_sample(args) -> int:
         s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
     fit = dist = None
     if args.check:
+        from .. import stats  # scipy: imported only when needed (1.5 s of every command's start)
         dist = exact.round_distribution(pair, ctx, args.gamma, rule)
         fit = stats.fit_round(s, dist)
     if args.json:
