@@ -255,7 +255,7 @@ def parse_number(value, field: str, digits: int | None = None) -> Fraction:
     if isinstance(value, bool):
         raise ValueError(bad)
     if isinstance(value, int):
-        if value.bit_length() > digits * 3.33:
+        if _digits(value) > digits:
             raise ValueError(f"{field}: an integer over {digits} digits is refused")
         return Fraction(value)
     if isinstance(value, Fraction):
