@@ -197,7 +197,7 @@ def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit: int | No
     v, g = len(model.vocab), max(gammas)
     work = exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=contexts, rounds=rounds,
                       rules=rules, power=power)
-    what = f"{n_tokens} tokens with γ up to {g} over {v} tokens from {contexts} context(s)"
+    what = f"{n_tokens} token(s) with γ up to {g} over {v} tokens from {contexts} context(s)"
     check(work, what + (f", {rules} rules" if rules > 1 else ""), "γ or N", limit, "steps")
 
 

@@ -266,7 +266,7 @@ def load_model(spec: str | Path) -> ToyModel:
         raise ModelError(f"model file {spec!r} cannot be read: {e.strerror}") from None
     if len(raw) > LIMITS.file_bytes:
         raise ModelError(f"model file {spec!r} is over {LIMITS.file_bytes:,} bytes")
-    return loads_model(raw.decode("utf-8", errors="replace"), source=spec)
+    return loads_model(raw.decode("utf-8", errors="replace"), source=f"model file {spec!r}")
 
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
