@@ -145,7 +145,7 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
     powers = np.array([0 if wide else base ** j for j in range(gamma + 1)], dtype=np.int64)
     flat_a, flat_next = t.acceptance.ravel(), t.next.ravel()  # indexed by state * V + token
     final_rows = np.asfortranarray(np.concatenate([t.cum_r, t.cum_p]))  # rows 0..S-1 residual, S..2S-1 bonus
-    codes, k_counts = [], np.zeros(gamma + 1, dtype=np.int64)  # codes: (N,) or (N, gamma+1)
+    totals, k_counts = {}, np.zeros(gamma + 1, dtype=np.int64)  # outcome code -> count, merged per chunk
     for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
         state = np.zeros(n, dtype=np.intp)  # (N,) state 0 is the context
         stop = state.copy()  # (N,) state at position K, where the round stops
@@ -167,23 +167,24 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
         closing = _pick(final_rows, rows, u_final)
         if wide:
             digits[np.arange(n), k] = closing + 1
-            codes.append(digits)
+            values, counts = np.unique(digits, axis=0, return_counts=True)
+            keys = map(tuple, values.tolist())
         else:
-            codes.append(code + (closing + 1) * powers[k])
+            code = code + (closing + 1) * powers[k]
+            if base ** (gamma + 1) <= 1 << 22:
+                counts = np.bincount(code)
+                values = np.flatnonzero(counts)
+                counts = counts[values]
+            else:
+                values, counts = np.unique(code, return_counts=True)
+            keys = values.tolist()
+        for key, c in zip(keys, counts.tolist()):  # constant memory: counts, not every round's code
+            totals[key] = totals.get(key, 0) + c
         k_counts += np.bincount(k, minlength=gamma + 1)
-    code = np.concatenate(codes)
     if wide:
-        values, counts = np.unique(code, axis=0, return_counts=True)
-        outcomes = {tuple(t.vocab[d - 1] for d in row if d): int(c)
-                    for row, c in zip(values.tolist(), counts)}
+        outcomes = {tuple(t.vocab[d - 1] for d in row if d): c for row, c in totals.items()}
     else:
-        if base ** (gamma + 1) <= 1 << 22:
-            counts = np.bincount(code)
-            values = np.flatnonzero(counts)
-            counts = counts[values]
-        else:
-            values, counts = np.unique(code, return_counts=True)
-        outcomes = {_decode(int(c), base, t.vocab): int(n) for c, n in zip(values, counts)}
+        outcomes = {_decode(c, base, t.vocab): n for c, n in totals.items()}
     return SampleResult(tuple(context), gamma, rounds, outcomes, [int(c) for c in k_counts])
 
 

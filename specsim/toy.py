@@ -24,18 +24,23 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import re
+import stat
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import rule
+from .bounds import LIMITS, parse_number
 
 Context = tuple  # tuple[str, ...] of token strings
 Row = tuple  # tuple[Fraction, ...] aligned with the vocabulary
 
 MAX_VOCAB = 64
-MAX_CONTEXTS = 4096
+MAX_CONTEXTS = LIMITS.contexts
 _KEYS = {"name", "vocab", "order", "target", "draft"}
 
 
@@ -126,17 +131,15 @@ class ToyModel:
 
 
 def parse_probability(value, where: str) -> Fraction:
-    """Read "3/5", "0.25", 1 or 0.5 exactly as a Fraction (floats are taken at face value)."""
-    if isinstance(value, bool):
-        raise ModelError(f"{where}: {value!r} is not a probability")
+    """Read "3/5", "0.25", 1 or 0.5 exactly as a Fraction (floats are taken at face value).
+
+    Numbers are bounded on the way in (``specsim.bounds.parse_number``): at most
+    ``LIMITS.digits`` digits, exponents within ``LIMITS.exponent``, no inf or nan.
+    """
     try:
-        if isinstance(value, float):
-            return Fraction(repr(value))
-        if isinstance(value, (int, str)):
-            return Fraction(value.strip() if isinstance(value, str) else value)
-    except (ValueError, ZeroDivisionError):
-        pass
-    raise ModelError(f"{where}: {value!r} is not a number (use \"3/5\", \"0.25\" or 1)")
+        return parse_number(value, where)
+    except ValueError as e:
+        raise ModelError(str(e)) from None
 
 
 def check_row(row: Sequence[Fraction], where: str) -> None:
@@ -174,9 +177,12 @@ def model_from_dict(data) -> ToyModel:
         raise ModelError(f"vocab has {len(vocab)} tokens; at most {MAX_VOCAB} are supported")
     order = data["order"]
     if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-        raise ModelError(f"order must be an integer >= 1, got {order!r}")
+        raise ModelError(f"order must be an integer >= 1, got {str(order)[:40]!r}")
+    if order > LIMITS.order:  # checked before V^order is computed
+        raise ModelError(f"order {str(order)[:40]} is too large (at most {LIMITS.order})")
     if len(vocab) ** order > MAX_CONTEXTS:
-        raise ModelError(f"{len(vocab)}^{order} contexts is too many (at most {MAX_CONTEXTS})")
+        raise ModelError(f"{len(vocab)}^{order} contexts is too many (at most {MAX_CONTEXTS}): "
+                         "lower order or the vocabulary")
     contexts = [tuple(c) for c in itertools.product(vocab, repeat=order)]
     tables = {}
     for which in ("target", "draft"):
@@ -239,22 +245,76 @@ def load_model(spec: str | Path) -> ToyModel:
     spec = str(spec)
     if spec in PRESETS:
         return PRESETS[spec]()
-    path = Path(spec)
-    if not path.exists():
+    try:  # os.stat before opening: a FIFO or a device would block or never end
+        info = os.stat(spec)
+    except FileNotFoundError:
         if not spec.endswith(".json") and "/" not in spec:
-            raise ModelError(f"unknown preset {spec!r} (presets: {', '.join(PRESETS)}) and no such file")
-        raise ModelError(f"model file {spec!r} does not exist")
-    if path.is_dir():
+            raise ModelError(f"unknown preset {spec!r} (presets: {', '.join(PRESETS)}) and no such file") from None
+        raise ModelError(f"model file {spec!r} does not exist") from None
+    except OSError as e:
+        raise ModelError(f"model file {spec!r} cannot be read: {e.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
         raise ModelError(f"model file {spec!r} is a directory")
-    return loads_model(path.read_text(encoding="utf-8", errors="replace"), source=spec)
+    if not stat.S_ISREG(info.st_mode):
+        raise ModelError(f"model file {spec!r} is not a regular file (a FIFO, device or socket is refused)")
+    if info.st_size > LIMITS.file_bytes:
+        raise ModelError(f"model file {spec!r} has {info.st_size:,} bytes; the limit is {LIMITS.file_bytes:,}")
+    try:
+        with open(spec, "rb") as f:
+            raw = f.read(LIMITS.file_bytes + 1)
+    except OSError as e:
+        raise ModelError(f"model file {spec!r} cannot be read: {e.strerror}") from None
+    if len(raw) > LIMITS.file_bytes:
+        raise ModelError(f"model file {spec!r} is over {LIMITS.file_bytes:,} bytes")
+    return loads_model(raw.decode("utf-8", errors="replace"), source=f"model file {spec!r}")
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of arrays and objects in JSON text (strings skipped), without parsing it."""
+    depth = deepest = 0
+    for ch in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if ch in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > LIMITS.digits:
+        raise ModelError(f"an integer of {len(text.lstrip('-')):,} digits is refused (at most {LIMITS.digits})")
+    return int(text)
+
+
+def _json_float(text: str):
+    parse_number(text, "a number in the file")  # bounds digits and exponent, raises ValueError
+    return Decimal(text)  # exact: parse_probability turns it into a Fraction
+
+
+def _json_constant(name: str):
+    raise ModelError(f"{name} is refused (numbers must be finite)")
 
 
 def loads_model(text: str, source: str = "model") -> ToyModel:
-    """Parse JSON text into a ToyModel; any problem is a one-line ModelError."""
+    """Parse JSON text into a ToyModel; any problem is a one-line ModelError.
+
+    The text is bounded before parsing: size, nesting depth, digits of every number.
+    """
+    if len(text) > LIMITS.file_bytes:
+        raise ModelError(f"{source} has {len(text):,} characters; the limit is {LIMITS.file_bytes:,}")
+    depth = json_depth(text)
+    if depth > LIMITS.json_depth:
+        raise ModelError(f"{source} nests {depth:,} levels deep; the limit is {LIMITS.json_depth}")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as e:
         raise ModelError(f"{source} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except ModelError as e:
+        raise ModelError(f"{source}: {e}") from None
+    except ValueError as e:
+        raise ModelError(f"{source}: {e}") from None
     return model_from_dict(data)
 
 

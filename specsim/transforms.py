@@ -50,23 +50,22 @@ Row = Sequence
 def parse_temperature(tau) -> Fraction | float:
     """A temperature as an exact Fraction when it can be one ("1/2", 0.25, 1), else a float.
 
-    Raises ValueError for a negative, infinite or non-numeric value.
+    Raises ValueError for a negative, infinite or non-numeric value, and for
+    0 < tau < 1/``LIMITS.temperature_power`` (100): tau = 1/k needs exact powers
+    p^k, so k is bounded; 0 (greedy) is the way to go colder.
     """
-    if isinstance(tau, bool):
-        raise ValueError(f"temperature must be a number >= 0, got {tau!r}")
+    from .bounds import LIMITS, parse_number
     try:
-        if isinstance(tau, str):
-            value = Fraction(tau.strip())
-        elif isinstance(tau, float):
-            if not math.isfinite(tau):
-                raise ValueError
-            value = Fraction(tau)  # exact binary value; 0.5 -> 1/2
-        else:
-            value = Fraction(tau)
-    except (ValueError, TypeError, ZeroDivisionError):
-        raise ValueError(f"temperature must be a number >= 0, got {tau!r}") from None
+        value = parse_number(tau, "temperature", LIMITS.option_digits)
+    except ValueError:
+        raise ValueError(f"temperature must be a number >= 0 (finite, at most "
+                         f"{LIMITS.option_digits} digits), got {str(tau)[:40]!r}") from None
     if value < 0:
         raise ValueError(f"temperature must be >= 0, got {tau}")
+    k = LIMITS.temperature_power
+    if 0 < value < Fraction(1, k):
+        raise ValueError(f"temperature {tau} is below 1/{k}: exact temperatures 1/k need p^k, "
+                         f"so k is at most {k}; use 0 for greedy or a larger temperature")
     return value
 
 

@@ -79,7 +79,7 @@ BAD = [
     (["round", "seed", "--context", "z"], "token 'z'"),
     (["round", "seed", "--gamma", "0"], "gamma must be between 1 and 64"),
     (["round", "seed", "--gamma", "1000"], "gamma must be between 1 and 64"),
-    (["round", "seed", "--gamma", "40"], "too large to enumerate"),
+    (["round", "seed", "--gamma", "40"], "the limit is"),
     (["prove", "seed", "--tokens", "0"], "tokens must be between"),
     (["prove", "seed", "--gammas", "4-1"], "gammas must be ranges A-B with A <= B: write 1-4"),
     (["speedup", "--alpha", "1.2", "--gamma", "2", "--cost", "0.1"], "alpha must be <= 1"),

@@ -10,7 +10,7 @@ def test_joints_give_the_lab_total_variation(name):
     produced, wanted = pitfalls.joints(pit, model, ("a",), 2, 2)
     assert sum(produced.values()) == 1 and sum(wanted.values()) == 1
     result = pitfalls.evaluate(pit, model, ("a",), 2, 2)
-    assert exact.total_variation(produced, wanted) == result.total_variation
+    assert exact.joint_total_variation(produced, wanted) == result.total_variation
     assert (produced == wanted) == result.exact
 
 

@@ -80,12 +80,13 @@ def int_in_range(name: str, lo: int, hi: int):
 def number(name: str, lo=None, hi=None, exact: bool = False):
     """argparse type: a number (exact Fraction when ``exact``) with optional bounds."""
     def parse(text):
-        try:
-            value = Fraction(text.strip()) if exact else float(text)
-        except (ValueError, ZeroDivisionError):
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if value != value:  # NaN
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}")
+        from ..bounds import LIMITS, parse_number
+        try:  # bounded: no inf/nan, at most LIMITS.option_digits digits, exponent within LIMITS.exponent
+            value = parse_number(text, name, LIMITS.option_digits)
+        except ValueError as e:
+            why = f"{name} must be a number, got {text[:40]!r}" if "not a number" in str(e) else str(e)
+            raise argparse.ArgumentTypeError(why) from None
+        value = value if exact else float(value)
         if lo is not None and value < lo:
             raise argparse.ArgumentTypeError(f"{name} must be >= {lo}, got {text}")
         if hi is not None and value > hi:

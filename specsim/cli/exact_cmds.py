@@ -1,12 +1,9 @@
 """Exact commands: round, prove, speedup, best-gamma, tables, bench-exact."""
 from __future__ import annotations
 
-from .. import exact, formulas
+from .. import bounds, exact, formulas
 from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
                      load_model_arg, num, number, parse_context, print_json, table)
-
-MAX_ENUMERATION = 2_000_000  # V^(gamma+1) outcomes one round may have, or V^N sequences
-
 
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
@@ -56,14 +53,8 @@ def register(sub) -> None:
 def _alpha_cost(p):
     p.add_argument("--alpha", type=number("alpha", 0, 1, exact=True), required=True,
                    help="acceptance rate α in [0, 1]")
-    p.add_argument("--cost", type=number("cost", 0, None, exact=True), required=True,
+    p.add_argument("--cost", type=number("cost", 0, bounds.LIMITS.max_cost, exact=True), required=True,
                    help="drafter step cost c relative to a target step (>= 0)")
-
-
-def _check_size(count: int, what: str):
-    if count > MAX_ENUMERATION:
-        raise UsageError(f"{what} is too large to enumerate exactly ({count:,} > {MAX_ENUMERATION:,}); "
-                         "use a smaller --gamma or --tokens")
 
 
 def _context_text(ctx) -> str:
@@ -75,7 +66,7 @@ def _context_text(ctx) -> str:
 def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    _check_size(len(model.vocab) ** (args.gamma + 1), f"a round with γ = {args.gamma}")
+    bounds.check_round(model, args.gamma, rounds=2)  # the round and formulas.exact_vs_iid
     r = exact.round_distribution(model, ctx, args.gamma)
     info = formulas.exact_vs_iid(model, ctx, args.gamma)
     outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -123,9 +114,7 @@ def cmd_prove(args) -> int:
     model = load_model_arg(args.model)
     gammas = _gammas(args)
     contexts = [parse_context(model, args.context)] if args.context is not None else model.contexts()
-    _check_size(len(model.vocab) ** args.tokens, f"the joint distribution of {args.tokens} tokens")
-    _check_size(len(model.vocab) ** (min(max(gammas), args.tokens) + 1) * len(contexts),
-                "the enumeration")
+    bounds.check_joint(model, args.tokens, gammas, len(contexts))
     checks = exact.check_exactness(model, args.tokens, gammas, contexts)
     ok = all(c.exact for c in checks)
     if args.json:

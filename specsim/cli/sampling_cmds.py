@@ -4,12 +4,9 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .. import exact, montecarlo, pitfalls, sampling, transforms
+from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
 from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
                      parse_context, print_json, table, temperature_arg, top_p_arg)
-
-MAX_OUTCOMES = 2_000_000  # V^(gamma+1) outcomes an exact round (for --check, pitfalls) may have
-
 
 def _rule_name(text):
     if text not in pitfalls.PITFALLS:
@@ -39,12 +36,13 @@ def register(sub) -> None:
 
     p = sub.add_parser("generate", help="seeded rounds chained until N tokens are out")
     _common(p)
-    p.add_argument("--tokens", type=int_in_range("tokens", 1, 100_000), default=10, help="N (default 10)")
+    p.add_argument("--tokens", type=int_in_range("tokens", 1, bounds.LIMITS.generate_tokens), default=10,
+                   help="N (default 10)")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("sample", help="Monte-Carlo: many rounds, counts of outcomes and of K")
     _common(p)
-    p.add_argument("--rounds", type=int_in_range("rounds", 1, 10**9), default=100_000)
+    p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=100_000)
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
@@ -138,6 +136,7 @@ def cmd_trace(args) -> int:
 
 def cmd_generate(args) -> int:
     model, ctx, pair, rule = _setup(args)
+    bounds.check_generate(model, args.gamma, args.tokens)
     g = sampling.generate(pair, ctx, args.gamma, args.tokens, args.seed, rule)
     if args.json:
         print_json(g.to_dict())
@@ -168,9 +167,9 @@ def cmd_generate(args) -> int:
 
 def cmd_sample(args) -> int:
     model, ctx, pair, rule = _setup(args)
-    count = len(model.vocab) ** (args.gamma + 1)
-    if args.check and count > MAX_OUTCOMES:
-        raise UsageError(f"--check needs the exact round: {count:,} outcomes is too many; lower --gamma")
+    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule)
+    if args.check:
+        bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
     if rule is pitfalls.PITFALLS["correct"].rule:
         s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
     else:  # broken rules are sampled by the per-round loop, through their own methods
@@ -218,9 +217,8 @@ def cmd_sample(args) -> int:
 def cmd_pitfalls(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    count = len(model.vocab) ** (args.gamma + 1)
-    if count > MAX_OUTCOMES:
-        raise UsageError(f"a round with γ = {args.gamma} has {count:,} outcomes: too many; lower --gamma")
+    bounds.check_joint(model, args.tokens, [args.gamma], rules=len(args.rule or pitfalls.PITFALLS), rounds=1,
+                       power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
     results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
     if args.json:
         print_json({"context": " ".join(ctx), "gamma": args.gamma, "tokens": args.tokens,

@@ -1,0 +1,194 @@
+"""The work estimator, the limits, and the bounds on numbers and files."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from decimal import Decimal
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from specsim import bounds, exact, pitfalls, transforms
+from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round, parse_number
+from specsim.toy import ModelError, ToyModel, json_depth, load_model, loads_model, random_model
+
+SEED = load_model("seed")
+
+
+def _two(d: int = 1) -> ToyModel:
+    """A two-token model whose rows have about ``d``-digit denominators."""
+    a, b = F(10**d + 1, 3 * 10**d), F(10**d + 7, 5 * 10**d)
+    rows = {("x",): (a, 1 - a), ("y",): (b, 1 - b)}
+    return ToyModel(("x", "y"), 1, rows, {("x",): rows[("y",)], ("y",): rows[("x",)]}, "two")
+
+
+# -- the estimator -------------------------------------------------------------
+def test_round_work_counts_outcomes_from_the_branching():
+    assert bounds.round_work(3, 3) == 81  # the plain bound V^(gamma + 1)
+    assert bounds.round_work(3, 3, p_branch=3) == 3 * (1 + 3 + 9 + 27)
+    assert len(exact.round_distribution(SEED, ("a",), 3).outcomes) == 94 <= bounds.round_work(3, 3, 3)
+
+
+def test_shape_reads_branching_states_and_digits():
+    s = bounds.shape(load_model("zeros"))
+    assert (s.vocab, s.branch, s.p_branch, s.states) == (3, 3, 2, 3)  # every p row has a zero
+    assert bounds.shape(_two(600)).digits >= 600
+    assert bounds.shape(SEED, power=10).digits == 10 * bounds.shape(SEED).digits
+
+
+def test_work_grows_with_gamma_tokens_contexts_and_digits():
+    w = bounds.exact_work
+    assert w(SEED, 4, rounds=1) > w(SEED, 3, rounds=1)
+    assert w(SEED, n_tokens=4, gammas=[3]) > w(SEED, n_tokens=3, gammas=[3])
+    assert w(SEED, n_tokens=3, gammas=[3], contexts=3) == 3 * w(SEED, n_tokens=3, gammas=[3])
+    assert w(_two(600), 6, rounds=1) > 50 * w(_two(1), 6, rounds=1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: check_round(SEED, 3),
+    lambda: check_joint(SEED, 3, range(1, 5), contexts=3),  # README: specsim prove seed --tokens 3
+    lambda: check_joint(SEED, 2, [3], rules=len(pitfalls.PITFALLS), rounds=1, power=2),  # pitfalls default
+    lambda: check_round(SEED, 8, limit=LIMITS.interactive_work),
+])
+def test_documented_sizes_are_within_the_limits(call):
+    call()
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: check_round(_two(), 19), "a round with γ = 19 over 2 tokens"),
+    (lambda: check_round(_two(600), 12), "lower γ"),
+    (lambda: check_joint(_two(), 12, range(1, 65), contexts=2), "lower γ or N"),
+    (lambda: check_joint(SEED, 8, [12], rules=9, rounds=1), "9 rules"),
+    (lambda: bounds.check_sample(SEED, 3, 10**9), "--rounds"),
+    (lambda: bounds.check_sample(SEED, 3, 10**7, loop=True), "broken rule"),
+    (lambda: bounds.check_generate(SEED, 3, 100_000), "--tokens"),
+])
+def test_refusals_name_the_limit_and_what_to_lower(call, words):
+    with pytest.raises(WorkRefused) as e:
+        call()
+    text = str(e.value)
+    assert words in text and "the limit is" in text and "lower" in text and "\n" not in text
+
+
+def test_a_refusal_is_a_value_error_and_quick():
+    start = time.perf_counter()
+    with pytest.raises(ValueError):
+        check_round(_two(), 60)
+    assert time.perf_counter() - start < 0.5
+
+
+@settings(max_examples=25, deadline=None)
+@given(v=st.integers(2, 4), gamma=st.integers(1, 14), seed=st.integers(0, 10**6))
+def test_below_the_limit_finishes_above_is_refused(v, gamma, seed):
+    model = random_model(v, seed=seed, denominator=12)
+    limit = 20_000  # small, so the test stays quick; the property holds for any limit
+    try:
+        check_round(model, gamma, limit=limit)
+    except WorkRefused:
+        assert bounds.exact_work(model, gamma, rounds=1) > limit
+        return
+    start = time.perf_counter()
+    r = exact.round_distribution(model, model.contexts()[0], gamma)
+    assert sum(r.outcomes.values()) == 1
+    assert len(r.outcomes) <= bounds.round_work(v, gamma, v)  # the prediction bounds the outcomes
+    assert time.perf_counter() - start < 5
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 8), gamma=st.integers(1, 8), seed=st.integers(0, 10**6))
+def test_joints_below_the_limit_finish_and_are_exact(n, gamma, seed):
+    model = random_model(2, seed=seed, denominator=10)
+    try:
+        check_joint(model, n, [gamma], contexts=1, limit=20_000)
+    except WorkRefused:
+        return
+    ctx = model.contexts()[0]
+    assert exact.speculative_joint(model, ctx, gamma, n) == exact.target_joint(model, ctx, n)
+
+
+# -- numbers -------------------------------------------------------------------
+@pytest.mark.parametrize("value, expected", [
+    ("3/5", F(3, 5)), ("0.25", F(1, 4)), ("1e-3", F(1, 1000)), (" 2 ", F(2)), (1, F(1)),
+    (0.1, F(1, 10)), (Decimal("0.5"), F(1, 2)), (F(2, 3), F(2, 3)), ("-1.5E+2", F(-150)),
+])
+def test_numbers_within_the_bounds_are_exact(value, expected):
+    assert parse_number(value, "x") == expected
+
+
+@pytest.mark.parametrize("value, words", [
+    ("inf", "finite"), ("-Infinity", "finite"), ("nan", "finite"), (float("inf"), "finite"),
+    (Decimal("NaN"), "finite"), ("1e-100000000", "exponent"), ("1e400", "exponent"),
+    ("1" * 1001, "digits"), ("1/" + "3" * 1001, "digits"), (10**1001, "digits"), ("1/0", "zero"),
+    ("abc", "not a number"), ("1/2/3", "not a number"), (True, "not a number"), (None, "not a number"),
+], ids=lambda v: str(v)[:24])
+def test_numbers_past_the_bounds_are_refused_quickly(value, words):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=words) as e:
+        parse_number(value, "field")
+    assert str(e.value).startswith("field") and time.perf_counter() - start < 0.1
+
+
+@settings(max_examples=50, deadline=None)
+@given(num=st.integers(0, 10**40), den=st.integers(1, 10**40), exp=st.integers(-300, 300))
+def test_any_typed_number_is_read_exactly_or_refused(num, den, exp):
+    assert parse_number(f"{num}/{den}", "x") == F(num, den)
+    text = f"{num}e{exp}"
+    if abs(exp) <= LIMITS.exponent:
+        assert parse_number(text, "x") == F(num) * F(10) ** exp
+    else:
+        with pytest.raises(ValueError, match="exponent"):
+            parse_number(text, "x")
+
+
+def test_temperatures_needing_huge_exact_powers_are_refused():
+    assert transforms.parse_temperature("1/100") == F(1, 100)
+    assert bounds.temperature_power(F(1, 4)) == 4 and bounds.temperature_power(F(2, 3)) == 1
+    for tau in ("1e-9", "1/1000000", 1e-9):
+        with pytest.raises(ValueError, match="below 1/100"):
+            transforms.parse_temperature(tau)
+    assert transforms.parse_temperature(0) == 0  # greedy stays allowed
+
+
+# -- files ---------------------------------------------------------------------
+def test_json_depth_skips_strings():
+    assert json_depth('{"a": [[1], "[[[["]}') == 3
+    assert json_depth("[" * 1000 + "]" * 1000) == 1000
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 100_000 + "]" * 100_000, "nests 100,000 levels"),
+    ('{"vocab": ["x"], "order": 1, "target": {"x": [' + "1" * 5001 + "]}}", "5,001 digits"),
+    ('{"vocab": ["x"], "order": 1, "target": {"x": [NaN]}, "draft": {}}', "NaN is refused"),
+    ('{"vocab": ["x"], "order": 1, "target": {"x": [1e400]}, "draft": {}}', "exponent"),
+    ('{"vocab": ["0", "1"], "order": 20, "target": {}, "draft": {}}', "order 20 is too large"),
+    ('{"vocab": ["0", "1"], "order": 100000000000, "target": {}, "draft": {}}', "too large"),
+    (json.dumps({"vocab": [f"t{i}" for i in range(64)], "order": 3, "target": {}, "draft": {}}),
+     "contexts is too many"),
+])
+def test_models_built_to_explode_are_refused_before_expansion(text, words):
+    start = time.perf_counter()
+    with pytest.raises(ModelError, match=words):
+        loads_model(text)
+    assert time.perf_counter() - start < 1
+
+
+def test_json_floats_are_read_as_exact_decimals():
+    m = loads_model('{"vocab": ["x", "y"], "order": 1, "target": {"x": [0.1, 0.9], "y": [1, 0]},'
+                    ' "draft": {"x": [0.5, 0.5], "y": [0.3, 0.7]}}')
+    assert m.p(("x",)) == (F(1, 10), F(9, 10)) and m.q(("y",)) == (F(3, 10), F(7, 10))
+
+
+def test_only_regular_files_of_bounded_size_are_opened(tmp_path):
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(LIMITS.file_bytes + 1)
+    cases = [(fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+             (tmp_path, "is a directory"), (big, "the limit is")]
+    for path, words in cases:
+        with pytest.raises(ModelError, match=words):
+            load_model(str(path))

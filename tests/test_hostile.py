@@ -1,0 +1,169 @@
+"""Hostile and careless input against every command: one line on stderr, exit code 2, fast.
+
+Each case runs ``python -m specsim.cli`` in a subprocess with a 20 s timeout
+(a regression fails instead of hanging) and must be refused well before it:
+exit code 2, exactly one stderr line, no traceback. The files are built in
+tmp_path: a FIFO, a directory, /dev/zero, JSON nested 100,000 deep, models
+whose expansion is huge, numbers past every digit and exponent limit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specsim.bounds import LIMITS
+
+TIMEOUT = 20  # seconds per case: a hang fails here instead of blocking CI
+FAST = 10  # seconds: a refusal must come well under the timeout (most take ~1 s, the interpreter's start)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _model(vocab, order, rows=None, **extra) -> dict:
+    import itertools
+    keys = [" ".join(c) for c in itertools.product(vocab, repeat=order)] if rows is not None else []
+    data = {"vocab": vocab, "order": order,
+            "target": {k: rows for k in keys}, "draft": {k: rows[::-1] for k in keys}}
+    data.update(extra)
+    return data
+
+
+def _files(tmp: Path) -> dict:
+    """Every hostile file, by name; values are paths as strings."""
+    rng = random.Random(0)
+    f = {}
+
+    def write(name, text):
+        path = tmp / name
+        path.write_text(text) if isinstance(text, str) else path.write_bytes(text)
+        f[name] = str(path)
+
+    write("v2", json.dumps(_model(["x", "y"], 1, ["1/3", "2/3"])))
+    write("order12", json.dumps(_model(["0", "1"], 12, ["1/3", "2/3"])))
+    den = rng.randrange(10**599, 10**600)
+    num = rng.randrange(den // 4, den // 2)
+    write("d600", json.dumps(_model(["x", "y"], 1, [f"{num}/{den}", f"{den - num}/{den}"])))
+    write("order20", json.dumps(_model(["0", "1"], 20)))
+    write("order_huge", '{"vocab": ["0", "1"], "order": 1000000000, "target": {}, "draft": {}}')
+    write("explode", json.dumps(_model([f"t{i}" for i in range(64)], 3)))  # 64^3 contexts, 400 bytes
+    write("deep", "[" * 100_000 + "]" * 100_000)
+    write("int5001", '{"vocab": ["x"], "order": 1, "target": {"x": [' + "1" * 5001 + ']}, "draft": {}}')
+    big = "1" * 4400
+    write("frac4400", json.dumps(_model(["x", "y"], 1, [f"{big}/{big}1", "0"])))
+    write("nan", '{"vocab": ["x"], "order": 1, "target": {"x": [NaN]}, "draft": {"x": [1]}}')
+    write("inf", '{"vocab": ["x"], "order": 1, "target": {"x": [Infinity]}, "draft": {"x": [1]}}')
+    write("float1e400", '{"vocab": ["x"], "order": 1, "target": {"x": [1e400]}, "draft": {"x": [1]}}')
+    write("strexp", json.dumps(_model(["x", "y"], 1, ["1e-100000000", "1"])))
+    write("binary", bytes(range(256)) * 4)
+    write("empty", "")
+    write("array", "[]")
+    write("strnan", json.dumps(_model(["x", "y"], 1, ["nan", "1"])))
+    big_file = tmp / "big.json"
+    with open(big_file, "wb") as fh:  # sparse: over the size limit without writing it
+        fh.truncate(LIMITS.file_bytes + 1)
+    f["big"] = str(big_file)
+    fifo = tmp / "fifo.json"
+    os.mkfifo(fifo)
+    f["fifo"] = str(fifo)
+    f["dir"] = str(tmp)
+    f["zero"] = "/dev/zero"
+    return f
+
+
+HUGE_FRACTION = "1" * 300 + "/" + "3" * 301
+
+# (argv with {file} placeholders, words the one-line message must contain)
+CASES = [
+    # the inputs of issue 16 that hung
+    ("round {v2} --gamma 19", "lower γ"),
+    ("pitfalls seed --tokens 8 --gamma 12", "lower γ or N"),
+    ("pitfalls {v2} --gamma 19 --tokens 1", "lower γ or N"),
+    ("prove {v2} --tokens 12 --gammas 1-64", "lower γ or N"),
+    ("prove {order12} --tokens 5 --gammas 1-64", "lower γ or N"),
+    ("round {d600} --gamma 12", "lower γ"),
+    ("generate seed --tokens 100000", "tokens must be between"),
+    ("trace seed --temperature 1e-9", "below 1/100"),
+    ("trace seed --temperature 1/1000000", "below 1/100"),
+    ("speedup --alpha 1e-100000000 --gamma 3 --cost 0.1", "exponent"),
+    ("speedup --alpha 0.5 --gamma 3 --cost 1e1000000000", "exponent"),
+    (f"best-gamma --alpha {HUGE_FRACTION} --cost 0.1", "digits"),
+    ("round {fifo}", "not a regular file"),
+    ("round {explode}", "contexts is too many"),
+    ("round {order_huge}", "order 1000000000 is too large"),
+    # the inputs of issue 16 that ended in a traceback
+    ("speedup --alpha 0.5 --gamma 3 --cost 1e400", "exponent"),
+    ("best-gamma --alpha 0.5 --cost 1e400", "exponent"),
+    ("round {order20}", "order 20 is too large"),
+    ("round {zero}", "not a regular file"),
+    ("round {deep}", "nests 100,000 levels"),
+    ("sample seed --rounds 1000000000", "rounds must be between"),
+    ("prove {int5001}", "digits"),
+    ("prove {frac4400}", "digits"),
+    # more files
+    ("round {dir}", "is a directory"),
+    ("round {big}", "the limit is"),
+    ("round {nan}", "NaN is refused"),
+    ("round {inf}", "Infinity is refused"),
+    ("round {float1e400}", "exponent"),
+    ("round {strexp}", "exponent"),
+    ("round {strnan}", "finite"),
+    ("round {binary}", "not valid JSON"),
+    ("round {empty}", "not valid JSON"),
+    ("round {array}", "JSON object"),
+    ("trace {fifo}", "not a regular file"),
+    ("sample {deep}", "nests"),
+    ("pitfalls {zero}", "not a regular file"),
+    ("generate {explode}", "contexts is too many"),
+    # more numbers and work
+    ("trace seed --temperature inf", "temperature must be a number"),
+    ("trace seed --temperature nan", "temperature must be a number"),
+    ("trace seed --temperature -1", "temperature must be >= 0"),
+    ("sample seed --temperature 1e-9 --rounds 10", "below 1/100"),
+    ("speedup --alpha nan --gamma 3 --cost 0.1", "finite"),
+    ("speedup --alpha inf --gamma 3 --cost 0.1", "finite"),
+    ("speedup --alpha 1/0 --gamma 3 --cost 0.1", "divides by zero"),
+    ("speedup --alpha 0.5 --gamma 3 --cost 1e100", "cost must be <="),
+    ("best-gamma --alpha 0.5 --cost 0.1 --max-gamma 100000", "max-gamma must be between"),
+    ("round seed --gamma 100000", "gamma must be between"),
+    ("round seed --gamma 12", "lower γ"),
+    ("prove seed --gammas 1-99999999999999999999", "--gammas must satisfy"),
+    ("sample seed --rounds 100000000 --gamma 64", "lower --rounds or γ"),
+    ("sample seed --rule always-accept --rounds 10000000", "broken rule"),
+    ("sample seed --gamma 20 --check --rounds 10", "lower γ"),
+    ("generate seed --tokens 10000 --gamma 64", "lower --tokens or γ"),
+    ("pitfalls {d600} --gamma 8 --tokens 4", "lower γ or N"),
+    ("trace seed --top-k 99999999", "top-k must be between"),
+    ("gpt generate --prompt hi --tokens 100000", "tokens must be between"),
+    ("gpt bench --gammas 1-99999999999", "--gammas must name gammas"),
+]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return _files(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.mark.parametrize("argv, words", CASES, ids=[c[0][:60] for c in CASES])
+def test_hostile_input_is_refused_in_one_line(files, argv, words):
+    args = [a.format(**files) for a in argv.split()]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "specsim.cli", *args], capture_output=True, text=True,
+                          timeout=TIMEOUT, env=env, cwd=ROOT)
+    wall = time.perf_counter() - start
+    lines = done.stderr.splitlines()
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 2, (done.returncode, done.stderr[-500:])
+    assert len(lines) == 1, lines[:5]
+    assert words in lines[0], lines[0]
+    assert wall < FAST, f"{wall:.1f} s"
+
+
+def test_the_table_is_large_enough():
+    assert len(CASES) >= 40
