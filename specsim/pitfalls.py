@@ -6,7 +6,12 @@ the model pair. ``evaluate`` runs it through the exact engine and reports the
 total variation distance between the next-N-token distribution it produces
 and the distribution it was meant to produce, and the expected tokens per
 round. Sources are the file names of the source documents a misconception
-comes from (see ``shared/seeds/README.md``), or None.
+comes from (see ``shared/seeds/README.md``), or None; each pitfall's source
+and description are data, in ``pitfalls.json`` next to this file.
+
+Two seed errors are not a rule of the round and are priced by functions at
+the end: the extra target pass after a rejection (``extra_pass_cost``) and
+the logit row read one position late (``off_by_one_first_token``).
 
 Example
 -------
@@ -20,8 +25,8 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import json
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Callable
