@@ -181,3 +181,64 @@ def exact_vs_iid(models, context, gamma: int) -> dict:
             "expected_tokens": r.expected_tokens,
             "iid_expected_tokens": expected_tokens(a, gamma),
             "iid_accepted": [a ** k * (1 - a) for k in range(gamma)] + [a ** gamma]}
+
+
+# -- the source documents' formulas, beside the right ones ---------------------
+def seed_001_speedup(gamma: int, verify_ratio=1):
+    """Source 001's "speedup ~ gamma / (1 + C_verification / C_autoregressive)".
+
+    It has no alpha and no drafter cost: it promises the same gain whatever
+    the drafter proposes. ``verify_ratio`` = C_verification / C_autoregressive.
+
+    >>> seed_001_speedup(4)
+    Fraction(2, 1)
+    """
+    _check(gamma=gamma)
+    return Fraction(gamma) / (1 + _exact(verify_ratio))
+
+
+def speedup_formula_gap(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS) -> list:
+    """Source 001's formula beside the right one on the source tables' grid.
+
+    Returns [{"cost", "alpha", "gamma", "right", "seed_001"}] (exact Fractions).
+    """
+    return [{"cost": c, "alpha": a, "gamma": g, "right": speedup(a, g, c),
+             "seed_001": seed_001_speedup(g)} for c in costs for a in alphas for g in gammas]
+
+
+def expected_accepted(alpha, gamma: int):
+    """E[K] = alpha + alpha^2 + ... + alpha^gamma under i.i.d. acceptance."""
+    return expected_tokens(alpha, gamma) - 1
+
+
+def expected_checked(alpha, gamma: int):
+    """Expected drafts judged per round: K + 1 if a draft is rejected, gamma if none is.
+
+    Drafts after the first rejection are never judged, so this is
+    1 + alpha + ... + alpha^(gamma-1).
+    """
+    return expected_tokens(alpha, gamma - 1)
+
+
+def accepted_over_proposed(alpha, gamma: int):
+    """Source 001's acceptance rate, accepted / proposed, in the long run: E[K] / gamma.
+
+    Biased low: drafts after the first rejection count as proposed although
+    they were never judged. accepted / checked = E[K] / E[checked] is alpha.
+
+    >>> from fractions import Fraction as F
+    >>> accepted_over_proposed(F(4, 5), 4), expected_accepted(F(4, 5), 4) / expected_checked(F(4, 5), 4)
+    (Fraction(369, 625), Fraction(4, 5))
+    """
+    return expected_accepted(alpha, gamma) / gamma
+
+
+def extra_pass_speedup(alpha, gamma: int, cost):
+    """Speedup if every rejection paid one more target pass (source 001's rollback).
+
+    A round rejects with probability 1 - alpha^gamma, so it costs
+    gamma * cost + 1 + (1 - alpha^gamma) target steps for the same tokens.
+    """
+    _check(alpha=alpha, gamma=gamma, cost=cost)
+    alpha = _exact(alpha)
+    return expected_tokens(alpha, gamma) / (round_cost(gamma, cost) + 1 - alpha ** gamma)

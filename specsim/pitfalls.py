@@ -6,7 +6,12 @@ the model pair. ``evaluate`` runs it through the exact engine and reports the
 total variation distance between the next-N-token distribution it produces
 and the distribution it was meant to produce, and the expected tokens per
 round. Sources are the file names of the source documents a misconception
-comes from (see ``shared/seeds/README.md``), or None.
+comes from (see ``shared/seeds/README.md``), or None; each pitfall's source
+and description are data, in ``pitfalls.json`` next to this file.
+
+Two seed errors are not a rule of the round and are priced by functions at
+the end: the extra target pass after a rejection (``extra_pass_cost``) and
+the logit row read one position late (``off_by_one_first_token``).
 
 Example
 -------
@@ -20,12 +25,14 @@ True
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Callable
 
 from . import exact
-from .rule import CORRECT, RoundRule, residual
+from .rule import CORRECT, RoundRule, acceptance_probability, residual, total_variation
 from .transforms import TransformedPair, greedy, identity, temperature
 
 SEED_001 = "001_5fa6a468e5bdda45.txt"
@@ -33,6 +40,8 @@ SEED_002 = "002_87f9b1c167a166f7.txt"
 SEED_003 = "003_633e0d3e3c72db96.txt"
 SEED_004 = "004_e0eca397a2d578e0.txt"
 LAB_TEMPERATURE = Fraction(1, 2)
+LAB_COST = Fraction(1, 5)  # the drafter cost read into source 004's p / (c q)
+DESCRIPTIONS = json.loads((Path(__file__).with_name("pitfalls.json")).read_text(encoding="utf-8"))
 
 
 def _one_like(x):
@@ -72,6 +81,29 @@ class AcceptIfPAtLeastQ(_ResidualWhereDefined):
     def accept(self, p, q, x):
         one = _one_like(q[x])
         return one if p[x] >= q[x] else one - one
+
+
+class AcceptIfPAboveQ(_ResidualWhereDefined):
+    name = "accept-if-p-above-q"
+
+    def accept(self, p, q, x):
+        one = _one_like(q[x])
+        return one if p[x] > q[x] else one - one
+
+
+class AcceptPOverCQ(ResampleFromTarget):
+    """Source 004: keep x with probability p(x) / (c q(x)) (clamped at 1), else draw from p.
+
+    ``cost=None`` reads c as the rejection-sampling bound max_x p(x)/q(x) of the row.
+    """
+
+    def __init__(self, name, cost=None):
+        self.name, self.cost = name, cost
+
+    def accept(self, p, q, x):
+        c = self.cost if self.cost is not None else max(a / b for a, b in zip(p, q) if b)
+        ratio = p[x] / (c * q[x])
+        return ratio if ratio < 1 else _one_like(ratio)
 
 
 class AlwaysAccept(RoundRule):
@@ -175,6 +207,8 @@ def get(name: str) -> Pitfall:
     return PITFALLS[name]
 
 
+
+
 def _temper_target(models):
     return TransformedPair(models, target=lambda row: temperature(row, LAB_TEMPERATURE),
                            label=f"p at temperature {LAB_TEMPERATURE}")
@@ -185,76 +219,74 @@ def _temper_draft(models):
                            label=f"q at temperature {LAB_TEMPERATURE}")
 
 
+_SOURCES = {s[:3]: s for s in (SEED_001, SEED_002, SEED_003, SEED_004)}
+
+
+def _pitfall(name, rule=CORRECT, speculative=identity, target=identity) -> Pitfall:
+    """A table entry: the code here, the source and the description from pitfalls.json."""
+    d = DESCRIPTIONS[name]
+    text = d["description"].format(temperature=LAB_TEMPERATURE, cost=LAB_COST)
+    return Pitfall(name, _SOURCES.get(d["source"]), text, rule, speculative, target)
+
+
 _ALL = [
-    Pitfall("correct", None,
-            "The real rule: keep a draft x with probability min(1, p(x)/q(x)), replace the first "
-            "rejected one by a draw from the normalized residual max(0, p - q), and add a bonus "
-            "token from p when every draft survives. Its output is the target's distribution, "
-            "exactly, whatever the drafter is."),
-    Pitfall("resample-from-target", SEED_004,
-            "Acceptance is right, but after a rejection the replacement is drawn from p itself. "
-            "The accepted drafts already delivered min(p, q) of every token's mass; drawing the "
-            "rejection branch from p hands out those tokens a second time, so tokens the drafter "
-            "likes are over-represented. Running a fresh target step after the rejection (another "
-            "reading of the same advice) gives this distribution too, at the cost of an extra pass.",
-            ResampleFromTarget()),
-    Pitfall("accept-if-u-below-p", SEED_001,
-            "A draft is kept when a uniform u falls below p(x), as if the target's probability "
-            "alone were the acceptance chance; the replacement still comes from the residual. "
-            "Ignoring q rejects tokens the target likes even when the drafter proposes them at "
-            "exactly the right rate, and then the residual, built for the real rule, refills the "
-            "wrong tokens.",
-            AcceptIfUBelowP()),
-    Pitfall("accept-if-p-at-least-q", SEED_002,
-            "A draft is kept exactly when p(x) >= q(x) and always rejected otherwise. A token the "
-            "drafter over-proposes is then never emitted through the draft, although the target "
-            "still wants it with probability p(x); only the residual, which is zero there, could "
-            "supply it. Acceptance must be a coin with bias p/q, not a yes/no comparison.",
-            AcceptIfPAtLeastQ()),
-    Pitfall("always-accept", None,
-            "Every draft is kept and a bonus token is drawn from p. The first gamma tokens of each "
-            "round then follow the drafter, not the target: with one position the output is q "
-            "and the distance is exactly TV(p, q) = 1 - alpha. Fast and wrong.",
-            AlwaysAccept()),
-    Pitfall("no-bonus-token", None,
-            "The bonus token after full acceptance is dropped. Nothing is biased (the next round "
-            "samples that position from p anyway), so the output is still exact; the loss is "
-            "speed: one token fewer in every fully accepted round, for the same target pass.",
-            NoBonusToken()),
-    Pitfall("temperature-on-target-only", SEED_003,
-            f"The target samples at temperature {LAB_TEMPERATURE} and the drafter at 1, and the "
-            "rule sees both as they are. The rule reproduces whatever p it is given, so the "
-            f"output is exactly the target at temperature {LAB_TEMPERATURE}: the mismatch costs "
-            "acceptance rate, not correctness. What breaks exactness is telling the rule a "
-            "different q from the one the drafts were drawn from (see draft-temperature-not-in-q).",
-            CORRECT, _temper_target, _temper_target),
-    Pitfall("temperature-on-draft-only", SEED_003,
-            f"The drafter samples at temperature {LAB_TEMPERATURE} (and the rule uses that q) but "
-            "the target's rows are left at temperature 1, while the user asked for "
-            f"{LAB_TEMPERATURE}. The rule faithfully delivers the untempered target, so the "
-            "output is off by exactly the distance between the two targets.",
-            CORRECT, _temper_draft, _temper_target),
-    Pitfall("greedy-draft-with-sampled-q", None,
-            "The drafter proposes its argmax every time, but the acceptance test and the residual "
-            "use its full distribution q. The ratio p/q then describes a proposal that never "
-            "happened: tokens other than the argmax are never drafted, the argmax is drafted far "
-            "more often than q says, and the output drifts toward it.",
-            GreedyDraftSampledQ()),
-    Pitfall("draft-temperature-not-in-q", SEED_003,
-            f"Drafts are sampled from q at temperature {LAB_TEMPERATURE}, but the rule divides by "
-            "the untempered q. Same mistake as the greedy drafter, milder: the proposal the rule "
-            "corrects for is not the proposal that was made.",
-            DraftTemperatureNotInQ()),
-    Pitfall("ratio-upside-down", None,
-            "The acceptance probability is written min(1, q(x)/p(x)), the letters swapped. Tokens "
-            "the target likes more than the drafter are now rejected, tokens the drafter "
-            "over-proposes always pass, and a token with p(x) = 0 can be emitted.",
-            AcceptQOverP()),
-    Pitfall("residual-backwards", None,
-            "Acceptance is right but the replacement is drawn from max(0, q - p), normalized: the "
-            "tokens the drafter already over-proposes instead of the ones it under-proposes. "
-            "Every rejection pushes the output further from the target.",
-            ResidualBackwards()),
+    _pitfall("correct"),
+    _pitfall("resample-from-target", ResampleFromTarget()),
+    _pitfall("p-over-cq-envelope", AcceptPOverCQ("p-over-cq-envelope")),
+    _pitfall("p-over-cq-cost", AcceptPOverCQ("p-over-cq-cost", LAB_COST)),
+    _pitfall("accept-if-u-below-p", AcceptIfUBelowP()),
+    _pitfall("accept-if-p-above-q", AcceptIfPAboveQ()),
+    _pitfall("accept-if-p-at-least-q", AcceptIfPAtLeastQ()),
+    _pitfall("always-accept", AlwaysAccept()),
+    _pitfall("no-bonus-token", NoBonusToken()),
+    _pitfall("temperature-on-target-only", CORRECT, _temper_target, _temper_target),
+    _pitfall("temperature-on-draft-only", CORRECT, _temper_draft, _temper_target),
+    _pitfall("greedy-draft-with-sampled-q", GreedyDraftSampledQ()),
+    _pitfall("draft-temperature-not-in-q", DraftTemperatureNotInQ()),
+    _pitfall("ratio-upside-down", AcceptQOverP()),
+    _pitfall("residual-backwards", ResidualBackwards()),
 ]
 
 PITFALLS = {p.name: p for p in _ALL}
+
+
+# -- errors that are not a rule ------------------------------------------------
+def extra_pass_cost(models, context, gamma: int) -> dict:
+    """Source 001's rollback: one more target pass after every rejection, priced exactly.
+
+    The real round costs one target pass; with the extra pass a round costs
+    1 + P(K < gamma). The tokens per round are the same, so the target passes
+    per emitted token rise by that factor (and the fresh draw is from p, which
+    is the resample-from-target bias on top).
+
+    >>> from specsim.toy import load_model
+    >>> r = extra_pass_cost(load_model("seed"), ("a",), 3)
+    >>> r["passes_per_token"], r["extra_passes_per_token"]
+    (Fraction(500, 1659), Fraction(676, 1659))
+    """
+    r = exact.round_distribution(models, tuple(context), gamma)
+    rejected = 1 - r.accepted[gamma]
+    return {"tokens_per_round": r.expected_tokens, "rejection_probability": rejected,
+            "passes_per_token": 1 / r.expected_tokens,
+            "extra_passes_per_token": (1 + rejected) / r.expected_tokens}
+
+
+def off_by_one_first_token(models, context) -> dict:
+    """Source 004's pseudocode scores draft y_i with the row one position later.
+
+    ``softmax(logits_L[i])[y]`` over the draft positions reads p(. | prefix, y)
+    (the row that predicts the token *after* y) instead of p(. | prefix). All
+    else is the real rule. Returns the first emitted token's exact
+    distribution and its TV from p.
+
+    >>> from specsim.toy import load_model
+    >>> off_by_one_first_token(load_model("seed"), ("a",))["total_variation"]
+    Fraction(1, 10)
+    """
+    ctx = tuple(context)
+    p, q = models.p(ctx), models.q(ctx)
+    kept = [q[i] * acceptance_probability(models.p(ctx + (t,))[i], q[i]) if q[i] else 0 * q[i]
+            for i, t in enumerate(models.vocab)]
+    r = residual(p, q) or p
+    out = [k + (1 - sum(kept)) * ri for k, ri in zip(kept, r)]
+    return {"first_token": out, "total_variation": total_variation(out, p)}

@@ -78,3 +78,50 @@ def fit_round(sample, exact) -> dict:
     accepted = dict(enumerate(sample.accepted_counts))
     return {"outcomes": chi_square(sample.outcomes, exact.outcomes),
             "accepted": chi_square(accepted, dict(enumerate(exact.accepted)))}
+
+
+@dataclass
+class Estimate:
+    """A measured mean with its standard error; ``within(x)``: x is within ``k`` SE."""
+
+    value: float
+    se: float
+    n: int
+
+    def within(self, x, k: float = 2) -> bool:
+        return abs(float(x) - self.value) <= k * self.se
+
+
+def mean_se(values) -> Estimate:
+    """Sample mean and its standard error s / sqrt(n) (s with n - 1 in the denominator).
+
+    >>> e = mean_se([1, 2, 3, 4])
+    >>> e.value, round(e.se, 4), e.n
+    (2.5, 0.6455, 4)
+    """
+    xs = [float(v) for v in values]
+    n = len(xs)
+    if n < 2:
+        raise ValueError(f"a standard error needs at least 2 values, got {n}")
+    mean = sum(xs) / n
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return Estimate(mean, math.sqrt(var / n), n)
+
+
+def ratio_se(numerators, denominators) -> Estimate:
+    """sum(num) / sum(den) over independent units (rounds), with its delta-method SE.
+
+    The acceptance rate accepted / checked is such a ratio: each round gives
+    its accepted and checked drafts. SE = sqrt(sum (a_i - R b_i)^2 / (n (n - 1))) / mean(b).
+
+    >>> e = ratio_se([1, 2, 0, 3], [2, 2, 1, 3])
+    >>> e.value, round(e.se, 4)
+    (0.75, 0.184)
+    """
+    a, b = [float(v) for v in numerators], [float(v) for v in denominators]
+    n = len(a)
+    if n < 2 or len(b) != n:
+        raise ValueError(f"need at least 2 paired values, got {n} and {len(b)}")
+    r = sum(a) / sum(b)
+    spread = sum((x - r * y) ** 2 for x, y in zip(a, b)) / (n * (n - 1))
+    return Estimate(r, math.sqrt(spread) / (sum(b) / n), n)

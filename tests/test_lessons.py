@@ -110,3 +110,12 @@ def test_lessons_page_renders_every_lesson():
         shown = "\n".join(m.value for m in at.markdown)
         title = text(path).splitlines()[0][2:].strip()
         assert title in shown, f"lesson {path.name} is not on the page"
+
+
+def test_pitfalls_lesson_teaches_every_rule_taken_from_a_source():
+    """A broken rule that comes from a source document is shown in lesson 12 by name."""
+    from specsim.pitfalls import PITFALLS
+
+    body = text(LESSONS / "12-pitfalls.md")
+    missing = [name for name, pit in PITFALLS.items() if pit.source and name not in body]
+    assert not missing, missing

@@ -69,6 +69,48 @@ def test_resample_from_target_one_position():
     assert tv("resample-from-target") == sum(abs(a - b) for a, b in zip(out, P_A)) / 2 == F(1, 25)
 
 
+def test_accept_if_p_above_q_one_position():
+    # strict test: a (3/5 > 1/2) kept; b (3/10 < 2/5) and c (1/10 = 1/10) rejected;
+    # the rejected 1/2 goes to the residual ("a"): output (1, 0, 0)
+    assert tv("accept-if-p-above-q") == rule.total_variation(P_A, (1, 0, 0)) == F(2, 5)
+
+
+def test_p_over_cq_envelope_is_rejection_sampling():
+    # c = max p/q = 6/5: kept mass p(x)/c, the rejected 1/6 refilled from p: exactly p,
+    # but only 5/6 of drafts are accepted where the real rule accepts alpha = 9/10
+    r = exact.round_distribution(SEED, ("a",), 1, pitfalls.PITFALLS["p-over-cq-envelope"].rule)
+    assert r.accepted == [F(1, 6), F(5, 6)]
+    assert tv("p-over-cq-envelope", gamma=3, n=2) == 0
+    for ctx in load_model("order2").contexts():
+        assert tv("p-over-cq-envelope", gamma=3, n=3, model=load_model("order2"), ctx=ctx) == 0
+    # where q misses a token p can emit, no finite bound covers it and the output is biased
+    zeros = load_model("zeros")
+    assert any(tv("p-over-cq-envelope", model=zeros, ctx=ctx) > 0 for ctx in zeros.contexts())
+
+
+def test_p_over_cq_cost_clamps_to_always_accept_on_the_seed():
+    # c = 1/5: p/(c q) = 5 p/q >= 1 for every token after "a", so every draft is kept
+    assert tv("p-over-cq-cost") == tv("always-accept") == F(1, 10)
+
+
+def test_extra_pass_costs_one_pass_per_rejection():
+    r = pitfalls.extra_pass_cost(SEED, ("a",), 3)
+    full = exact.round_distribution(SEED, ("a",), 3)
+    assert r["extra_passes_per_token"] / r["passes_per_token"] == 1 + (1 - full.accepted[3]) == F(169, 125)
+
+
+def test_off_by_one_scores_with_the_next_row():
+    # after "a" every draft x is judged by p(x | x): a 3/5 >= 1/2, b 1/2 >= 2/5, c 1/2 >= 1/10,
+    # so every draft is kept and the first token is distributed as q
+    r = pitfalls.off_by_one_first_token(SEED, ("a",))
+    assert tuple(r["first_token"]) == Q_A and r["total_variation"] == F(1, 10)
+
+
+def test_every_pitfall_has_its_description_in_the_data_file():
+    assert set(pitfalls.DESCRIPTIONS) == set(pitfalls.PITFALLS)
+    assert all("{" not in p.description for p in pitfalls.PITFALLS.values())
+
+
 def test_greedy_draft_with_sampled_q_one_position():
     # the drafter always proposes "a" (its argmax); min(1, (3/5)/(1/2)) = 1, so "a" always
     assert tv("greedy-draft-with-sampled-q") == rule.total_variation(P_A, (1, 0, 0)) == F(2, 5)
@@ -82,7 +124,8 @@ def test_reference_lab_numbers_after_a():
     assert got["always-accept"] == (F(17, 100), 4)
     assert got["accept-if-p-at-least-q"][0] == F(53, 100)
     assert all(tv_ > 0 for name, (tv_, _) in got.items()
-               if name not in ("correct", "no-bonus-token", "temperature-on-target-only"))
+               if name not in ("correct", "no-bonus-token", "temperature-on-target-only",
+                                   "p-over-cq-envelope"))
 
 
 def test_broken_rules_can_still_be_traced():
@@ -95,3 +138,27 @@ def test_broken_rules_can_still_be_traced():
 def test_unknown_rule_name():
     with pytest.raises(ValueError, match="unknown rule 'nope'"):
         pitfalls.get("nope")
+
+
+# -- the seeds' formulas (specsim.formulas), beside the right ones --
+
+def test_seed_001_speedup_ignores_alpha_and_cost():
+    from specsim.formulas import speedup_formula_gap
+    rows = speedup_formula_gap()
+    assert all(r["seed_001"] == F(r["gamma"], 2) for r in rows)
+    assert any(r["right"] < 1 < r["seed_001"] for r in rows)
+
+
+def test_accepted_over_proposed_is_biased_low_and_checked_is_not():
+    from specsim.formulas import accepted_over_proposed, expected_accepted, expected_checked
+    for a in (F(1, 2), F(4, 5), F(9, 10)):
+        assert accepted_over_proposed(a, 1) == a
+        for g in (2, 4, 8):
+            assert accepted_over_proposed(a, g) < a
+            assert expected_accepted(a, g) / expected_checked(a, g) == a
+
+
+def test_extra_pass_speedup_pays_one_step_per_rejection():
+    from specsim.formulas import extra_pass_speedup, speedup
+    assert extra_pass_speedup(F(1), 4, F(1, 20)) == speedup(F(1), 4, F(1, 20))
+    assert extra_pass_speedup(F(0), 4, F(1, 20)) == 1 / (4 * F(1, 20) + 2)

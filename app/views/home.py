@@ -14,7 +14,7 @@ st.markdown(
     "with probability **min(1, p(x)/q(x))**, left to right. At the first rejection it draws a "
     "replacement from the **residual r = max(0, p − q)**, normalized; if every draft survives it adds "
     "a **bonus** token from p. The result is exactly as if the target had sampled alone, "
-    "only faster: here you can check both claims.")
+    "and faster when the drafter is cheap and often right (slower when it is not): here you can check both claims.")
 
 st.subheader("One round, replayed")
 MODEL, CONTEXT, GAMMA = toy.load_model("seed"), ("a",), 3

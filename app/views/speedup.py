@@ -8,7 +8,7 @@ from specsim import bounds, formulas, plots
 st.title("Speedup and the best γ")
 st.markdown(
     "A round drafts γ tokens (each costing **c** target steps) and verifies them in one target pass. "
-    "If every draft is accepted with the same rate **α**, a round emits "
+    "If every draft is accepted independently with the same rate **α**, a round emits "
     "(1 − α^(γ+1)) / (1 − α) tokens on average and costs γc + 1 target steps, so against plain "
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 

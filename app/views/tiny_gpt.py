@@ -30,7 +30,7 @@ with st.sidebar.form("gpt-form"):
     gamma = st.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
     temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
     draft = st.radio("drafter", ["distilled", "trained"], key="gpt-draft", horizontal=True,
-                     help="distilled: trained to match the target's q; trained: trained on the corpus alone")
+                     help="distilled: trained to match the target's p; trained: trained on the corpus alone")
     device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
