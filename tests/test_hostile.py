@@ -132,7 +132,7 @@ CASES = [
     ("best-gamma --alpha 0.5 --cost 0.1 --max-gamma 100000", "max-gamma must be between"),
     ("round seed --gamma 100000", "gamma must be between"),
     ("round seed --gamma 12", "lower γ"),
-    ("prove seed --gammas 1-99999999999999999999", "--gammas must satisfy"),
+    ("prove seed --gammas 1-99999999999999999999", "gammas must be between 1 and 64"),
     ("sample seed --rounds 100000000 --gamma 64", "lower --rounds or γ"),
     ("sample seed --rule always-accept --rounds 10000000", "broken rule"),
     ("sample seed --gamma 20 --check --rounds 10", "lower γ"),
@@ -140,7 +140,7 @@ CASES = [
     ("pitfalls {d600} --gamma 8 --tokens 4", "lower γ or N"),
     ("trace seed --top-k 99999999", "top-k must be between"),
     ("gpt generate --prompt hi --tokens 100000", "tokens must be between"),
-    ("gpt bench --gammas 1-99999999999", "--gammas must name gammas"),
+    ("gpt bench --gammas 1-99999999999", "gammas must be between 1 and 64"),
 ]
 
 
