@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from .pair import state_of
 from .rule import CORRECT, RoundRule
@@ -44,9 +44,28 @@ class RoundDistribution:
     expected_tokens: object
 
 
-def round_distribution(models, context, gamma: int, rule: RoundRule = CORRECT,
+class Scheme(Protocol):
+    """A verification scheme other than token-wise checking of a chain.
+
+    Wherever the engine takes ``gamma`` (``round_distribution``, the joints,
+    ``check_exactness``), it also takes a scheme: an int means token-wise
+    verification of a chain of gamma drafts; a scheme object enumerates its
+    own round and the rest of the engine (chaining rounds into n-token
+    joints, the comparison with the target) is shared.
+    """
+
+    name: str
+
+    def round_distribution(self, models, context, rule: RoundRule, limit: int | None) -> RoundDistribution:
+        ...
+
+
+def round_distribution(models, context, gamma: int | Scheme, rule: RoundRule = CORRECT,
                        limit: int | None = None) -> RoundDistribution:
     """Enumerate one round: draft, verify, accept left to right, correct, bonus.
+
+    ``gamma`` is the draft length (token-wise verification) or a ``Scheme``,
+    whose own ``round_distribution`` is called.
 
     The drafts after a rejection are never looked at, so the enumeration
     follows drafts one position at a time and stops at the first rejection:
@@ -58,6 +77,8 @@ def round_distribution(models, context, gamma: int, rule: RoundRule = CORRECT,
     ``expected_tokens`` then describe the truncated round and are not meant
     to be read.
     """
+    if not isinstance(gamma, int):  # a verification scheme: it enumerates its own round
+        return gamma.round_distribution(models, context, rule, limit)
     if gamma < 1:
         raise ValueError(f"gamma must be >= 1, got {gamma}")
     vocab = models.vocab

@@ -8,7 +8,7 @@ import os
 
 import streamlit as st
 
-import ui
+import tokens
 from specsim import plots_gpt
 from specsim.gpt import masks
 
@@ -66,8 +66,8 @@ pieces = []
 for r in gen.rounds:
     pieces.append(("".join(vocab[t] for t in r.drafts[:r.accepted]), "draft"))
     pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
-st.markdown(ui.text_html(prompt, pieces), unsafe_allow_html=True)
-st.markdown(ui.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
+st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
+st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
 
 # -- live numbers: measured against the formula ----------------------------------
 alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
