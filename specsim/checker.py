@@ -25,6 +25,7 @@ True
 """
 from __future__ import annotations
 
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -54,7 +55,9 @@ class ValidatedRule(RoundRule):
 
     def __init__(self, inner):
         self.inner = inner
-        self.name = str(getattr(inner, "name", type(inner).__name__))
+        name = getattr(inner, "name", None)
+        inherited = name == RoundRule.name and type(inner) is not RoundRule  # "correct" from the base class
+        self.name = type(inner).__name__ if name is None or inherited else str(name)
 
     def _call(self, method, *args):
         try:
@@ -192,6 +195,13 @@ class CheckResult:
                 "tokens_per_round": [{"gamma": g, "rule": str(a), "correct": str(b)} for g, a, b in self.tokens],
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None,
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+
+
+def model_json(model) -> str:
+    """A toy model as compact JSON (one line per table), readable by ``toy.loads_model``."""
+    d = model.to_dict()
+    head = json.dumps({k: d[k] for k in ("name", "vocab", "order")})[:-1]
+    return f"{head},\n \"target\": {json.dumps(d['target'])},\n \"draft\": {json.dumps(d['draft'])}}}"
 
 
 # -- the check --------------------------------------------------------------------

@@ -13,10 +13,10 @@ import argparse
 import sys
 
 from .. import __version__
-from . import exact_cmds, gpt_cmds, sampling_cmds
+from . import check_cmds, exact_cmds, gpt_cmds, sampling_cmds
 from .common import UsageError
 
-COMMAND_MODULES = [exact_cmds, sampling_cmds, gpt_cmds]  # in the order `specsim --help` lists them
+COMMAND_MODULES = [exact_cmds, sampling_cmds, check_cmds, gpt_cmds]  # in the order `specsim --help` lists them
 
 
 class _Parser(argparse.ArgumentParser):
