@@ -19,7 +19,7 @@ Example
 >>> from specsim.pitfalls import ResampleFromTarget
 >>> r = check_rule(ResampleFromTarget(), gammas=(1,), models=6)
 >>> r.exact, r.counterexample.model.vocab, r.counterexample.gamma, r.counterexample.n_tokens
-(False, ('t0', 't1'), 1, 1)
+(False, ('b', 'c'), 1, 1)
 >>> check_rule(RoundRule(), gammas=(1, 2), models=6).exact
 True
 """
