@@ -30,6 +30,8 @@ PAGES = [
              "speedup against γ, the best γ over α and c"),
     PageInfo("views/pitfalls.py", "Pitfalls lab", ":material/bug_report:", "Toy models",
              "break the rule on purpose, measure the damage"),
+    PageInfo("views/workbench.py", "Rule workbench", ":material/tune:", "Toy models",
+             "a family of rules on sliders: which one is exact?"),
     PageInfo("views/tiny_gpt.py", "Tiny GPT", ":material/memory:", "Real model",
              "a real GPT pair: its mask, KV cache and speedup"),
 ]

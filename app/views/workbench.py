@@ -1,0 +1,77 @@
+"""Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
+import streamlit as st
+
+import widgets
+from specsim import bounds, family, toy
+
+st.title("Rule workbench")
+st.markdown(
+    "Invent a variant of the rule without writing code. Each member of the family below runs through the "
+    "exact engine on the chosen toy model: the **total variation distance** between the next N tokens it "
+    "emits and the target's is an exact fraction, 0 only when the variant is still exact. To check a rule "
+    "you wrote yourself, run `specsim check-rule PATH.py:ClassName` (lesson 14).")
+st.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right) \qquad "
+         r"m = \lambda\, r + (1 - \lambda)\, p")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _grid(model_json: str, context: tuple, gamma: int, n_tokens: int, bonus: bool, comparison: str):
+    return family.grid(toy.loads_model(model_json), context, gamma, n_tokens, bonus, comparison)
+
+
+with st.sidebar:
+    model = widgets.model_picker("wb")
+    if model is not None:
+        context = widgets.context_picker(model, "wb-ctx")
+        gamma = int(st.number_input("γ: draft length", 1, 4, 2, key="wb-gamma"))
+        n_tokens = int(st.number_input("N: tokens compared", 1, 3, 2, key="wb-n"))
+cells = len(family.BETAS) * len(family.LAMBDAS)
+if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma, rounds=2 * cells)
+                         and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,), rules=cells)):
+    st.stop()
+
+c1, c2 = st.columns(2)
+beta = c1.select_slider("β: acceptance exponent", family.BETAS, value=1, key="wb-beta",
+                        help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")
+lam = c2.select_slider("λ: residual weight in the replacement", family.LAMBDAS, value=family.LAMBDAS[-1],
+                       format_func=widgets.fmt, key="wb-lam",
+                       help="λ = 1 draws the replacement from the residual r; λ = 0 resamples from p")
+c3, c4 = st.columns(2)
+bonus = c3.toggle("bonus token after full acceptance", value=True, key="wb-bonus")
+comparison = c4.radio("keep the draft when", family.COMPARISONS, horizontal=True, key="wb-cmp",
+                      format_func=lambda c: f"u {c} a(x)")
+
+rule = family.RuleFamily(beta, lam, bonus, comparison)
+rows = _grid(model.to_json(), context, gamma, n_tokens, bonus, comparison)
+mine = next(r for r in rows if (r["beta"], r["lam"]) == (beta, lam))
+correct = next(r for r in _grid(model.to_json(), context, gamma, n_tokens, True, "<")
+               if (r["beta"], r["lam"]) == family.EXACT_POINT)
+
+m1, m2, m3 = st.columns(3)
+m1.metric(f"TV to the target (N = {n_tokens})", widgets.fmt(mine["total_variation"]),
+          help=f"≈ {float(mine['total_variation']):.4f}")
+gain = mine["expected_tokens"] - correct["expected_tokens"]
+m2.metric("E[tokens per round]", widgets.fmt(mine["expected_tokens"]),
+          delta=None if gain == 0 else f"{float(gain):+.3f} vs the real rule", delta_color="off",
+          help=f"≈ {float(mine['expected_tokens']):.4f}; the real rule: {widgets.fmt(correct['expected_tokens'])}")
+m3.metric("still exact?", "yes ✓" if mine["exact"] else "no ✗")
+
+if rule.is_correct:
+    st.success("β = 1, λ = 1 with the bonus: this is the real rule, the one exact point of the family.")
+elif mine["exact"]:
+    st.info("Exact here (β = 1, λ = 1), but without the bonus token: the same distribution, fewer tokens.")
+else:
+    st.warning(f"Not exact: the next {n_tokens} token(s) after \"{' '.join(context)}\" are "
+               f"{widgets.fmt(mine['total_variation'])} away from the target's. Only β = 1 and λ = 1 "
+               "are exact on every model.")
+
+st.subheader("The whole family on this model")
+st.caption("Exact TV for every (β, λ) with the bonus and comparison chosen above; green: the exact point, "
+           "red: your choice. The comparison never changes a number: P(u < a) = P(u ≤ a) = a.")
+st.plotly_chart(family.grid_figure(rows, (beta, lam)), key="wb-grid")
+
+others = [p for p in family.exact_points(rows) if p != family.EXACT_POINT]
+if others:
+    st.info("On this model and context some other points are also exact "
+            f"({', '.join(f'β = {b}, λ = {widgets.fmt(lam_)}' for b, lam_ in others)}): "
+            "a counter-example needs another model. Try the zeros preset, or `specsim check-rule`.")

@@ -1,0 +1,72 @@
+"""The rule workbench page through AppTest: its numbers are the library's, its exact point is marked."""
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from specsim import family, toy
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "app" / "streamlit_app.py"
+sys.path.insert(0, str(ROOT / "app"))
+import nav  # noqa: E402
+import widgets  # noqa: E402
+
+PAGE = "views/workbench.py"
+
+
+def open_workbench() -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at, label_start: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label_start))
+
+
+def test_workbench_is_listed_once():
+    assert [p.path for p in nav.PAGES].count(PAGE) == 1
+
+
+def test_default_is_the_real_rule_and_exact():
+    at = open_workbench()
+    assert at.title[0].value == "Rule workbench"
+    want = family.evaluate(family.RuleFamily(), toy.load_model("seed"), ("a",), 2, 2)
+    assert metric(at, "TV to the target") == "0"
+    assert metric(at, "E[tokens per round]") == widgets.fmt(want["expected_tokens"])
+    assert metric(at, "still exact?").startswith("yes")
+    assert any("one exact point" in s.value for s in at.success)
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert [t.get("name") for t in fig["data"]][1:] == ["exact point (β = 1, λ = 1)", "your rule"]
+
+
+def test_sliders_change_the_numbers_like_the_library():
+    at = open_workbench()
+    at.select_slider(key="wb-beta").set_value(2).run()
+    at.select_slider(key="wb-lam").set_value(Fraction(1, 2)).run()
+    at.number_input(key="wb-gamma").set_value(1).run()
+    assert not at.exception, [e.value for e in at.exception]
+    want = family.evaluate(family.RuleFamily(2, Fraction(1, 2)), toy.load_model("seed"), ("a",), 1, 2)
+    assert want["total_variation"] > 0
+    assert metric(at, "TV to the target") == widgets.fmt(want["total_variation"])
+    assert metric(at, "E[tokens per round]") == widgets.fmt(want["expected_tokens"])
+    assert metric(at, "still exact?").startswith("no")
+    assert at.warning
+
+
+def test_no_bonus_is_exact_but_slower_and_comparison_changes_nothing():
+    at = open_workbench()
+    tv_before = metric(at, "TV to the target")
+    at.radio(key="wb-cmp").set_value("≤").run()
+    assert metric(at, "TV to the target") == tv_before == "0"
+    at.toggle(key="wb-bonus").set_value(False).run()
+    want = family.evaluate(family.RuleFamily(bonus=False), toy.load_model("seed"), ("a",), 2, 2)
+    assert metric(at, "TV to the target") == "0"
+    assert metric(at, "E[tokens per round]") == widgets.fmt(want["expected_tokens"])
+    assert any("without the bonus" in i.value for i in at.info)
