@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
 from specsim import bounds, checker, exact, family, pitfalls, shrink, toy
 from specsim.rule import CORRECT, RoundRule, residual
+
+ROOT = Path(__file__).resolve().parent.parent
 
 EXACT_BY_DESIGN = {"correct", "no-bonus-token", "temperature-on-target-only"}
 SEED = toy.load_model("seed")
@@ -221,12 +224,12 @@ def test_cli_bad_input_is_one_line_exit_2(cli, rules, target, words):
 
 
 def test_cli_own_files_keep_one_roundrule_class(cli):
-    code, out, err = cli("check-rule", "specsim/rule.py:RoundRule", "--models", "0", "--gammas", "1")
+    code, out, err = cli("check-rule", f"{ROOT}/specsim/rule.py:RoundRule", "--models", "0", "--gammas", "1")
     assert code == 0, err
-    code, out, err = cli("check-rule", "specsim/pitfalls.py:AlwaysAccept", "--models", "0", "--gammas", "1")
+    code, out, err = cli("check-rule", f"{ROOT}/specsim/pitfalls.py:AlwaysAccept", "--models", "0", "--gammas", "1")
     assert code == 1, err
 
 
 def test_cli_refuses_too_much_work(cli):
-    code, out, err = cli("check-rule", "specsim/rule.py:RoundRule", "--gammas", "40", "--tokens", "6")
+    code, out, err = cli("check-rule", f"{ROOT}/specsim/rule.py:RoundRule", "--gammas", "40", "--tokens", "6")
     assert code == 2 and "limit" in err and err.count("\n") == 1
