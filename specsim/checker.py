@@ -250,7 +250,7 @@ def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, see
     for k, model in enumerate(models_checked(models, seed)):
         contexts = model.contexts()
         try:
-            bounds.check_joint(model, n_tokens, gammas, len(contexts), rounds=2)
+            bounds.check_joint(model, n_tokens, gammas, len(contexts), rounds=2 * len(contexts) * len(gammas))
         except bounds.WorkRefused:
             if k < len(PRESETS):
                 raise
