@@ -64,6 +64,20 @@ def within_bounds(check, *args, **kwargs) -> bool:
     return True
 
 
+def largest_within(check, model, hi: int, *args, lo: int = 1) -> int:
+    """The largest γ in [lo, hi] that ``check(model, γ, *args)`` accepts at the interactive limit (lo if none).
+
+    A γ widget's maximum comes from here, so its range matches the work estimator.
+    """
+    for g in range(hi, lo, -1):
+        try:
+            check(model, g, *args, limit=bounds.LIMITS.interactive_work)
+            return g
+        except bounds.WorkRefused:
+            pass
+    return lo
+
+
 def exact_decimal(value: float, name: str):
     """A slider's decimal (0.8) as the exact Fraction it shows (4/5), not the float's binary value."""
     return toy.parse_probability(value, name)

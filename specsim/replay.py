@@ -21,6 +21,9 @@ Example
 >>> rounds.append(next_round(m, ("a",), rounds, 3, rng))
 >>> [(r["tokens"], r["sampled"]) for r in running_tokens_per_pass(m, rounds)]
 [(2, Fraction(2, 1)), (5, Fraction(5, 2))]
+>>> first = running_tokens_per_pass(m, rounds[:1])
+>>> running_tokens_per_pass(m, rounds, previous=first) == running_tokens_per_pass(m, rounds)
+True
 """
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def next_round(models, context, rounds: Sequence, gamma: int, rng, rule: RoundRu
 
 
 def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
-                            expected_tokens: Callable | None = None) -> list:
+                            expected_tokens: Callable | None = None, previous: Sequence = ()) -> list:
     """After each round: sampled tokens per target pass so far, against the exact expectation.
 
     A toy model's rounds are not i.i.d. (the acceptance rate depends on the
@@ -85,8 +88,11 @@ def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
         def expected_tokens(context, gamma):
             return round_distribution(models, context, gamma, rule).expected_tokens
 
-    out, tokens, passes, total = [], 0, 0, Fraction(0)
-    for j, r in enumerate(rounds, start=1):
+    out, tokens, passes, total = list(previous), 0, 0, Fraction(0)
+    if out:
+        last = out[-1]
+        tokens, passes, total = last["tokens"], last["target_passes"], last["expected"] * len(out)
+    for j, r in enumerate(rounds[len(out):], start=len(out) + 1):
         tokens, passes = tokens + len(r.emitted), passes + r.target_passes
         total += expected_tokens(r.context, r.gamma)
         out.append({"tokens": tokens, "target_passes": passes,
