@@ -37,7 +37,7 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
     try:
         return loads_cached(uploaded.getvalue(), source)
     except toy.ModelError as e:
-        st.error(str(e))
+        st.error(str(e) if source in str(e) else f"{source}: {e}")
         return None
 
 

@@ -181,3 +181,146 @@ def test_long_code_is_folded():
     assert kinds == ["text", "code", "text"]
     short = "```python\n>>> 1\n1\n```\n#### Answer\n\nyes\n\n### Exercise 2\n"
     assert [s[0] for s in lesson_index.split_lesson(short)] == ["text", "answer", "text"]
+
+
+# -- hostile uploads and refused work ----------------------------------------------------
+
+def _model(vocab, order, rows=None):
+    import itertools
+    keys = [" ".join(c) for c in itertools.product(vocab, repeat=order)] if rows is not None else []
+    return json.dumps({"vocab": vocab, "order": order, "target": {k: rows for k in keys},
+                       "draft": {k: rows[::-1] for k in keys}}).encode()
+
+
+big = "1" * 4400
+HOSTILE_UPLOADS = {
+    "deep": ("[" * 100_000 + "]" * 100_000).encode(),
+    "int5001": ('{"vocab": ["x"], "order": 1, "target": {"x": [' + "1" * 5001 + ']}, "draft": {}}').encode(),
+    "explode": _model([f"t{i}" for i in range(64)], 3),  # 64^3 contexts in a few hundred bytes
+    "order20": _model(["0", "1"], 20),
+    "nan": b'{"vocab": ["x"], "order": 1, "target": {"x": [NaN]}, "draft": {"x": [1]}}',
+    "frac4400": _model(["x", "y"], 1, [f"{big}/{big}1", "0"]),
+    "strexp": _model(["x", "y"], 1, ["1e-100000000", "1"]),
+    "oversize": b" " * (bounds.LIMITS.file_bytes + 1),
+    "ansi": _model(["a\u001b[2J", "b"], 1, ["1/2", "1/2"]),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE_UPLOADS)
+@pytest.mark.parametrize("page, key", [("views/stepper.py", "stepper"), ("views/exactness.py", "exact")])
+def test_hostile_upload_is_one_error_line(page, key, name):
+    at = open_page(page)
+    t = time.perf_counter()
+    upload(at, key, f"{name}.json", HOSTILE_UPLOADS[name])
+    elapsed = time.perf_counter() - t
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "\n" not in errors[0] and len(errors[0]) < 300, errors
+    assert f"{name}.json" in errors[0]
+    assert elapsed < 10, f"{name}: {elapsed:.1f} s"
+
+
+def order12_json() -> bytes:
+    return _model(["0", "1"], 12, ["1/3", "2/3"])
+
+
+def test_refused_work_shows_the_cli_line(tmp_path, capsys):
+    """Exactness, order 12 over 2 tokens at N = 5: refused with the same line the CLI prints."""
+    from specsim.cli import main
+    path = tmp_path / "order12.json"
+    path.write_bytes(order12_json())
+    model = toy.load_model(str(path))
+    with pytest.raises(bounds.WorkRefused) as e:
+        bounds.check_joint(model, 5, range(1, 5), contexts=len(model.contexts()),
+                           limit=bounds.LIMITS.interactive_work)
+    line = str(e.value)
+    assert main(["prove", str(path), "--tokens", "5", "--gammas", "1-4"]) == 2
+    assert line in capsys.readouterr().err
+    at = open_page("views/exactness.py")
+    upload(at, "exact", "order12.json", order12_json())
+    at.number_input(key="exact-n").set_value(5)
+    run(at)
+    assert line in [x.value for x in at.error]
+
+
+def test_residual_refuses_a_huge_exponent():
+    at = open_page("views/residual.py")
+    at.text_input(key="res-p").set_value("1e-100000000, 1/2, 1/2")
+    t = time.perf_counter()
+    run(at)
+    assert time.perf_counter() - t < 5
+    assert any("exponent" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_gamma_widget_range_matches_the_estimator():
+    at = open_page("views/stepper.py")
+    model = toy.load_model("seed")
+    top = at.number_input(key="stepper-gamma").max
+    bounds.check_round(model, top, limit=bounds.LIMITS.interactive_work)  # the maximum is allowed
+    if top < 8:
+        with pytest.raises(bounds.WorkRefused):
+            bounds.check_round(model, top + 1, limit=bounds.LIMITS.interactive_work)
+    assert widgets.UPLOAD_MB * 2**20 >= bounds.LIMITS.file_bytes > (widgets.UPLOAD_MB - 1) * 2**20
+
+
+# -- the stepper: back, slider, Play by the clock, rejected drafts kept ----------------------
+
+def stepper_state(at):
+    s = at.session_state["stepper"]
+    return s["round"], s["event"]
+
+
+def test_previous_step_crosses_rounds_and_the_slider_jumps():
+    at = open_page("views/stepper.py")
+    at.button(key="stepper-round").click()
+    run(at)
+    at.button(key="stepper-next").click()
+    run(at)
+    assert stepper_state(at) == (1, 0)
+    at.button(key="stepper-prev").click()
+    run(at)
+    r0 = at.session_state["stepper"]["rounds"][0]
+    assert stepper_state(at) == (0, len(r0.events()) - 1)
+    at.slider(key="stepper-slider-0").set_value(2)
+    run(at)
+    assert stepper_state(at) == (0, 1)
+    assert "event 2 of" in markdown(at)
+
+
+def test_finished_rounds_keep_rejected_drafts_struck_through_and_marked():
+    at = open_page("views/stepper.py")
+    gen = sampling.generate(toy.load_model("seed"), ("a",), 3, 40, seed=0)
+    j = next(k for k, r in enumerate(gen.rounds) if r.accepted < r.gamma)  # a round with a rejection
+    for _ in range(j + 2):
+        at.button(key="stepper-round").click()
+        run(at)
+    stream = next(m.value for m in at.markdown if "line-through" in m.value and "round 1 starts" in m.value)
+    rejected = gen.rounds[j].drafts[gen.rounds[j].accepted]
+    assert f"round {j + 1} starts" in stream
+    assert f'title="rejected draft"' in stream and f">{html.escape(rejected)}</span>" in stream
+
+
+def test_play_keeps_time_by_the_clock(monkeypatch):
+    at = open_page("views/stepper.py")
+    at.button(key="stepper-play").click()
+    run(at)
+    s = at.session_state["stepper"]
+    assert s["playing"]
+    speed = at.select_slider(key="stepper-speed").value
+    start, _, done = s["clock"]
+    s["clock"] = (start - 5 * speed - 0.01, speed, done)  # as if 5 events' time had passed
+    before = s["offsets"][s["round"]] + s["event"]
+    run(at)
+    s = at.session_state["stepper"]
+    assert s["offsets"][s["round"]] + s["event"] - before == 5
+
+
+def test_choosing_upload_stops_play():
+    at = open_page("views/stepper.py")
+    at.button(key="stepper-play").click()
+    run(at)
+    at.selectbox(key="stepper-model").set_value(widgets.UPLOAD)
+    run(at)
+    assert not at.session_state["stepper"]["playing"]
+    at.selectbox(key="stepper-model").set_value("seed")
+    run(at)
+    assert not at.session_state["stepper"]["playing"] and any(b.label == "Play" for b in at.button)
