@@ -73,9 +73,10 @@ def split_lesson(text: str) -> list:
 
     An answer runs from a "#### Answer" heading to the next heading of level
     1-3; a fenced block outside answers longer than ``FOLD_LINES`` is its own
-    "code" segment (the page folds both).
+    "code" segment (the page folds both). A paragraph with an internal link
+    ends its segment, so the page can put the link's button right below it.
     """
-    out, buf, kind, fence = [], [], "text", None
+    out, buf, kind, fence, linked = [], [], "text", None, False
 
     def flush(new_kind):
         nonlocal buf, kind
@@ -96,6 +97,10 @@ def split_lesson(text: str) -> list:
                     buf.extend(fence)
                 fence = None
             continue
+        if not stripped and linked:
+            flush(kind)
+            linked = False
+        linked = linked or bool(INTERNAL_LINK.search(line))
         if stripped.startswith("```"):
             fence = [line]
         elif ANSWER.match(stripped):

@@ -58,7 +58,7 @@ def boundary_html(number: int) -> str:
 def legend_html(statuses, boundary: bool = False) -> str:
     parts = [token_html(TOKEN_STYLE[s][1], s, size="0.8rem") for s in statuses]
     if boundary:
-        parts.append(boundary_html("n") + '<span style="font-size:0.8rem">round n starts</span>')
+        parts.append(boundary_html(2) + '<span style="font-size:0.8rem">round 2 starts here</span>')
     return " ".join(parts)
 
 

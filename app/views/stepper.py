@@ -125,15 +125,14 @@ def stepper():
         st.rerun(scope="app")  # play/pause changes the fragment's timer
     if s["playing"]:
         keep_time(s)
-    cols = st.columns(5)
-    cols[0].button("Previous", on_click=prev_step, icon=":material/skip_previous:", key=f"{KEY}-prev",
-                   width="stretch", disabled=s["round"] == 0 and s["event"] == 0)
-    cols[1].button("Next step", on_click=next_step, icon=":material/skip_next:", key=f"{KEY}-next", width="stretch")
-    cols[2].button("Next round", on_click=next_round, icon=":material/fast_forward:", key=f"{KEY}-round",
-                   width="stretch")
-    cols[3].button("Pause" if s["playing"] else "Play", on_click=play_pause, key=f"{KEY}-play", width="stretch",
-                   icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
-    cols[4].button("Reset", on_click=reset, icon=":material/restart_alt:", key=f"{KEY}-reset", width="stretch")
+    bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
+    bar.button("Previous", on_click=prev_step, icon=":material/skip_previous:", key=f"{KEY}-prev",
+               disabled=s["round"] == 0 and s["event"] == 0)
+    bar.button("Next step", on_click=next_step, icon=":material/skip_next:", key=f"{KEY}-next", type="primary")
+    bar.button("Next round", on_click=next_round, icon=":material/fast_forward:", key=f"{KEY}-round")
+    bar.button("Pause" if s["playing"] else "Play", on_click=play_pause, key=f"{KEY}-play",
+               icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
+    bar.button("Reset", on_click=reset, icon=":material/restart_alt:", key=f"{KEY}-reset")
 
     j, e = s["round"], s["event"]
     trace, n = s["rounds"][j], n_events(s)
