@@ -90,3 +90,11 @@ def test_model_with_control_character_token_refused(cli, tmp_path):
 def build_model_json():
     from specsim.toy import load_model
     return load_model("seed").to_json()
+
+
+def test_huge_gamma_range_refused_before_it_is_built(cli):
+    import time
+    t = time.perf_counter()
+    code, out, err = cli("gpt", "bench", "--gammas", "1-1000000000")
+    assert code == 2 and "gammas" in err and "MemoryError" not in err
+    assert time.perf_counter() - t < 1
