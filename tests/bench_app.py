@@ -68,7 +68,7 @@ def main() -> None:
     by_round = {}
     for target in (1, 50, 100):
         # "Next round" goes to the end of the round shown, then to the end of the next one
-        while (at.session_state["stepper"]["round"] + 1, at.session_state["stepper"]["event"]) < (target, 1):
+        while (lambda pl: (pl.round + 1, pl.event))(at.session_state["stepper"]["player"]) < (target, 1):
             at.button(key="stepper-round").click().run()
         steps = []
         for _ in range(args.steps):  # the same step each time: into the round's last event (its emit)
@@ -76,7 +76,7 @@ def main() -> None:
             t = time.perf_counter()
             at.button(key="stepper-next").click().run()
             steps.append(time.perf_counter() - t)
-        assert at.session_state["stepper"]["round"] + 1 == target and not at.exception
+        assert at.session_state["stepper"]["player"].round + 1 == target and not at.exception
         by_round[target] = round(statistics.median(steps), 4)
     print(json.dumps({
         "cold_start_home_s": round(cold, 4),

@@ -57,8 +57,8 @@ def library_events(seed=0, gamma=3, rounds=3):
 
 
 def shown(at):
-    s = at.session_state["stepper"]
-    return s["round"], s["event"], s["rounds"]
+    pl = at.session_state["stepper"]["player"]
+    return pl.round, pl.event, pl.rounds
 
 
 def test_next_step_follows_the_library_trace():

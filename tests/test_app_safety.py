@@ -265,8 +265,8 @@ def test_gamma_widget_range_matches_the_estimator():
 # -- the stepper: back, slider, Play by the clock, rejected drafts kept ----------------------
 
 def stepper_state(at):
-    s = at.session_state["stepper"]
-    return s["round"], s["event"]
+    pl = at.session_state["stepper"]["player"]
+    return pl.round, pl.event
 
 
 def test_previous_step_crosses_rounds_and_the_slider_jumps():
@@ -278,7 +278,7 @@ def test_previous_step_crosses_rounds_and_the_slider_jumps():
     assert stepper_state(at) == (1, 0)
     at.button(key="stepper-prev").click()
     run(at)
-    r0 = at.session_state["stepper"]["rounds"][0]
+    r0 = at.session_state["stepper"]["player"].rounds[0]
     assert stepper_state(at) == (0, len(r0.events()) - 1)
     at.slider(key="stepper-slider-0").set_value(2)
     run(at)
@@ -308,10 +308,9 @@ def test_play_keeps_time_by_the_clock(monkeypatch):
     speed = at.select_slider(key="stepper-speed").value
     start, _, done = s["clock"]
     s["clock"] = (start - 5 * speed - 0.01, speed, done)  # as if 5 events' time had passed
-    before = s["offsets"][s["round"]] + s["event"]
+    before = s["player"].step_number
     run(at)
-    s = at.session_state["stepper"]
-    assert s["offsets"][s["round"]] + s["event"] - before == 5
+    assert at.session_state["stepper"]["player"].step_number - before == 5
 
 
 def test_choosing_upload_stops_play():

@@ -32,7 +32,7 @@ with st.sidebar:
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context")
         top = widgets.largest_within(bounds.check_round, model, MAX_GAMMA)
         gamma = int(st.number_input("γ: draft length", 1, top, min(3, top), key=f"{KEY}-gamma",
-                                    help=f"up to {top}: the largest γ whose exact expectation is within the work limit"))
+                                    help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
         seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key=f"{KEY}-seed"))
         speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], 0.6, key=f"{KEY}-speed")
 if model is None:
@@ -44,45 +44,12 @@ settings = (model.to_json(), context, gamma, seed)
 
 
 def state() -> dict:
+    """{"player": replay.Player, "playing", "clock", "totals"}, new when the settings change."""
     s = st.session_state.get(KEY)
     if s is None or s["settings"] != settings:
-        s = st.session_state[KEY] = {"settings": settings, "rng": sampling.make_rng(seed), "rounds": [],
-                                     "offsets": [0], "round": 0, "event": 0, "playing": False, "totals": []}
-    while len(s["rounds"]) <= s["round"]:  # extend the chain lazily, one round per block of uniforms
-        s["rounds"].append(replay.next_round(model, context, s["rounds"], gamma, s["rng"]))
-        s["offsets"].append(s["offsets"][-1] + len(s["rounds"][-1].events()))
+        s = st.session_state[KEY] = {"settings": settings, "player": replay.Player(model, context, gamma, seed),
+                                     "playing": False, "totals": []}
     return s
-
-
-def n_events(s, j=None) -> int:
-    j = s["round"] if j is None else j
-    return s["offsets"][j + 1] - s["offsets"][j]
-
-
-def next_step(s=None):
-    s = s or state()
-    if s["event"] + 1 < n_events(s):
-        s["event"] += 1
-    else:
-        s["round"], s["event"] = s["round"] + 1, 0
-        state()
-
-
-def prev_step():
-    s = state()
-    if s["event"] > 0:
-        s["event"] -= 1
-    elif s["round"] > 0:
-        s["round"] -= 1
-        s["event"] = n_events(s) - 1
-
-
-def next_round():
-    s = state()
-    if s["event"] == n_events(s) - 1:
-        s["round"] += 1
-        state()
-    s["event"] = n_events(s) - 1
 
 
 def reset():
@@ -92,25 +59,20 @@ def reset():
 
 def play_pause():
     s = state()
-    s["playing"] = not s["playing"]
-    s["clock"] = None
-    s["rerun_app"] = True
+    s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
 
 
 def slide(key):
-    state()["event"] = st.session_state[key] - 1
+    state()["player"].event = st.session_state[key] - 1
 
 
 def keep_time(s):
-    """While playing, advance to the event the clock says is due (at most 10 at once)."""
-    now = time.monotonic()
+    """While playing, go to the event the clock says is due (at most 10 ahead at once)."""
+    now, pl = time.monotonic(), s["player"]
     if s.get("clock") is None or s["clock"][1] != speed:
-        s["clock"] = (now, speed, 0)
-    start, _, done = s["clock"]
-    due = min(int((now - start) / speed), done + 10)
-    for _ in range(due - done):
-        next_step(s)
-    s["clock"] = (start, speed, max(due, done))
+        s["clock"] = (now, speed, pl.step_number)
+    start, _, first = s["clock"]
+    pl.advance_to(min(first + int((now - start) / speed), pl.step_number + 10))
 
 
 def expected_tokens(ctx, g):
@@ -125,26 +87,27 @@ def stepper():
         st.rerun(scope="app")  # play/pause changes the fragment's timer
     if s["playing"]:
         keep_time(s)
+    pl = s["player"]
+    act = {name: (lambda f=getattr(pl, name): f()) for name in ("step", "back", "round_end")}
     bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
-    bar.button("Previous", on_click=prev_step, icon=":material/skip_previous:", key=f"{KEY}-prev",
-               disabled=s["round"] == 0 and s["event"] == 0)
-    bar.button("Next step", on_click=next_step, icon=":material/skip_next:", key=f"{KEY}-next", type="primary")
-    bar.button("Next round", on_click=next_round, icon=":material/fast_forward:", key=f"{KEY}-round")
+    bar.button("Previous", on_click=act["back"], icon=":material/skip_previous:", key=f"{KEY}-prev",
+               disabled=pl.step_number == 1)
+    bar.button("Next step", on_click=act["step"], icon=":material/skip_next:", key=f"{KEY}-next", type="primary")
+    bar.button("Next round", on_click=act["round_end"], icon=":material/fast_forward:", key=f"{KEY}-round")
     bar.button("Pause" if s["playing"] else "Play", on_click=play_pause, key=f"{KEY}-play",
                icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
     bar.button("Reset", on_click=reset, icon=":material/restart_alt:", key=f"{KEY}-reset")
 
-    j, e = s["round"], s["event"]
-    trace, n = s["rounds"][j], n_events(s)
+    j, e, n, trace = pl.round, pl.event, pl.events_in(), pl.trace
     slider_key = f"{KEY}-slider-{j}"
-    st.session_state.pop(f"{KEY}-slider-{j - 1}", None)
-    st.session_state.pop(f"{KEY}-slider-{j + 1}", None)
+    for k in (j - 1, j + 1):
+        st.session_state.pop(f"{KEY}-slider-{k}", None)
     st.session_state[slider_key] = e + 1
     st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=slide, args=(slider_key,))
-    st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {s['offsets'][j] + e + 1} · "
+    st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
                 + tokens.describe_event(trace.events()[e], gamma))
     first = max(0, j - HISTORY)
-    st.markdown(tokens.stream_html(context, s["rounds"][first:j], trace, e, first=first + 1, hidden=first),
+    st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                 unsafe_allow_html=True)
     st.markdown(tokens.legend_html(["context", "draft", "rejected", "discarded", "correct", "bonus", "pending"],
                                    boundary=True), unsafe_allow_html=True)
@@ -152,7 +115,7 @@ def stepper():
     with left:
         st.plotly_chart(plots_rounds.event_figure(trace, e), key=f"{KEY}-event")
         st.caption(tokens.EVENT_MARKS)
-    finished = s["rounds"][:j + (1 if e == n - 1 else 0)]
+    finished = pl.finished()
     with right:
         if finished and widgets.within_bounds(bounds.check_round, model, gamma):
             s["totals"] = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens,
