@@ -51,3 +51,66 @@ def lesson_pages(path: Path, title: str) -> list:
         if any(k in words for k in keys):
             return [page]
     return []
+
+
+INTERNAL_LINK = re.compile(r"\[([^\]\n]+)\]\((/[^)\s]*)\)")  # [label](/page) in lesson text
+ANSWER = re.compile(r"^#{4,}\s+Answers?\b", re.IGNORECASE)
+FOLD_LINES = 8  # a code block longer than this is folded into an expander
+
+
+def internal_links(text: str) -> list:
+    """(label, target) of every ``[label](/page)`` link, target without the leading slash."""
+    return [(label, target[1:]) for label, target in INTERNAL_LINK.findall(text)]
+
+
+def link_page(target: str):
+    """The PageInfo an internal link goes to ("home", "stepper", "stepper?x=1"), or None."""
+    return PAGE.get(target.split("?")[0].split("#")[0].rstrip("/"))
+
+
+def split_lesson(text: str) -> list:
+    """A lesson as segments: ("text", md), ("answer", md) for each exercise answer, ("code", md, lines).
+
+    An answer runs from a "#### Answer" heading to the next heading of level
+    1-3; a fenced block outside answers longer than ``FOLD_LINES`` is its own
+    "code" segment (the page folds both). A paragraph with an internal link
+    ends its segment, so the page can put the link's button right below it.
+    """
+    out, buf, kind, fence, linked = [], [], "text", None, False
+
+    def flush(new_kind):
+        nonlocal buf, kind
+        body = "\n".join(buf).strip("\n")
+        if body.strip():
+            out.append((kind, body))
+        buf, kind = [], new_kind
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if fence is not None:
+            fence.append(line)
+            if stripped.startswith("```"):
+                if kind == "text" and len(fence) - 2 > FOLD_LINES:
+                    flush("text")
+                    out.append(("code", "\n".join(fence), len(fence) - 2))
+                else:
+                    buf.extend(fence)
+                fence = None
+            continue
+        if not stripped and linked:
+            flush(kind)
+            linked = False
+        linked = linked or bool(INTERNAL_LINK.search(line))
+        if stripped.startswith("```"):
+            fence = [line]
+        elif ANSWER.match(stripped):
+            flush("answer")
+        elif re.match(r"^#{1,3}\s", stripped) and kind == "answer":
+            flush("text")
+            buf.append(line)
+        else:
+            buf.append(line)
+    if fence is not None:
+        buf.extend(fence)
+    flush("text")
+    return out

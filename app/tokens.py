@@ -2,6 +2,9 @@
 
 The colours are specsim's (``specsim.colors``): accepted drafts green,
 replacements red, bonus tokens purple, pending drafts outlined in q's orange.
+Every token is user data (an uploaded model's vocabulary): it is escaped
+with ``html.escape`` before it enters HTML and with ``md`` before it enters
+Markdown, so a token ``<b>`` shows as the three characters ``<b>``.
 """
 from __future__ import annotations
 
@@ -25,33 +28,85 @@ TOKEN_STYLE = {  # status -> (css, legend label)
 TEXT_TINT = {"draft": tint(OVERLAP_COLOR), "correct": tint(RESIDUAL_COLOR), "bonus": tint(BONUS_COLOR)}
 
 
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$&:\"'=")
+
+
+def md(text: str) -> str:
+    """``text`` for Markdown: every Markdown/HTML/LaTeX special character backslash-escaped.
+
+    >>> print(md("<b>*x*</b>"))
+    \\<b\\>\\*x\\*\\</b\\>
+    """
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
+
+
 def token_html(token: str, status: str, size: str = "1.15rem") -> str:
+    """One token as a coloured chip; the token is escaped (it may be any string from a model file)."""
     css, label = TOKEN_STYLE[status]
-    return (f'<span title="{label}" style="{css};font-family:monospace;font-size:{size};'
-            f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block">{token}</span>')
+    return (f'<span title="{html.escape(label)}" style="{css};font-family:monospace;font-size:{size};'
+            f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block;white-space:pre">'
+            f'{html.escape(str(token))}</span>')
 
 
-def legend_html(statuses) -> str:
-    return " ".join(token_html(TOKEN_STYLE[s][1], s, size="0.8rem") for s in statuses)
+def boundary_html(number: int) -> str:
+    """The mark before round ``number`` in the token stream."""
+    return (f'<span title="round {number} starts here" style="display:inline-block;margin:0 0.15rem 0 0.5rem;'
+            f'padding-left:0.3rem;border-left:3px solid {DARK_GREY};color:{DARK_GREY};font-size:0.75rem;'
+            f'vertical-align:top">{number}</span>')
 
 
-def stream_html(context, done: list, current=None, event_index: int = -1) -> str:
-    """The context, every finished round's tokens by kind, and the current round so far."""
+def legend_html(statuses, boundary: bool = False) -> str:
+    parts = [token_html(TOKEN_STYLE[s][1], s, size="0.8rem") for s in statuses]
+    if boundary:
+        parts.append(boundary_html(2) + '<span style="font-size:0.8rem">round 2 starts here</span>')
+    return " ".join(parts)
+
+
+def round_html(trace, event_index: int = -1, number: int | None = None) -> str:
+    """One round's chips as known after ``event_index`` (default: the whole round).
+
+    Rejected and discarded drafts stay visible, struck through, before the
+    replacement; ``number`` puts a round boundary mark first.
+    """
+    n = len(trace.events())
+    statuses, last = replay.draft_statuses(trace, event_index % n)
+    parts = [boundary_html(number)] if number is not None else []
+    parts += [token_html(t, "draft" if st == "accepted" else st) for t, st in zip(trace.drafts, statuses)]
+    if last is not None:
+        parts.append(token_html(last[1], last[0]))
+    return "".join(parts)
+
+
+def stream_html(context, done: list, current=None, event_index: int = -1, first: int = 1, hidden: int = 0) -> str:
+    """The context, finished rounds ``first``, ``first + 1``, ... and the current round so far.
+
+    ``hidden`` earlier rounds are summarized in one grey chip (the page shows
+    only the last few so that its work per step stays constant).
+    """
     parts = [token_html(t, "context") for t in context]
-    for trace in done:
-        parts += [token_html(t, k) for t, k in zip(trace.emitted, trace.kinds)]
+    if hidden:
+        parts.append(f'<span style="color:{GREY};font-size:0.85rem;margin:0 0.4rem">… {hidden} earlier '
+                     f'round{"s" * (hidden != 1)} …</span>')
+    numbered = current is not None and (done or first > 1)
+    for j, trace in enumerate(done):
+        parts.append(round_html(trace, number=first + j))
     if current is not None:
-        statuses, last = replay.draft_statuses(current, event_index)
-        for t, s in zip(current.drafts, statuses):
-            parts.append(token_html(t, "draft" if s == "accepted" else s))
-        if last is not None:
-            parts.append(token_html(last[1], last[0]))
+        parts.append(round_html(current, event_index, number=first + len(done) if numbered else None))
     return '<div style="line-height:2.2rem">' + "".join(parts) + "</div>"
+
+
+EVENT_MARKS = ("Chart marks: a **black outline** is the token sampled at this step; bars are **p** (target) and "
+               "**q** (drafter); in the test panel a **◆** is the uniform draw u and the bar is min(1, p/q), "
+               "**green** when the draft is kept (u below the bar), **red** when it is rejected.")
 
 
 def describe_event(ev: dict, gamma: int) -> str:
     """One sentence (Markdown) for one event of ``RoundTrace.events()``."""
     kind = ev["kind"]
+    ev = {k: (md(v) if isinstance(v, str) and k in ("token",) else v) for k, v in ev.items()}
+    for k in ("context", "discarded", "tokens"):
+        if k in ev:
+            ev[k] = [md(t) for t in ev[k]]
     if kind == "draft":
         return (f"**draft {ev['position'] + 1} of {gamma}**: after “{' '.join(ev['context'])}” the drafter "
                 f"samples **{ev['token']}** from q")

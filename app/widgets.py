@@ -5,12 +5,15 @@ line and the picker or check returns None / False; the page then stops.
 """
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 
 from specsim import bounds, toy
 from specsim.plots import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
 
 UPLOAD = "upload a JSON file…"
+UPLOAD_MB = math.ceil(bounds.LIMITS.file_bytes / 2**20)  # the uploader's own limit, in Streamlit's MB (MiB)
 
 
 def model_picker(key: str, default: str = "seed", label: str = "toy model") -> toy.ToyModel | None:
@@ -20,26 +23,31 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
                           help="presets ship with specsim; a JSON file follows the format below")
     if choice != UPLOAD:
         return toy.load_model(choice)
-    uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload")
+    uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload", max_upload_size=UPLOAD_MB,
+                                help=f"at most {bounds.LIMITS.file_bytes:,} bytes")
     with st.expander("JSON format (the seed model)"):
         st.code(toy.load_model("seed").to_json(), language="json")
     if uploaded is None:
         st.info("Upload a model file to continue (see the format above).")
         return None
+    source = f"uploaded file {uploaded.name[:80]!r}"  # the CLI says "model file 'x.json'"
+    if uploaded.size > bounds.LIMITS.file_bytes:  # read before parsing, like the CLI's os.stat
+        st.error(f"{source} has {uploaded.size:,} bytes; the limit is {bounds.LIMITS.file_bytes:,}")
+        return None
     try:
-        return loads_cached(uploaded.getvalue(), uploaded.name)
+        return loads_cached(uploaded.getvalue(), source)
     except toy.ModelError as e:
-        st.error(f"**{uploaded.name}** is not a valid model: {e}")
+        st.error(str(e) if source in str(e) else f"{source}: {e}")
         return None
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def loads_cached(data: bytes, name: str) -> toy.ToyModel:
+def loads_cached(data: bytes, source: str) -> toy.ToyModel:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise toy.ModelError(f"{name} is not UTF-8 text") from None
-    return toy.loads_model(text, source=name)
+        raise toy.ModelError(f"{source} is not UTF-8 text") from None
+    return toy.loads_model(text, source=source)
 
 
 def context_picker(model: toy.ToyModel, key: str, label: str = "context", default=None) -> tuple:
@@ -48,6 +56,30 @@ def context_picker(model: toy.ToyModel, key: str, label: str = "context", defaul
     index = contexts.index(default) if default in contexts else 0
     return st.selectbox(label, contexts, index=index, key=key, format_func=" ".join,
                         help="the previous token(s) the model looks at")
+
+
+QUERY_DIGITS = 6  # a query parameter that is a number has at most this many ASCII digits
+
+
+def query_int(text, lo: int, hi: int) -> int | None:
+    """A query parameter as an integer in [lo, hi], read strictly; None for anything else.
+
+    Only ASCII digits, at most ``QUERY_DIGITS`` of them ("²", "-1", "1e3",
+    5,000 digits and " 3" are all None), so no parameter can raise or cost time.
+
+    >>> query_int("3", 1, 13), query_int("\u00b2", 1, 13), query_int("9" * 5000, 1, 13), query_int("14", 1, 13)
+    (3, None, None, None)
+    """
+    if not isinstance(text, str) or not (0 < len(text) <= QUERY_DIGITS and text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if lo <= value <= hi else None
+
+
+def shown_param(text) -> str:
+    """A query parameter's value for an error message: quoted, escaped, at most 20 characters."""
+    text = str(text)
+    return repr(text[:20] + ("…" if len(text) > 20 else ""))
 
 
 def within_bounds(check, *args, **kwargs) -> bool:
@@ -62,6 +94,20 @@ def within_bounds(check, *args, **kwargs) -> bool:
         st.error(str(e))
         return False
     return True
+
+
+def largest_within(check, model, hi: int, *args, lo: int = 1) -> int:
+    """The largest γ in [lo, hi] that ``check(model, γ, *args)`` accepts at the interactive limit (lo if none).
+
+    A γ widget's maximum comes from here, so its range matches the work estimator.
+    """
+    for g in range(hi, lo, -1):
+        try:
+            check(model, g, *args, limit=bounds.LIMITS.interactive_work)
+            return g
+        except bounds.WorkRefused:
+            pass
+    return lo
 
 
 def exact_decimal(value: float, name: str):

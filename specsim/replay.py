@@ -21,6 +21,9 @@ Example
 >>> rounds.append(next_round(m, ("a",), rounds, 3, rng))
 >>> [(r["tokens"], r["sampled"]) for r in running_tokens_per_pass(m, rounds)]
 [(2, Fraction(2, 1)), (5, Fraction(5, 2))]
+>>> first = running_tokens_per_pass(m, rounds[:1])
+>>> running_tokens_per_pass(m, rounds, previous=first) == running_tokens_per_pass(m, rounds)
+True
 """
 from __future__ import annotations
 
@@ -67,7 +70,7 @@ def next_round(models, context, rounds: Sequence, gamma: int, rng, rule: RoundRu
 
 
 def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
-                            expected_tokens: Callable | None = None) -> list:
+                            expected_tokens: Callable | None = None, previous: Sequence = ()) -> list:
     """After each round: sampled tokens per target pass so far, against the exact expectation.
 
     A toy model's rounds are not i.i.d. (the acceptance rate depends on the
@@ -85,10 +88,88 @@ def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
         def expected_tokens(context, gamma):
             return round_distribution(models, context, gamma, rule).expected_tokens
 
-    out, tokens, passes, total = [], 0, 0, Fraction(0)
-    for j, r in enumerate(rounds, start=1):
+    out, tokens, passes, total = list(previous), 0, 0, Fraction(0)
+    if out:
+        last = out[-1]
+        tokens, passes, total = last["tokens"], last["target_passes"], last["expected"] * len(out)
+    for j, r in enumerate(rounds[len(out):], start=len(out) + 1):
         tokens, passes = tokens + len(r.emitted), passes + r.target_passes
         total += expected_tokens(r.context, r.gamma)
         out.append({"tokens": tokens, "target_passes": passes,
                     "sampled": Fraction(tokens, passes), "expected": total / j})
     return out
+
+
+class Player:
+    """A position (round, event) in a chain of seeded rounds, moved forward or back one event at a time.
+
+    The chain is ``next_round`` on one ``numpy.random.Generator`` made from
+    ``seed``, extended lazily, so it is the chain ``sampling.generate`` gives
+    with that seed. ``offsets[j]`` counts the events before round j, so every
+    move is constant work however long the chain is.
+
+    >>> from specsim.toy import load_model
+    >>> pl = Player(load_model("seed"), ("a",), 3, seed=0)
+    >>> n = pl.events_in(0)
+    >>> for _ in range(n):
+    ...     pl.step()
+    >>> (pl.round, pl.event, pl.step_number)
+    (1, 0, 9)
+    >>> pl.back(); (pl.round, pl.event == n - 1)
+    (0, True)
+    >>> pl.advance_to(12); pl.step_number
+    12
+    """
+
+    def __init__(self, models, context, gamma: int, seed: int, rule: RoundRule = CORRECT):
+        from .sampling import make_rng
+        self.models, self.context, self.gamma, self.rule = models, tuple(context), gamma, rule
+        self.rng, self.rounds, self.offsets, self.round, self.event = make_rng(seed), [], [0], 0, 0
+        self._extend()
+
+    def _extend(self) -> None:
+        while len(self.rounds) <= self.round:
+            self.rounds.append(next_round(self.models, self.context, self.rounds, self.gamma, self.rng, self.rule))
+            self.offsets.append(self.offsets[-1] + len(self.rounds[-1].events()))
+
+    def events_in(self, j: int | None = None) -> int:
+        j = self.round if j is None else j
+        return self.offsets[j + 1] - self.offsets[j]
+
+    @property
+    def step_number(self) -> int:
+        """1-based index of the current event over the whole chain."""
+        return self.offsets[self.round] + self.event + 1
+
+    @property
+    def trace(self):
+        return self.rounds[self.round]
+
+    def step(self) -> None:
+        if self.event + 1 < self.events_in():
+            self.event += 1
+        else:
+            self.round, self.event = self.round + 1, 0
+            self._extend()
+
+    def back(self) -> None:
+        if self.event > 0:
+            self.event -= 1
+        elif self.round > 0:
+            self.round -= 1
+            self.event = self.events_in() - 1
+
+    def round_end(self) -> None:
+        """To the end of this round, or of the next one when already there."""
+        if self.event == self.events_in() - 1:
+            self.round += 1
+            self._extend()
+        self.event = self.events_in() - 1
+
+    def advance_to(self, step_number: int) -> None:
+        while self.step_number < step_number:
+            self.step()
+
+    def finished(self) -> list:
+        """The rounds whose every event has been shown."""
+        return self.rounds[:self.round + (1 if self.event == self.events_in() - 1 else 0)]

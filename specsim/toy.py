@@ -170,6 +170,9 @@ def model_from_dict(data) -> ToyModel:
         raise ModelError("vocab must be a non-empty list of strings")
     if any(not t or any(ch.isspace() for ch in t) for t in vocab):
         raise ModelError("vocab tokens must be non-empty and contain no spaces")
+    bad = next((t for t in vocab if not t.isprintable()), None)
+    if bad is not None:  # control characters and ANSI escapes would reach terminals raw
+        raise ModelError(f"vocab token {bad[:40]!r} contains a control character")
     if len(set(vocab)) != len(vocab):
         dup = next(t for t in vocab if vocab.count(t) > 1)
         raise ModelError(f"vocab token {dup!r} appears more than once")
@@ -243,6 +246,8 @@ PRESETS = {"seed": _seed_model, "zeros": _zeros_model, "order2": _bigram_model}
 def load_model(spec: str | Path) -> ToyModel:
     """A preset name (``seed``, ``zeros``, ``order2``) or a path to a JSON file."""
     spec = str(spec)
+    if not spec.strip():
+        raise ModelError("the model path is empty: give a preset name (seed, zeros, order2) or a JSON file")
     if spec in PRESETS:
         return PRESETS[spec]()
     try:  # os.stat before opening: a FIFO or a device would block or never end

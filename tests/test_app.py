@@ -57,8 +57,8 @@ def library_events(seed=0, gamma=3, rounds=3):
 
 
 def shown(at):
-    s = at.session_state["stepper"]
-    return s["round"], s["event"], s["rounds"]
+    pl = at.session_state["stepper"]["player"]
+    return pl.round, pl.event, pl.rounds
 
 
 def test_next_step_follows_the_library_trace():
@@ -247,6 +247,7 @@ def test_lesson_from_the_url_and_its_page_links():
     at.switch_page("views/lessons.py").run()
     assert at.selectbox(key="lesson-index").value == 1 and not at.exception
     shown_links = [el.proto.page for el in at.get("page_link")]  # url paths, e.g. "stepper"
+    # each page once: linked from the text (same tab) or, if the text does not, under "Try it"
     assert lesson_index.lesson_pages(*lessons[1]) and shown_links == lesson_index.lesson_pages(*lessons[1])
 
 

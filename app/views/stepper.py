@@ -1,10 +1,15 @@
-"""Round stepper: play seeded rounds forward one event at a time.
+"""Round stepper: play seeded rounds forward (or back) one event at a time.
 
 The rounds are ``specsim.replay.next_round`` calls on one
 ``numpy.random.default_rng(seed)`` from the chosen context, which chains them
 exactly as ``specsim.sampling.generate`` does, so the same seed gives the
-same rounds as the library (and the CLI).
+same rounds as the library (and the CLI). Work per step is constant: the
+running totals are extended, not recomputed, and the token stream shows the
+last ``HISTORY`` finished rounds. Play advances by the clock, so it keeps
+time even when a rerun is slow.
 """
+import time
+
 import streamlit as st
 
 import cached
@@ -13,6 +18,8 @@ import widgets
 from specsim import bounds, plots_rounds, replay, sampling
 
 KEY = "stepper"
+HISTORY = 12  # finished rounds drawn in the token stream
+MAX_GAMMA = 8
 
 st.title("Round stepper")
 st.markdown("Each round: the drafter proposes γ tokens from **q**, one target pass computes **p**, "
@@ -23,27 +30,49 @@ with st.sidebar:
     model = widgets.model_picker(KEY)
     if model is not None:
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context")
-        gamma = int(st.number_input("γ: draft length", 1, 8, 3, key=f"{KEY}-gamma"))
+        top = widgets.largest_within(bounds.check_round, model, MAX_GAMMA)
+        gamma = int(st.number_input("γ: draft length", 1, top, min(3, top), key=f"{KEY}-gamma",
+                                    help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
         seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key=f"{KEY}-seed"))
         speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], 0.6, key=f"{KEY}-speed")
 if model is None:
+    if KEY in st.session_state:
+        st.session_state[KEY]["playing"] = False  # an old stepper never plays on by itself
     st.stop()
 
 settings = (model.to_json(), context, gamma, seed)
 
 
-def fresh() -> dict:
-    return {"settings": settings, "rng": sampling.make_rng(seed), "rounds": [], "round": 0, "event": 0}
-
-
 def state() -> dict:
+    """{"player": replay.Player, "playing", "clock", "totals"}, new when the settings change."""
     s = st.session_state.get(KEY)
     if s is None or s["settings"] != settings:
-        s = st.session_state[KEY] = fresh()
-        s["playing"] = False
-    while len(s["rounds"]) <= s["round"]:  # extend the chain lazily, one round per block of uniforms
-        s["rounds"].append(replay.next_round(model, context, s["rounds"], gamma, s["rng"]))
+        s = st.session_state[KEY] = {"settings": settings, "player": replay.Player(model, context, gamma, seed),
+                                     "playing": False, "totals": []}
     return s
+
+
+def reset():
+    st.session_state.pop(KEY, None)
+    state()
+
+
+def play_pause():
+    s = state()
+    s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
+
+
+def slide(key):
+    state()["player"].event = st.session_state[key] - 1
+
+
+def keep_time(s):
+    """While playing, go to the event the clock says is due (at most 10 ahead at once)."""
+    now, pl = time.monotonic(), s["player"]
+    if s.get("clock") is None or s["clock"][1] != speed:
+        s["clock"] = (now, speed, pl.step_number)
+    start, _, first = s["clock"]
+    pl.advance_to(min(first + int((now - start) / speed), pl.step_number + 10))
 
 
 def expected_tokens(ctx, g):
@@ -51,68 +80,47 @@ def expected_tokens(ctx, g):
     return cached.expected_tokens(settings[0], model.state(ctx), g)
 
 
-def next_step():
-    s = state()
-    s["clicked"] = True
-    if s["event"] + 1 < len(s["rounds"][s["round"]].events()):
-        s["event"] += 1
-    else:
-        s["round"], s["event"] = s["round"] + 1, 0
-        state()
-
-
-def next_round():
-    s = state()
-    s["clicked"] = True
-    last = len(s["rounds"][s["round"]].events()) - 1
-    if s["event"] == last:
-        s["round"] += 1
-        state()
-    s["event"] = len(s["rounds"][s["round"]].events()) - 1
-
-
-def reset():
-    playing = st.session_state.get(KEY, {}).get("playing", False)
-    st.session_state[KEY] = fresh()
-    st.session_state[KEY].update(clicked=True, playing=playing)
-
-
-def play_pause():
-    s = state()
-    s["playing"] = not s["playing"]
-    s["clicked"] = s["rerun_app"] = True
-
-
-@st.fragment(run_every=speed if state().get("playing") else None)
+@st.fragment(run_every=speed if state()["playing"] else None)
 def stepper():
     s = state()
     if s.pop("rerun_app", False):
         st.rerun(scope="app")  # play/pause changes the fragment's timer
-    if s.get("playing") and not s.pop("clicked", False):
-        next_step()
-        s.pop("clicked", None)
-    s.pop("clicked", None)
-    b1, b2, b3, b4 = st.columns(4)
-    b1.button("Next step", on_click=next_step, icon=":material/skip_next:", key=f"{KEY}-next", width="stretch")
-    b2.button("Next round", on_click=next_round, icon=":material/fast_forward:", key=f"{KEY}-round", width="stretch")
-    b3.button("Pause" if s.get("playing") else "Play", on_click=play_pause, key=f"{KEY}-play", width="stretch",
-              icon=":material/pause:" if s.get("playing") else ":material/play_arrow:")
-    b4.button("Reset", on_click=reset, icon=":material/restart_alt:", key=f"{KEY}-reset", width="stretch")
+    if s["playing"]:
+        keep_time(s)
+    pl = s["player"]
+    act = {name: (lambda f=getattr(pl, name): f()) for name in ("step", "back", "round_end")}
+    bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
+    bar.button("Previous", on_click=act["back"], icon=":material/skip_previous:", key=f"{KEY}-prev",
+               disabled=pl.step_number == 1)
+    bar.button("Next step", on_click=act["step"], icon=":material/skip_next:", key=f"{KEY}-next", type="primary")
+    bar.button("Next round", on_click=act["round_end"], icon=":material/fast_forward:", key=f"{KEY}-round")
+    bar.button("Pause" if s["playing"] else "Play", on_click=play_pause, key=f"{KEY}-play",
+               icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
+    bar.button("Reset", on_click=reset, icon=":material/restart_alt:", key=f"{KEY}-reset")
 
-    trace, e = s["rounds"][s["round"]], s["event"]
-    events = trace.events()
-    st.markdown(f"round {s['round'] + 1} · event {e + 1} of {len(events)} · "
-                + tokens.describe_event(events[e], gamma))
-    st.markdown(tokens.stream_html(context, s["rounds"][:s["round"]], trace, e), unsafe_allow_html=True)
-    st.markdown(tokens.legend_html(["context", "draft", "correct", "bonus", "pending", "rejected", "discarded"]),
+    j, e, n, trace = pl.round, pl.event, pl.events_in(), pl.trace
+    slider_key = f"{KEY}-slider-{j}"
+    for k in (j - 1, j + 1):
+        st.session_state.pop(f"{KEY}-slider-{k}", None)
+    st.session_state[slider_key] = e + 1
+    st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=slide, args=(slider_key,))
+    st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
+                + tokens.describe_event(trace.events()[e], gamma))
+    first = max(0, j - HISTORY)
+    st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                 unsafe_allow_html=True)
+    st.markdown(tokens.legend_html(["context", "draft", "rejected", "discarded", "correct", "bonus", "pending"],
+                                   boundary=True), unsafe_allow_html=True)
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(plots_rounds.event_figure(trace, e), key=f"{KEY}-event")
-    finished = s["rounds"][:s["round"] + (1 if e == len(events) - 1 else 0)]
+        st.caption(tokens.EVENT_MARKS)
+    finished = pl.finished()
     with right:
         if finished and widgets.within_bounds(bounds.check_round, model, gamma):
-            totals = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens)
+            s["totals"] = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens,
+                                                         previous=s["totals"][:len(finished)])
+            totals = s["totals"]
             st.plotly_chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals],
                                                          [t["expected"] for t in totals], gamma), key=f"{KEY}-tpp")
             st.caption(f"{len(finished)} round(s): {totals[-1]['tokens']} tokens for "

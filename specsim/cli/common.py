@@ -116,6 +116,27 @@ def gamma_type(name: str = "gamma"):
 
 gamma_arg = gamma_type("gamma")
 
+SEED_LIMIT = 2**63  # every --seed: 0 <= seed < 2^63 (fits numpy's and torch's seeding alike)
+
+
+def parse_seed(text: str) -> int:
+    """The one seed rule: an integer in [0, 2^63), else ValueError naming --seed.
+
+    >>> parse_seed("7")
+    7
+    >>> parse_seed("-1")
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer from 0 to 2^63 - 1, got '-1'
+    """
+    text = text.strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 19 and int(text) < SEED_LIMIT):
+        raise ValueError(f"seed must be an integer from 0 to 2^63 - 1, got {text[:40]!r}")
+    return int(text)
+
+
+seed_arg = _argtype("seed", parse_seed)
+
 
 def parse_gammas(text: str) -> list[int]:
     """The one --gammas grammar: comma-separated items, each a γ or a range A-B (A <= B).
@@ -182,9 +203,21 @@ def print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+def shown(text) -> str:
+    """``text`` with control characters (ANSI escapes included) written as escapes, safe for a terminal.
+
+    >>> print(shown(chr(27) + "[31mred" + chr(9)))
+    \\x1b[31mred\\t
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def table(rows, headers) -> str:
-    """A plain text table: first column left-aligned, the others right-aligned."""
-    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    """A plain text table: first column left-aligned, the others right-aligned; cells pass ``shown``."""
+    cells = [[shown(h) for h in headers]] + [[shown(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
     def fmt(row):
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)

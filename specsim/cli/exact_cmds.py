@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import bounds, exact, formulas
 from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
-                     load_model_arg, num, number, parse_context, print_json, table)
+                     load_model_arg, num, number, parse_context, print_json, seed_arg, table)
 
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
@@ -46,7 +46,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("bench-exact", help="benchmark the exact proof against a naive enumeration")
     p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p.set_defaults(func=cmd_bench_exact)
 
 

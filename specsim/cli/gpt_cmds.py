@@ -12,7 +12,7 @@ import os
 import sys
 
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
-                     print_json, table, temperature_arg, top_p_arg)
+                     print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 MAX_TOKENS = 4096
 COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     g.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=100)
     g.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round (default 4)")
     _sampling_args(g)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
     g.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -43,7 +43,7 @@ def register(subparsers) -> None:
     b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=200)
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--seed", type=seed_arg, default=0)
     b.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     t = sub.add_parser("train", help="train the target and both drafters (progress bar, seeded)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
     t.add_argument("--stage", choices=["all", "target", "draft_trained", "draft_distilled"], default="all")
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=seed_arg, default=0)
     t.add_argument("--target-steps", type=int_in_range("target-steps", 1, 10**6), default=None)
     t.add_argument("--draft-steps", type=int_in_range("draft-steps", 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")

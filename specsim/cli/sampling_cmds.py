@@ -6,7 +6,7 @@ import textwrap
 
 from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
 from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
-                     parse_context, print_json, table, temperature_arg, top_p_arg)
+                     parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 def _rule_name(text):
     if text not in pitfalls.PITFALLS:
@@ -18,7 +18,7 @@ def _common(p, rule=True):
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
     p.add_argument("--gamma", type=gamma_arg, default=3, help="draft length γ (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     if rule:
         p.add_argument("--rule", type=_rule_name, default="correct",
                        help="a rule from `specsim pitfalls` (default: correct)")
@@ -66,7 +66,7 @@ def register(sub) -> None:
                    help="rounds for the loop (default: --rounds)")
     p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=5)
     p.add_argument("--loop-repeats", type=int_in_range("loop-repeats", 1, 100), default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_arg, default=0)
     p.set_defaults(func=cmd_bench_sample)
 
 
