@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import checker
 from ..rule import RoundRule
-from .common import UsageError, gammas_arg, int_in_range, num, parse_gammas, print_json, table
+from .common import UsageError, gammas_arg, int_in_range, num, parse_gammas, print_json, seed_arg, table
 
 MAX_MODELS = 100_000
 _ROOT = Path(__file__).resolve().parent.parent.parent  # the folder that holds specsim/
@@ -29,7 +29,7 @@ def register(sub) -> None:
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 6), default=2, help="N tokens compared (default 2)")
     p.add_argument("--models", type=int_in_range("models", 0, MAX_MODELS), default=500,
                    help="random models besides the presets (default 500)")
-    p.add_argument("--seed", type=int_in_range("seed", 0, 2**63), default=0, help="seed of the random models")
+    p.add_argument("--seed", type=seed_arg, default=0, help="seed of the random models")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_check_rule)
 
