@@ -202,3 +202,58 @@ def constant_model(p, q, vocab=("a", "b"), name="constant"):
     return model_from_dict({"name": name, "vocab": vocab, "order": 1,
                             "target": {v: list(p) for v in vocab},
                             "draft": {v: list(q) for v in vocab}})
+
+
+# -- sampled rounds ------------------------------------------------------------
+
+def play_block_round(rows, gamma: int, u_draft, u_stop, u_final):
+    """One block-verified round on pre-drawn uniforms, through the functions above.
+
+    ``rows(prefix) -> (p, q)`` gives the rows after the drafted indices
+    ``prefix`` (a tuple). Layout, as for a token-wise round (2γ + 1 uniforms):
+    ``u_draft[i]`` draws X_{i+1}, ``u_stop[i]`` is the coin η_{i+1} = [u < h_{i+1}],
+    ``u_final`` draws the closing token. Returns (drafts, tau, closing index).
+    """
+    from .sampling import draw
+    drafts, p_rows, q_rows = [], [], []
+    for i in range(gamma):  # step 1: draft the chain
+        p, q = rows(tuple(drafts))
+        p_rows.append(p)
+        q_rows.append(q)
+        drafts.append(draw(q, u_draft[i]))
+    p_rows.append(rows(tuple(drafts))[0])  # step 2: one target pass gives every p_i
+    w = weights(p_rows, q_rows, drafts)
+    h = stop_probabilities(w, p_rows, q_rows)
+    tau = max((i + 1 for i in range(gamma) if u_stop[i] < h[i]), default=0)  # step 3
+    if tau == gamma:  # step 5: bonus
+        return drafts, tau, draw(p_rows[gamma], u_final)
+    return drafts, tau, draw(block_residual(w[tau], p_rows[tau], q_rows[tau]), u_final)  # step 4
+
+
+def sample_block_rounds(models, context, gamma: int, rounds: int, seed=None):
+    """``rounds`` seeded block-verified rounds from ``context`` (a per-round Python loop).
+
+    Uniforms come from ``numpy.random.default_rng(seed)`` in the token-wise
+    sampler's chunks (γ draft uniforms, γ coin uniforms, one final uniform
+    per round), on float64 rows. Returns a ``montecarlo.SampleResult``.
+    """
+    from .montecarlo import SampleResult, _check, _uniform_chunks
+    from .sampling import make_rng
+    _check(gamma, rounds)
+    context, vocab, memo = tuple(context), models.vocab, {}
+
+    def rows(prefix):
+        ctx = context + tuple(vocab[x] for x in prefix)
+        key = state_of(models, ctx)
+        if key not in memo:
+            memo[key] = ([float(x) for x in models.p(ctx)], [float(x) for x in models.q(ctx)])
+        return memo[key]
+
+    outcomes, k_counts = {}, [0] * (gamma + 1)
+    for _, u_draft, u_stop, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+        for ud, us, uf in zip(u_draft.tolist(), u_stop.tolist(), u_final.tolist()):
+            drafts, tau, y = play_block_round(rows, gamma, ud, us, uf)
+            key = tuple(vocab[x] for x in drafts[:tau]) + (vocab[y],)
+            outcomes[key] = outcomes.get(key, 0) + 1
+            k_counts[tau] += 1
+    return SampleResult(context, gamma, rounds, outcomes, k_counts)
