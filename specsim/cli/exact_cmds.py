@@ -31,6 +31,14 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prove)
 
+    p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
+    p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
+    p.add_argument("--context", help="context tokens (default: the first context)")
+    p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=4,
+                   help="drafted tokens per round, 1..8 (default 4)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
     _alpha_cost(p)
     p.add_argument("--gamma", type=gamma_arg, required=True)
@@ -183,6 +191,26 @@ def _prove_symbolic(args) -> int:
         print()
         print("\n".join(series.lines()))
     return 0 if ok else 1
+
+
+# -- compare -----------------------------------------------------------------
+
+def cmd_compare(args) -> int:
+    from .. import compare
+    model = load_model_arg(args.model)
+    ctx = parse_context(model, args.context)
+    bounds.check_round(model, args.budget)  # the longest chain is the largest enumeration
+    bounds.check_block(model, [args.budget])
+    rows = compare.compare(model, ctx, args.budget)
+    if args.json:
+        print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [
+            r | {"expected_tokens": num(r["expected_tokens"])} for r in rows]})
+        return 0
+    print(f"Model {model.name!r} after {_context_text(ctx)!r}: at most {args.budget} drafted tokens per round")
+    print(table([(r["verify"], ",".join(map(str, r["tree"])) if r["tree"] else "-", r["drafts"] or "-",
+                  r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
+                 for r in rows], ["verify", "tree", "drafts", "drafted", "E[tokens]", "≈"]))
+    return 0
 
 
 # -- formulas ----------------------------------------------------------------
