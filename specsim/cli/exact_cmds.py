@@ -1,7 +1,7 @@
 """Exact commands: round, prove, speedup, best-gamma, tables, bench-exact."""
 from __future__ import annotations
 
-from .. import bounds, exact, formulas
+from .. import block, bounds, exact, formulas
 from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
                      load_model_arg, num, number, parse_context, print_json, seed_arg, table)
 
@@ -12,6 +12,8 @@ def register(sub) -> None:
     p.add_argument("--gamma", type=gamma_arg, default=3, help="draft length γ (default 3)")
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
+    p.add_argument("--verify", choices=["token", "block"], default="token",
+                   help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_round)
 
@@ -24,8 +26,18 @@ def register(sub) -> None:
     p.add_argument("--context", help="one context (default: every context)")
     p.add_argument("--table", action="store_true", help="show speculative vs target side by side")
     p.add_argument("--symbolic", action="store_true", help="print the sympy derivation of the rule")
+    p.add_argument("--verify", choices=["token", "block"], default="token",
+                   help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prove)
+
+    p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
+    p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
+    p.add_argument("--context", help="context tokens (default: the first context)")
+    p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=4,
+                   help="drafted tokens per round, 1..8 (default 4)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
     _alpha_cost(p)
@@ -67,7 +79,11 @@ def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     bounds.check_round(model, args.gamma, rounds=2)  # the round and formulas.exact_vs_iid
-    r = exact.round_distribution(model, ctx, args.gamma)
+    scheme = args.gamma
+    if args.verify == "block":
+        bounds.check_block(model, [args.gamma])
+        scheme = block.Block(args.gamma)
+    r = exact.round_distribution(model, ctx, scheme)
     info = formulas.exact_vs_iid(model, ctx, args.gamma)
     outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
     if args.json:
@@ -78,9 +94,10 @@ def cmd_round(args) -> int:
             "expected_tokens": num(r.expected_tokens),
             "alpha": num(info["alpha"]),
             "iid_expected_tokens": num(info["iid_expected_tokens"]),
-        })
+        } | ({"verify": "block"} if args.verify == "block" else {}))
         return 0
-    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, γ = {args.gamma}")
+    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, γ = {args.gamma}"
+          + (", block verification" if args.verify == "block" else ""))
     print(f"α = Σ min(p, q) = {num(info['alpha'], 'both')}")
     print()
     rows = [(k, num(x), num(x, "decimal"), num(y), num(y, "decimal"))
@@ -106,6 +123,11 @@ def _gammas(args) -> list:
     return args.gammas or [1, 2, 3, 4]
 
 
+def _gamma_of(check):
+    """A check's draft length, whether it ran a chain (int) or a scheme (e.g. ``Block``)."""
+    return check.gamma if isinstance(check.gamma, int) else getattr(check.gamma, "gamma", check.gamma.name)
+
+
 def cmd_prove(args) -> int:
     if args.symbolic:
         return _prove_symbolic(args)
@@ -115,19 +137,23 @@ def cmd_prove(args) -> int:
     gammas = _gammas(args)
     contexts = [parse_context(model, args.context)] if args.context is not None else model.contexts()
     bounds.check_joint(model, args.tokens, gammas, len(contexts))
-    checks = exact.check_exactness(model, args.tokens, gammas, contexts)
+    schemes = gammas
+    if args.verify == "block":
+        bounds.check_block(model, gammas, args.tokens, rounds=0)
+        schemes = [block.Block(g) for g in gammas]
+    checks = exact.check_exactness(model, args.tokens, schemes, contexts)
     ok = all(c.exact for c in checks)
     if args.json:
         print_json({
             "tokens": args.tokens, "gammas": gammas, "exact": ok,
-            "checks": [{"context": _context_text(c.context), "gamma": c.gamma, "exact": c.exact,
+            "checks": [{"context": _context_text(c.context), "gamma": _gamma_of(c), "exact": c.exact,
                         "max_abs_difference": num(c.max_abs_difference),
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next "
           f"{args.tokens} token(s), γ = {', '.join(map(str, gammas))}")
-    rows = [(_context_text(c.context), c.gamma, c.sequences, num(c.max_abs_difference),
+    rows = [(_context_text(c.context), _gamma_of(c), c.sequences, num(c.max_abs_difference),
              "exact" if c.exact else "DIFFERS") for c in checks]
     print(table(rows, ["context", "γ", "sequences", "max |spec - target|", "result"]))
     if args.table:
@@ -142,7 +168,7 @@ def cmd_prove(args) -> int:
                             + ["✓" if all(x == t for x in specs) else "✗"])
             print()
             print(f"After {_context_text(ctx)!r}:")
-            print(table(body, ["next tokens", "target"] + [f"spec γ={c.gamma}" for c in mine] + [""]))
+            print(table(body, ["next tokens", "target"] + [f"spec γ={_gamma_of(c)}" for c in mine] + [""]))
     print()
     print(f"All {len(checks)} checks exact: the emitted distribution equals the target's."
           if ok else "Some checks differ: this model pair and rule do not reproduce the target.")
@@ -165,6 +191,26 @@ def _prove_symbolic(args) -> int:
         print()
         print("\n".join(series.lines()))
     return 0 if ok else 1
+
+
+# -- compare -----------------------------------------------------------------
+
+def cmd_compare(args) -> int:
+    from .. import compare
+    model = load_model_arg(args.model)
+    ctx = parse_context(model, args.context)
+    bounds.check_round(model, args.budget)  # the longest chain is the largest enumeration
+    bounds.check_block(model, [args.budget])
+    rows = compare.compare(model, ctx, args.budget)
+    if args.json:
+        print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [
+            r | {"expected_tokens": num(r["expected_tokens"])} for r in rows]})
+        return 0
+    print(f"Model {model.name!r} after {_context_text(ctx)!r}: at most {args.budget} drafted tokens per round")
+    print(table([(r["verify"], ",".join(map(str, r["tree"])) if r["tree"] else "-", r["drafts"] or "-",
+                  r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
+                 for r in rows], ["verify", "tree", "drafts", "drafted", "E[tokens]", "≈"]))
+    return 0
 
 
 # -- formulas ----------------------------------------------------------------

@@ -44,6 +44,8 @@ def register(sub) -> None:
     _common(p)
     p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=100_000)
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
+    p.add_argument("--verify", choices=["token", "block"], default="token",
+                   help="token-wise (default) or block verification (a per-round loop, correct rule only)")
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
     p.set_defaults(func=cmd_sample)
@@ -167,17 +169,25 @@ def cmd_generate(args) -> int:
 
 def cmd_sample(args) -> int:
     model, ctx, pair, rule = _setup(args)
-    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule)
+    block = args.verify == "block"
+    if block and rule is not pitfalls.PITFALLS["correct"].rule:
+        raise UsageError("--verify block runs the correct rule only; drop --rule")
+    bounds.check_sample(pair, args.gamma, args.rounds, loop=block or rule is not pitfalls.PITFALLS["correct"].rule)
     if args.check:
         bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
-    if rule is pitfalls.PITFALLS["correct"].rule:
+        if block:
+            bounds.check_block(pair, [args.gamma])
+    if block:
+        from .. import block as blocks
+        s = blocks.sample_block_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
+    elif rule is pitfalls.PITFALLS["correct"].rule:
         s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
     else:  # broken rules are sampled by the per-round loop, through their own methods
         s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
     fit = dist = None
     if args.check:
         from .. import stats  # scipy: imported only when a check is asked for
-        dist = exact.round_distribution(pair, ctx, args.gamma, rule)
+        dist = exact.round_distribution(pair, ctx, blocks.Block(args.gamma) if block else args.gamma, rule)
         fit = stats.fit_round(s, dist)
     if args.json:
         out = s.to_dict()
