@@ -233,3 +233,70 @@ class Tree:
         node((), 1)
         expected = sum((len(t) * pr for t, pr in outcomes.items()), 0)
         return RoundDistribution(context, depth, dict(outcomes), accepted, expected)
+
+    # -- sampled -------------------------------------------------------------
+    def sample_round(self, models, context, rng, rule=CORRECT, events=None):
+        """One seeded tree round: (emitted tokens, K). ``rng``: a numpy Generator.
+
+        ``events``, when a list, receives the steps of the walk as dicts
+        (``draft``, ``accept``/``reject``, ``fallback``/``bonus``).
+        """
+        from .sampling import draw
+        tr = self._tree_rule(rule)
+        vocab = models.vocab
+        emitted = ()
+        for i in range(self.depth + 1):
+            ctx = tuple(context) + emitted
+            p = models.p(ctx)
+            if i == self.depth:
+                y = draw(p, rng.random())
+                _log(events, "bonus", i, vocab[y])
+                return emitted + (vocab[y],), i
+            q = models.q(ctx)
+            p_cur, q_cur, tried, child = list(p), list(q), (), None
+            for j in range(self.shape[i]):
+                row = tr.draft_row(q, q_cur, self.drafts, tried, self.shape[i])
+                if row is None:
+                    break
+                x = row if isinstance(row, int) else draw(row, rng.random())
+                a = tr.accept(p, q, p_cur, q_cur, x)
+                u = rng.random()
+                _log(events, "draft", i, vocab[x], child=j)
+                if u < a:
+                    _log(events, "accept", i, vocab[x], child=j, u=u, a=float(a))
+                    child = x
+                    break
+                _log(events, "reject", i, vocab[x], child=j, u=u, a=float(a))
+                tried = tried + (x,) if self.drafts == "distinct" else tried
+                p_cur, q_cur = tr.update(p, q, p_cur, q_cur, self.drafts, set(tried))
+            if child is None:
+                y = draw(tr.fallback(p, p_cur), rng.random())
+                _log(events, "fallback", i, vocab[y])
+                return emitted + (vocab[y],), i
+            emitted += (vocab[child],)
+        raise AssertionError("unreachable")
+
+    def sample_rounds(self, models, context, rounds: int, seed=None, rule=CORRECT):
+        """``rounds`` seeded tree rounds, counted: a ``specsim.montecarlo.SampleResult``."""
+        from .montecarlo import SampleResult
+        from .sampling import make_rng
+        rng = make_rng(seed)
+        outcomes, k_counts = defaultdict(int), [0] * (self.depth + 1)
+        for _ in range(rounds):
+            out, k = self.sample_round(models, context, rng, rule)
+            outcomes[out] += 1
+            k_counts[k] += 1
+        return SampleResult(tuple(context), self.depth, rounds, dict(outcomes), k_counts)
+
+    def trace(self, models, context, seed=None, rule=CORRECT) -> dict:
+        """A seeded trace of one tree round: ``{"emitted", "accepted", "events"}``, deterministic for a seed."""
+        from .sampling import make_rng
+        events = []
+        out, k = self.sample_round(models, context, make_rng(seed), rule, events)
+        return {"tree": list(self.shape), "drafts": self.drafts, "emitted": list(out),
+                "accepted": k, "events": events}
+
+
+def _log(events, kind, depth, token, **extra):
+    if events is not None:
+        events.append({"kind": kind, "depth": depth, "token": token, **extra})
