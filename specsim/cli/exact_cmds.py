@@ -2,8 +2,24 @@
 from __future__ import annotations
 
 from .. import bounds, exact, formulas
+from .. import tree as tree_mod
 from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
                      load_model_arg, num, number, parse_context, print_json, table)
+
+def tree_args(p) -> None:
+    """--tree W1,W2,... and --drafts iid|distinct (multi-draft tree verification)."""
+    p.add_argument("--tree", type=_tree_shape, help="verify a draft tree of widths W1,W2,... instead of a chain")
+    p.add_argument("--drafts", choices=tree_mod.DRAFTS, default="iid",
+                   help="tree children drafted iid (with replacement, default) or distinct")
+
+
+def _tree_shape(text):
+    import argparse
+    try:
+        return tree_mod.parse_shape(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
 
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
@@ -13,6 +29,7 @@ def register(sub) -> None:
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    tree_args(p)
     p.set_defaults(func=cmd_round)
 
     p = sub.add_parser("prove", help="check speculative == target joint distribution exactly")
@@ -25,6 +42,7 @@ def register(sub) -> None:
     p.add_argument("--table", action="store_true", help="show speculative vs target side by side")
     p.add_argument("--symbolic", action="store_true", help="print the sympy derivation of the rule")
     p.add_argument("--json", action="store_true")
+    tree_args(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
@@ -66,6 +84,8 @@ def _context_text(ctx) -> str:
 def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
+    if args.tree:
+        return _round_tree(args, model, ctx)
     bounds.check_round(model, args.gamma, rounds=2)  # the round and formulas.exact_vs_iid
     r = exact.round_distribution(model, ctx, args.gamma)
     info = formulas.exact_vs_iid(model, ctx, args.gamma)
@@ -98,6 +118,27 @@ def cmd_round(args) -> int:
     return 0
 
 
+def _round_tree(args, model, ctx) -> int:
+    t = tree_mod.Tree(args.tree, args.drafts)
+    bounds.check_tree(model, t, rounds=1)
+    r = exact.round_distribution(model, ctx, t)
+    outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
+    if args.json:
+        print_json({"context": _context_text(ctx), "tree": list(t.shape), "drafts": t.drafts,
+                    "drafted_tokens": t.drafted_tokens,
+                    "outcomes": [{"tokens": list(x), "probability": num(pr)} for x, pr in outcomes],
+                    "accepted": [num(x) for x in r.accepted], "expected_tokens": num(r.expected_tokens)})
+        return 0
+    print(f"One {t.name} round ({t.drafted_tokens} drafted tokens) of model {model.name!r} "
+          f"after context {_context_text(ctx)!r}")
+    print(table([(k, num(x), num(x, "decimal")) for k, x in enumerate(r.accepted)], ["K", "P(K)", "≈"]))
+    print(f"E[tokens per round] = {num(r.expected_tokens, 'both')}")
+    shown = outcomes if args.top == 0 else outcomes[: args.top]
+    print(f"{len(outcomes)} distinct emitted sequences")
+    print(table([(" ".join(x), num(pr), num(pr, "decimal")) for x, pr in shown], ["emitted", "probability", "≈"]))
+    return 0
+
+
 # -- prove -------------------------------------------------------------------
 
 def _gammas(args) -> list:
@@ -114,20 +155,25 @@ def cmd_prove(args) -> int:
     model = load_model_arg(args.model)
     gammas = _gammas(args)
     contexts = [parse_context(model, args.context)] if args.context is not None else model.contexts()
-    bounds.check_joint(model, args.tokens, gammas, len(contexts))
+    if args.tree:
+        gammas = [tree_mod.Tree(args.tree, args.drafts)]
+        bounds.check_tree(model, gammas[0], args.tokens, len(contexts))
+    else:
+        bounds.check_joint(model, args.tokens, gammas, len(contexts))
     checks = exact.check_exactness(model, args.tokens, gammas, contexts)
     ok = all(c.exact for c in checks)
     if args.json:
         print_json({
-            "tokens": args.tokens, "gammas": gammas, "exact": ok,
-            "checks": [{"context": _context_text(c.context), "gamma": c.gamma, "exact": c.exact,
+            "tokens": args.tokens, "gammas": [getattr(g, "name", g) for g in gammas], "exact": ok,
+            "checks": [{"context": _context_text(c.context), "gamma": getattr(c.gamma, "name", c.gamma),
+                        "exact": c.exact,
                         "max_abs_difference": num(c.max_abs_difference),
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next "
-          f"{args.tokens} token(s), γ = {', '.join(map(str, gammas))}")
-    rows = [(_context_text(c.context), c.gamma, c.sequences, num(c.max_abs_difference),
+          f"{args.tokens} token(s), γ = {', '.join(str(getattr(g, 'name', g)) for g in gammas)}")
+    rows = [(_context_text(c.context), getattr(c.gamma, "name", c.gamma), c.sequences, num(c.max_abs_difference),
              "exact" if c.exact else "DIFFERS") for c in checks]
     print(table(rows, ["context", "γ", "sequences", "max |spec - target|", "result"]))
     if args.table:
@@ -142,7 +188,7 @@ def cmd_prove(args) -> int:
                             + ["✓" if all(x == t for x in specs) else "✗"])
             print()
             print(f"After {_context_text(ctx)!r}:")
-            print(table(body, ["next tokens", "target"] + [f"spec γ={c.gamma}" for c in mine] + [""]))
+            print(table(body, ["next tokens", "target"] + [f"spec γ={getattr(c.gamma, 'name', c.gamma)}" for c in mine] + [""]))
     print()
     print(f"All {len(checks)} checks exact: the emitted distribution equals the target's."
           if ok else "Some checks differ: this model pair and rule do not reproduce the target.")
