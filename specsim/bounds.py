@@ -246,6 +246,13 @@ def check_tree(model, tree, n_tokens: int = 0, contexts: int = 1, rounds: int = 
     check(work, what, "the widths, the depth or N", limit, "steps")
 
 
+def check_tree_sample(model, tree, rounds: int) -> None:
+    """Refuse a per-round tree Monte-Carlo run that would take minutes (rounds x drafted tokens)."""
+    check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
+    check(rounds * (tree.drafted_tokens + 1), f"{rounds:,} rounds of a {tree.name} (one round at a time)",
+          "--rounds or the tree", LIMITS.loop_work, "draws")
+
+
 def temperature_power(tau) -> int:
     """k when an exact temperature tau = 1/k raises rows to the k-th power, else 1."""
     if tau is None or not isinstance(tau, Fraction) or tau == 0:

@@ -5,6 +5,7 @@ import argparse
 import textwrap
 
 from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
+from .exact_cmds import tree_args
 from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
                      parse_context, print_json, table, temperature_arg, top_p_arg)
 
@@ -44,6 +45,7 @@ def register(sub) -> None:
     _common(p)
     p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=100_000)
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
+    tree_args(p)
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
     p.set_defaults(func=cmd_sample)
@@ -167,6 +169,8 @@ def cmd_generate(args) -> int:
 
 def cmd_sample(args) -> int:
     model, ctx, pair, rule = _setup(args)
+    if args.tree:
+        return _sample_tree(args, pair, ctx, rule)
     bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule)
     if args.check:
         bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
@@ -209,6 +213,32 @@ def cmd_sample(args) -> int:
             print(f"chi-square ({what}): statistic {num(f.statistic, 'decimal', 3)}, dof {f.dof}, "
                   f"p-value {num(f.p_value, 'decimal')}"
                   f" ({f.pooled} rare cells pooled{extra}): {verdict}")
+    return 0
+
+
+def _sample_tree(args, pair, ctx, rule) -> int:
+    from ..tree import Tree
+    t = Tree(args.tree, args.drafts)
+    bounds.check_tree_sample(pair, t, args.rounds)
+    if args.check:
+        bounds.check_tree(pair, t, rounds=1)
+    s = t.sample_rounds(pair, ctx, args.rounds, args.seed, rule)
+    out = s.to_dict()
+    out.update({"tree": list(t.shape), "drafts": t.drafts})
+    if args.check:
+        from .. import stats
+        fit = stats.fit_round(s, exact.round_distribution(pair, ctx, t, rule))
+        out["check"] = {k: v.to_dict() for k, v in fit.items()}
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{args.rounds:,} rounds of a {t.name} after {' '.join(ctx)!r}, seed {args.seed}")
+    rows = [[" ".join(o["tokens"]), o["count"], num(o["count"] / args.rounds, "decimal")]
+            for o in out["outcomes"][: args.top or None]]
+    print(table(rows, ["emitted", "count", "frequency"]))
+    print("K counts: " + ", ".join(f"{k}: {c}" for k, c in enumerate(s.accepted_counts)))
+    for what, f in out.get("check", {}).items():
+        print(f"chi-square ({what}): p-value {num(f['p_value'], 'decimal')}")
     return 0
 
 
