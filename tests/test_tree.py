@@ -148,3 +148,10 @@ def test_trace_is_deterministic_for_a_seed():
     a, b = tree.trace(model, ("a",), seed=3), tree.trace(model, ("a",), seed=3)
     assert a == b and a["events"][-1]["kind"] in ("bonus", "fallback")
     assert len(a["emitted"]) == a["accepted"] + 1
+
+
+def test_symbolic_two_iid_children_then_residual():
+    from specsim.symbolic import prove_two_iid_children
+    cases = prove_two_iid_children(3)
+    assert cases and all(c.holds for c in cases)
+    assert not all(c.holds for c in prove_two_iid_children(3, update=False))
