@@ -66,3 +66,13 @@ def test_sample_tree_check(cli_json):
 def test_sample_tree_rounds_refused(cli):
     code, _, err = cli("sample", "seed", "--tree", "8,7", "--rounds", "10000000")
     assert code == 2 and "limit" in err
+
+
+def test_pitfalls_tree(cli, cli_json):
+    out = cli_json("pitfalls", "seed", "--context", "a", "--tree", "2,2", "--tokens", "2")
+    got = {r["name"]: r for r in out["rules"]}
+    assert set(got) == {"correct", "tree-no-residual-update", "top-k-tree-as-if-sampled"}
+    assert got["correct"]["total_variation"] == "0" and got["correct"]["exact"]
+    assert not got["tree-no-residual-update"]["exact"] and got["top-k-tree-as-if-sampled"]["drafts"] == "distinct"
+    code, _, err = cli("pitfalls", "seed", "--tree", "2", "--rule", "always-accept")
+    assert code == 2 and "chain rule" in err and len(err.strip().splitlines()) == 1

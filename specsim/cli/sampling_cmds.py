@@ -10,7 +10,7 @@ from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load
                      parse_context, print_json, table, temperature_arg, top_p_arg)
 
 def _rule_name(text):
-    if text not in pitfalls.PITFALLS:
+    if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
         raise argparse.ArgumentTypeError(f"unknown rule {text!r}; known: {', '.join(pitfalls.PITFALLS)}")
     return text
 
@@ -57,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 8), default=2, help="N (default 2)")
     p.add_argument("--rule", type=_rule_name, action="append", help="only this rule (repeatable)")
     p.add_argument("--json", action="store_true")
+    tree_args(p)
     p.set_defaults(func=cmd_pitfalls)
 
     p = sub.add_parser("bench-sample", help="benchmark: vectorized Monte-Carlo vs a per-round loop")
@@ -247,6 +248,8 @@ def _sample_tree(args, pair, ctx, rule) -> int:
 def cmd_pitfalls(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
+    if args.tree:
+        return _pitfalls_tree(args, model, ctx)
     bounds.check_joint(model, args.tokens, [args.gamma], rules=len(args.rule or pitfalls.PITFALLS), rounds=1,
                        power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
     results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
@@ -263,6 +266,34 @@ def cmd_pitfalls(args) -> int:
     for r in results:
         print()
         print(textwrap.fill(f"{r.name}: {r.description}", width=88, subsequent_indent="  "))
+    return 0
+
+
+def _pitfalls_tree(args, model, ctx) -> int:
+    """The tree rules (and the correct one) on a tree; top-k-tree-as-if-sampled always drafts distinct."""
+    from ..tree import Tree
+    names = args.rule or ["correct"] + list(pitfalls.TREE_PITFALLS)
+    pits = []
+    for n in names:
+        if n not in pitfalls.TREE_PITFALLS and n != "correct":
+            raise UsageError(f"rule {n!r} is a chain rule; with --tree use: correct, {', '.join(pitfalls.TREE_PITFALLS)}")
+        pit = pitfalls.TREE_PITFALLS.get(n) or pitfalls.PITFALLS[n]
+        drafts = "distinct" if n == "top-k-tree-as-if-sampled" else args.drafts
+        pits.append((pit, Tree(args.tree, drafts)))
+    for _, t in pits:
+        bounds.check_tree(model, t, args.tokens, rounds=1, rules=len(pits))
+    results = [pitfalls.evaluate(pit, model, ctx, t, args.tokens) for pit, t in pits]
+    if args.json:
+        print_json({"context": " ".join(ctx), "gamma": None, "tree": list(args.tree), "drafts": args.drafts,
+                    "tokens": args.tokens, "rules": [dict(r.to_dict(), drafts=t.drafts)
+                                                     for r, (_, t) in zip(results, pits)]})
+        return 0
+    print(f"Pitfalls lab (tree {','.join(map(str, args.tree))}): model {model.name!r} after "
+          f"{' '.join(ctx)!r}, next {args.tokens} token(s)")
+    rows = [[r.name, t.drafts, num(r.total_variation), num(r.total_variation, "decimal"),
+             num(r.expected_tokens), num(r.expected_tokens, "decimal"), "yes" if r.exact else "no"]
+            for r, (_, t) in zip(results, pits)]
+    print(table(rows, ["rule", "drafts", "TV", "≈", "tokens/round", "≈", "exact"]))
     return 0
 
 
