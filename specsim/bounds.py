@@ -222,6 +222,58 @@ def check_block(model, gammas, n_tokens: int = 0, rounds: int = 1) -> None:
     check(work, what, "γ" + (" or N" if n_tokens else ""), BLOCK_WORK, "chain steps")
 
 
+def _node_work(b: int, width: int, distinct: bool) -> int:
+    """Child draws one tree node enumerates: i.i.d. pools its rejections (width x b);
+    distinct keeps one state per tried set (at most b^j ordered tries at child j)."""
+    if not distinct:
+        return width * b
+    return sum(min(b ** j, 10**12) * b for j in range(min(width, b)))
+
+
+def tree_round_work(s: Shape, widths, distinct: bool) -> int:
+    """Outcomes + node work of one tree round: b^i accepted prefixes at depth i."""
+    total, prefixes = 0, 1
+    for w in widths:
+        total += prefixes * (_node_work(s.branch, w, distinct) + s.p_branch)
+        prefixes = min(prefixes * s.branch, 10**15)  # any drafted token can be the accepted child
+    return total + prefixes * s.p_branch
+
+
+def tree_work(model, widths, distinct: bool = False, n_tokens: int = 0, contexts: int = 1,
+              rounds: int = 0, rules: int = 1) -> float:
+    """Predicted steps of tree rounds (``rounds`` full ones) and n-token tree joints."""
+    s = shape(model)
+    widths = tuple(widths)
+    work = ROUND_STEPS * rounds * rules * tree_round_work(s, widths, distinct)
+    if n_tokens:
+        c = max(s.branch, s.p_branch)
+        per = c * _geom(c, n_tokens)
+        for m in range(1, n_tokens + 1):
+            states = min(s.states, _geom(c, n_tokens - m))
+            per += states * (tree_round_work(s, widths[:m - 1], distinct) + m * c ** m)
+        work += contexts * rules * per
+    depth = max(len(widths) + 1, n_tokens + min(len(widths), n_tokens) + 1 if n_tokens else 0)
+    return work * number_cost(s.digits * depth)
+
+
+def check_tree(model, tree, n_tokens: int = 0, contexts: int = 1, rounds: int = 0, rules: int = 1,
+               limit: int | None = None) -> None:
+    """Refuse an exact tree round or tree proof that is too large (``tree``: a ``specsim.tree.Tree``)."""
+    v = len(model.vocab)
+    what = f"a tree {','.join(map(str, tree.shape))} ({tree.drafts}) over {v} tokens"
+    if n_tokens:
+        what += f", {n_tokens} token(s) from {contexts} context(s)"
+    work = tree_work(model, tree.shape, tree.drafts == "distinct", n_tokens, contexts, rounds, rules)
+    check(work, what, "the widths, the depth or N", limit, "steps")
+
+
+def check_tree_sample(model, tree, rounds: int) -> None:
+    """Refuse a per-round tree Monte-Carlo run that would take minutes (rounds x drafted tokens)."""
+    check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
+    check(rounds * (tree.drafted_tokens + 1), f"{rounds:,} rounds of a {tree.name} (one round at a time)",
+          "--rounds or the tree", LIMITS.loop_work, "draws")
+
+
 def temperature_power(tau) -> int:
     """k when an exact temperature tau = 1/k raises rows to the k-th power, else 1."""
     if tau is None or not isinstance(tau, Fraction) or tau == 0:

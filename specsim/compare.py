@@ -1,8 +1,8 @@
 """Which verification scheme gets the most tokens per round from a budget of drafted tokens?
 
 ``schemes(budget)`` lists every scheme whose round drafts at most ``budget``
-tokens: token-wise chains and block chains of γ = 1..budget and, when
-``specsim.tree`` is present, every tree shape (W1, ..., Wd) with
+tokens: token-wise chains and block chains of γ = 1..budget and every
+tree shape (W1, ..., Wd) with
 W1 + W1·W2 + ... ≤ budget, with i.i.d. and distinct drafts.
 ``compare`` computes each one's exact expected tokens per round.
 
@@ -13,7 +13,7 @@ W1 + W1·W2 + ... ≤ budget, with i.i.d. and distinct drafts.
 """
 from __future__ import annotations
 
-from . import exact
+from . import exact, tree
 from .block import Block
 
 MAX_BUDGET = 8
@@ -37,10 +37,6 @@ def schemes(budget: int):
     for g in range(1, budget + 1):
         yield "token", g
         yield "block", Block(g)
-    try:
-        from . import tree
-    except ImportError:
-        return
     for shape in _shapes(budget):
         for d in ("iid", "distinct"):
             yield "tree", tree.Tree(shape, drafts=d)

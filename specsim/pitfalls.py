@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import exact
+from .pitfalls_tree import (AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TreeNoResidualUpdate,
+                            TypicalAcceptance)
 from .rule import CORRECT, RoundRule, acceptance_probability, residual, total_variation
 from .transforms import TransformedPair, greedy, identity, temperature
 
@@ -245,9 +247,14 @@ _ALL = [
     _pitfall("draft-temperature-not-in-q", DraftTemperatureNotInQ()),
     _pitfall("ratio-upside-down", AcceptQOverP()),
     _pitfall("residual-backwards", ResidualBackwards()),
+    _pitfall("accept-if-ratio-at-least-u", AcceptIfRatioAtLeastU()),
+    _pitfall("typical-acceptance", TypicalAcceptance()),
 ]
 
 PITFALLS = {p.name: p for p in _ALL}
+# tree rules: evaluated with a ``specsim.tree.Tree`` as the scheme (``evaluate(p, m, ctx, Tree(...), n)``)
+TREE_PITFALLS = {p.name: p for p in [_pitfall("tree-no-residual-update", TreeNoResidualUpdate()),
+                                     _pitfall("top-k-tree-as-if-sampled", TopKTreeAsIfSampled())]}
 
 
 # -- errors that are not a rule ------------------------------------------------

@@ -159,3 +159,66 @@ def prove_tokens_per_round(max_gamma: int = 8) -> SeriesProof:
         holds = holds and sp.simplify(dist - closed.subs(g, n)) == 0
     from_distribution = sp.simplify(sum((j + 1) * a ** j * (1 - a) for j in range(3)) + 4 * a ** 3)
     return SeriesProof(closed, from_distribution, bool(holds))
+
+
+# -- multi-draft: one tree node with two i.i.d. children ---------------------------
+@dataclass
+class NodeCase:
+    """S1 = {x : p > q} (first child), S2 = {x : r1 > q} (second child, r1 the residual)."""
+
+    over_first: tuple
+    over_second: tuple
+    diffs: list  # per token: simplified P(emit x) - p(x)
+    holds: bool
+
+
+def prove_two_iid_children(vocab_size: int = 3, update: bool = True) -> list:
+    """One tree node, two children drawn i.i.d. from q, then the residual, symbolically.
+
+    P(emit y) = q(y) a1(y) + R1 [ q(y) a2(y) + R2 r2(y) ] with a1 = min(1, p/q),
+    R1 = sum max(0, p - q), r1 = max(0, p - q)/R1, a2 = min(1, r1/q),
+    R2 = sum max(0, r1 - q), r2 = max(0, r1 - q)/R2. Claim: P(emit y) = p(y).
+    The case split is on S1 and on S2 (a subset of S1: r1 = 0 off S1); an
+    empty S means no rejection there (R = 0, min(1, .) = ratio). Returns the
+    cases; the identity holds when every case does.
+
+    ``update=False`` is the ``tree-no-residual-update`` cousin: the second
+    child is tested against p again and the fallback is p; it fails.
+
+    >>> cases = prove_two_iid_children()
+    >>> all(c.holds for c in cases), len(cases)
+    (True, 19)
+    >>> all(c.holds for c in prove_two_iid_children(update=False))
+    False
+    """
+    ps = list(sp.symbols(f"p1:{vocab_size + 1}", positive=True))
+    qs = list(sp.symbols(f"q1:{vocab_size + 1}", positive=True))
+    p = ps[:-1] + [1 - sum(ps[:-1])]
+    q = qs[:-1] + [1 - sum(qs[:-1])]
+    tokens = range(vocab_size)
+    cases = []
+    for size1 in range(vocab_size):
+        for s1 in itertools.combinations(tokens, size1):
+            first = [q[y] if y in s1 else p[y] for y in tokens]  # q a1 = min(p, q)
+            r1_mass = sum((p[y] - q[y] for y in s1), sp.Integer(0))
+            if not s1:  # no rejection at the first child
+                cases.append(_node_case(s1, (), [first[y] - p[y] for y in tokens]))
+                continue
+            if not update:  # second child against p again (same S), then a draw from p
+                out = [first[y] + r1_mass * (first[y] + r1_mass * p[y]) for y in tokens]
+                cases.append(_node_case(s1, s1, [out[y] - p[y] for y in tokens]))
+                continue
+            r1 = [(p[y] - q[y]) / r1_mass if y in s1 else sp.Integer(0) for y in tokens]
+            for size2 in range(len(s1) + 1):
+                for s2 in itertools.combinations(s1, size2):
+                    second = [q[y] if y in s2 else r1[y] for y in tokens]  # q a2 = min(r1, q)
+                    # R2 r2 = max(0, r1 - q): the normalizing mass R2 cancels
+                    last = [(r1[y] - q[y]) if y in s2 else sp.Integer(0) for y in tokens]
+                    out = [first[y] + r1_mass * (second[y] + last[y]) for y in tokens]
+                    cases.append(_node_case(s1, s2, [out[y] - p[y] for y in tokens]))
+    return cases
+
+
+def _node_case(s1, s2, diffs) -> NodeCase:
+    diffs = [sp.simplify(d) for d in diffs]
+    return NodeCase(tuple(s1), tuple(s2), diffs, all(d == 0 for d in diffs))

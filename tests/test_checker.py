@@ -12,7 +12,7 @@ from specsim.rule import CORRECT, RoundRule, residual
 
 ROOT = Path(__file__).resolve().parent.parent
 
-EXACT_BY_DESIGN = {"correct", "no-bonus-token", "temperature-on-target-only"}
+EXACT_BY_DESIGN = {"correct", "no-bonus-token", "temperature-on-target-only", "accept-if-ratio-at-least-u"}
 SEED = toy.load_model("seed")
 
 

@@ -2,8 +2,24 @@
 from __future__ import annotations
 
 from .. import block, bounds, exact, formulas
+from .. import tree as tree_mod
 from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
                      load_model_arg, num, number, parse_context, print_json, seed_arg, table)
+
+def tree_args(p) -> None:
+    """--tree W1,W2,... and --drafts iid|distinct (multi-draft tree verification)."""
+    p.add_argument("--tree", type=_tree_shape, help="verify a draft tree of widths W1,W2,... instead of a chain")
+    p.add_argument("--drafts", choices=tree_mod.DRAFTS, default="iid",
+                   help="tree children drafted iid (with replacement, default) or distinct")
+
+
+def _tree_shape(text):
+    import argparse
+    try:
+        return tree_mod.parse_shape(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
 
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
@@ -15,6 +31,7 @@ def register(sub) -> None:
     p.add_argument("--verify", choices=["token", "block"], default="token",
                    help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    tree_args(p)
     p.set_defaults(func=cmd_round)
 
     p = sub.add_parser("prove", help="check speculative == target joint distribution exactly")
@@ -29,6 +46,7 @@ def register(sub) -> None:
     p.add_argument("--verify", choices=["token", "block"], default="token",
                    help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true")
+    tree_args(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
@@ -78,6 +96,8 @@ def _context_text(ctx) -> str:
 def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
+    if args.tree:
+        return _round_tree(args, model, ctx)
     bounds.check_round(model, args.gamma, rounds=2)  # the round and formulas.exact_vs_iid
     scheme = args.gamma
     if args.verify == "block":
@@ -115,6 +135,27 @@ def cmd_round(args) -> int:
     return 0
 
 
+def _round_tree(args, model, ctx) -> int:
+    t = tree_mod.Tree(args.tree, args.drafts)
+    bounds.check_tree(model, t, rounds=1)
+    r = exact.round_distribution(model, ctx, t)
+    outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
+    if args.json:
+        print_json({"context": _context_text(ctx), "tree": list(t.shape), "drafts": t.drafts,
+                    "drafted_tokens": t.drafted_tokens,
+                    "outcomes": [{"tokens": list(x), "probability": num(pr)} for x, pr in outcomes],
+                    "accepted": [num(x) for x in r.accepted], "expected_tokens": num(r.expected_tokens)})
+        return 0
+    print(f"One {t.name} round ({t.drafted_tokens} drafted tokens) of model {model.name!r} "
+          f"after context {_context_text(ctx)!r}")
+    print(table([(k, num(x), num(x, "decimal")) for k, x in enumerate(r.accepted)], ["K", "P(K)", "≈"]))
+    print(f"E[tokens per round] = {num(r.expected_tokens, 'both')}")
+    shown = outcomes if args.top == 0 else outcomes[: args.top]
+    print(f"{len(outcomes)} distinct emitted sequences")
+    print(table([(" ".join(x), num(pr), num(pr, "decimal")) for x, pr in shown], ["emitted", "probability", "≈"]))
+    return 0
+
+
 # -- prove -------------------------------------------------------------------
 
 def _gammas(args) -> list:
@@ -123,9 +164,9 @@ def _gammas(args) -> list:
     return args.gammas or [1, 2, 3, 4]
 
 
-def _gamma_of(check):
-    """A check's draft length, whether it ran a chain (int) or a scheme (e.g. ``Block``)."""
-    return check.gamma if isinstance(check.gamma, int) else getattr(check.gamma, "gamma", check.gamma.name)
+def _label(scheme):
+    """How a check's scheme is shown: γ for a chain (token-wise or block), the name of a tree."""
+    return scheme if isinstance(scheme, int) else getattr(scheme, "gamma", scheme.name)
 
 
 def cmd_prove(args) -> int:
@@ -136,24 +177,30 @@ def cmd_prove(args) -> int:
     model = load_model_arg(args.model)
     gammas = _gammas(args)
     contexts = [parse_context(model, args.context)] if args.context is not None else model.contexts()
-    bounds.check_joint(model, args.tokens, gammas, len(contexts))
-    schemes = gammas
-    if args.verify == "block":
-        bounds.check_block(model, gammas, args.tokens, rounds=0)
-        schemes = [block.Block(g) for g in gammas]
+    if args.tree:
+        if args.verify == "block":
+            raise UsageError("--tree and --verify block do not combine: a tree is verified node by node")
+        schemes = [tree_mod.Tree(args.tree, args.drafts)]
+        bounds.check_tree(model, schemes[0], args.tokens, len(contexts))
+    else:
+        bounds.check_joint(model, args.tokens, gammas, len(contexts))
+        schemes = gammas
+        if args.verify == "block":
+            bounds.check_block(model, gammas, args.tokens, rounds=0)
+            schemes = [block.Block(g) for g in gammas]
     checks = exact.check_exactness(model, args.tokens, schemes, contexts)
     ok = all(c.exact for c in checks)
     if args.json:
         print_json({
-            "tokens": args.tokens, "gammas": gammas, "exact": ok,
-            "checks": [{"context": _context_text(c.context), "gamma": _gamma_of(c), "exact": c.exact,
+            "tokens": args.tokens, "gammas": [_label(g) for g in schemes], "exact": ok,
+            "checks": [{"context": _context_text(c.context), "gamma": _label(c.gamma), "exact": c.exact,
                         "max_abs_difference": num(c.max_abs_difference),
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next "
-          f"{args.tokens} token(s), γ = {', '.join(map(str, gammas))}")
-    rows = [(_context_text(c.context), _gamma_of(c), c.sequences, num(c.max_abs_difference),
+          f"{args.tokens} token(s), γ = {', '.join(str(_label(g)) for g in schemes)}")
+    rows = [(_context_text(c.context), _label(c.gamma), c.sequences, num(c.max_abs_difference),
              "exact" if c.exact else "DIFFERS") for c in checks]
     print(table(rows, ["context", "γ", "sequences", "max |spec - target|", "result"]))
     if args.table:
@@ -168,7 +215,7 @@ def cmd_prove(args) -> int:
                             + ["✓" if all(x == t for x in specs) else "✗"])
             print()
             print(f"After {_context_text(ctx)!r}:")
-            print(table(body, ["next tokens", "target"] + [f"spec γ={_gamma_of(c)}" for c in mine] + [""]))
+            print(table(body, ["next tokens", "target"] + [f"spec γ={_label(c.gamma)}" for c in mine] + [""]))
     print()
     print(f"All {len(checks)} checks exact: the emitted distribution equals the target's."
           if ok else "Some checks differ: this model pair and rule do not reproduce the target.")

@@ -5,11 +5,12 @@ import argparse
 import textwrap
 
 from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
+from .exact_cmds import tree_args
 from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
                      parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 def _rule_name(text):
-    if text not in pitfalls.PITFALLS:
+    if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
         raise argparse.ArgumentTypeError(f"unknown rule {text!r}; known: {', '.join(pitfalls.PITFALLS)}")
     return text
 
@@ -46,6 +47,7 @@ def register(sub) -> None:
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
     p.add_argument("--verify", choices=["token", "block"], default="token",
                    help="token-wise (default) or block verification (a per-round loop, correct rule only)")
+    tree_args(p)
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
     p.set_defaults(func=cmd_sample)
@@ -57,6 +59,7 @@ def register(sub) -> None:
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 8), default=2, help="N (default 2)")
     p.add_argument("--rule", type=_rule_name, action="append", help="only this rule (repeatable)")
     p.add_argument("--json", action="store_true")
+    tree_args(p)
     p.set_defaults(func=cmd_pitfalls)
 
     p = sub.add_parser("bench-sample", help="benchmark: vectorized Monte-Carlo vs a per-round loop")
@@ -169,6 +172,10 @@ def cmd_generate(args) -> int:
 
 def cmd_sample(args) -> int:
     model, ctx, pair, rule = _setup(args)
+    if args.tree:
+        if args.verify == "block":
+            raise UsageError("--tree and --verify block do not combine: a tree is verified node by node")
+        return _sample_tree(args, pair, ctx, rule)
     block = args.verify == "block"
     if block and rule is not pitfalls.PITFALLS["correct"].rule:
         raise UsageError("--verify block runs the correct rule only; drop --rule")
@@ -222,11 +229,39 @@ def cmd_sample(args) -> int:
     return 0
 
 
+def _sample_tree(args, pair, ctx, rule) -> int:
+    from ..tree import Tree
+    t = Tree(args.tree, args.drafts)
+    bounds.check_tree_sample(pair, t, args.rounds)
+    if args.check:
+        bounds.check_tree(pair, t, rounds=1)
+    s = t.sample_rounds(pair, ctx, args.rounds, args.seed, rule)
+    out = s.to_dict()
+    out.update({"tree": list(t.shape), "drafts": t.drafts})
+    if args.check:
+        from .. import stats
+        fit = stats.fit_round(s, exact.round_distribution(pair, ctx, t, rule))
+        out["check"] = {k: v.to_dict() for k, v in fit.items()}
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"{args.rounds:,} rounds of a {t.name} after {' '.join(ctx)!r}, seed {args.seed}")
+    rows = [[" ".join(o["tokens"]), o["count"], num(o["count"] / args.rounds, "decimal")]
+            for o in out["outcomes"][: args.top or None]]
+    print(table(rows, ["emitted", "count", "frequency"]))
+    print("K counts: " + ", ".join(f"{k}: {c}" for k, c in enumerate(s.accepted_counts)))
+    for what, f in out.get("check", {}).items():
+        print(f"chi-square ({what}): p-value {num(f['p_value'], 'decimal')}")
+    return 0
+
+
 # -- pitfalls ----------------------------------------------------------------
 
 def cmd_pitfalls(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
+    if args.tree:
+        return _pitfalls_tree(args, model, ctx)
     bounds.check_joint(model, args.tokens, [args.gamma], rules=len(args.rule or pitfalls.PITFALLS), rounds=1,
                        power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
     results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
@@ -243,6 +278,34 @@ def cmd_pitfalls(args) -> int:
     for r in results:
         print()
         print(textwrap.fill(f"{r.name}: {r.description}", width=88, subsequent_indent="  "))
+    return 0
+
+
+def _pitfalls_tree(args, model, ctx) -> int:
+    """The tree rules (and the correct one) on a tree; top-k-tree-as-if-sampled always drafts distinct."""
+    from ..tree import Tree
+    names = args.rule or ["correct"] + list(pitfalls.TREE_PITFALLS)
+    pits = []
+    for n in names:
+        if n not in pitfalls.TREE_PITFALLS and n != "correct":
+            raise UsageError(f"rule {n!r} is a chain rule; with --tree use: correct, {', '.join(pitfalls.TREE_PITFALLS)}")
+        pit = pitfalls.TREE_PITFALLS.get(n) or pitfalls.PITFALLS[n]
+        drafts = "distinct" if n == "top-k-tree-as-if-sampled" else args.drafts
+        pits.append((pit, Tree(args.tree, drafts)))
+    for _, t in pits:
+        bounds.check_tree(model, t, args.tokens, rounds=1, rules=len(pits))
+    results = [pitfalls.evaluate(pit, model, ctx, t, args.tokens) for pit, t in pits]
+    if args.json:
+        print_json({"context": " ".join(ctx), "gamma": None, "tree": list(args.tree), "drafts": args.drafts,
+                    "tokens": args.tokens, "rules": [dict(r.to_dict(), drafts=t.drafts)
+                                                     for r, (_, t) in zip(results, pits)]})
+        return 0
+    print(f"Pitfalls lab (tree {','.join(map(str, args.tree))}): model {model.name!r} after "
+          f"{' '.join(ctx)!r}, next {args.tokens} token(s)")
+    rows = [[r.name, t.drafts, num(r.total_variation), num(r.total_variation, "decimal"),
+             num(r.expected_tokens), num(r.expected_tokens, "decimal"), "yes" if r.exact else "no"]
+            for r, (_, t) in zip(results, pits)]
+    print(table(rows, ["rule", "drafts", "TV", "≈", "tokens/round", "≈", "exact"]))
     return 0
 
 
