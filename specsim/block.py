@@ -257,3 +257,52 @@ def sample_block_rounds(models, context, gamma: int, rounds: int, seed=None):
             outcomes[key] = outcomes.get(key, 0) + 1
             k_counts[tau] += 1
     return SampleResult(context, gamma, rounds, outcomes, k_counts)
+
+
+def trace_block_round(models, context, gamma: int, seed=None) -> dict:
+    """A seeded trace of one block-verified round, every step recorded; same seed, same trace.
+
+    Uniforms in the layout of ``play_block_round``. Returns ``{"context",
+    "gamma", "drafts", "accepted" (τ), "emitted", "events"}``; the events are
+    described in ``specsim/TRACE_FORMAT.md``. Rows are the model's own, so
+    probabilities are exact fraction strings for a toy model.
+
+    >>> from specsim.toy import load_model
+    >>> t = trace_block_round(load_model("seed"), ("a",), 3, seed=0)
+    >>> [e["kind"] for e in t["events"]]
+    ['draft', 'draft', 'draft', 'verify', 'weights', 'stop', 'stop', 'stop', 'correct', 'emit']
+    >>> t["drafts"], t["accepted"], t["emitted"]
+    (['b', 'a', 'a'], 1, ['b', 'b'])
+    """
+    from .sampling import _num, _row, draw, make_rng
+    rng = make_rng(seed)
+    context, vocab = tuple(context), models.vocab
+    u_draft, u_stop, u_final = rng.random(gamma), rng.random(gamma), rng.random()
+    events, drafts, p_rows, q_rows = [], [], [], []
+    for i in range(gamma):  # step 1: draft the chain from q
+        ctx = context + tuple(vocab[x] for x in drafts)
+        p_rows.append(models.p(ctx))
+        q_rows.append(models.q(ctx))
+        drafts.append(draw(q_rows[i], u_draft[i]))
+        events.append({"kind": "draft", "position": i, "context": list(ctx), "token": vocab[drafts[i]],
+                       "q": _row(q_rows[i])})
+    p_rows.append(models.p(context + tuple(vocab[x] for x in drafts)))  # step 2: one target pass
+    events.append({"kind": "verify", "p": [_row(r) for r in p_rows]})
+    w = weights(p_rows, q_rows, drafts)
+    events.append({"kind": "weights", "w": _row(w)})
+    h = stop_probabilities(w, p_rows, q_rows)
+    for i in range(gamma):  # step 3: one coin per position; τ is the last that comes up
+        events.append({"kind": "stop", "position": i + 1, "h": _num(h[i]), "u": float(u_stop[i]),
+                       "stop": bool(u_stop[i] < h[i])})
+    tau = max((i + 1 for i in range(gamma) if u_stop[i] < h[i]), default=0)
+    if tau == gamma:  # step 5: bonus from p after the whole chain
+        row, kind = p_rows[gamma], "bonus"
+    else:  # step 4: the block residual at position τ + 1
+        row, kind = block_residual(w[tau], p_rows[tau], q_rows[tau]), "correct"
+    y = vocab[draw(row, u_final)]
+    kept = [vocab[x] for x in drafts[:tau]]
+    events.append({"kind": kind, "position": tau, "row": _row(row), "token": y,
+                   "discarded": [vocab[x] for x in drafts[tau:]]})
+    events.append({"kind": "emit", "tokens": kept + [y], "accepted": tau, "target_passes": 1})
+    return {"context": list(context), "gamma": gamma, "drafts": [vocab[x] for x in drafts],
+            "accepted": tau, "emitted": kept + [y], "events": events}

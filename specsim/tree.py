@@ -239,9 +239,10 @@ class Tree:
         """One seeded tree round: (emitted tokens, K). ``rng``: a numpy Generator.
 
         ``events``, when a list, receives the steps of the walk as dicts
-        (``draft``, ``accept``/``reject``, ``fallback``/``bonus``).
+        (``draft``, ``accept``/``reject``, ``update``, ``fallback``/``bonus``;
+        see ``specsim/TRACE_FORMAT.md``).
         """
-        from .sampling import draw
+        from .sampling import _num, _row, draw
         tr = self._tree_rule(rule)
         vocab = models.vocab
         emitted = ()
@@ -250,7 +251,7 @@ class Tree:
             p = models.p(ctx)
             if i == self.depth:
                 y = draw(p, rng.random())
-                _log(events, "bonus", i, vocab[y])
+                _log(events, "bonus", i, vocab[y], row=_row(p))
                 return emitted + (vocab[y],), i
             q = models.q(ctx)
             p_cur, q_cur, tried, child = list(p), list(q), (), None
@@ -261,17 +262,21 @@ class Tree:
                 x = row if isinstance(row, int) else draw(row, rng.random())
                 a = tr.accept(p, q, p_cur, q_cur, x)
                 u = rng.random()
-                _log(events, "draft", i, vocab[x], child=j)
+                _log(events, "draft", i, vocab[x], child=j, context=list(ctx),
+                     q=None if isinstance(row, int) else _row(row))
+                test = {"child": j, "p_x": _num(p_cur[x]), "q_x": _num(q_cur[x]), "acceptance": _num(a), "u": u}
                 if u < a:
-                    _log(events, "accept", i, vocab[x], child=j, u=u, a=float(a))
+                    _log(events, "accept", i, vocab[x], **test)
                     child = x
                     break
-                _log(events, "reject", i, vocab[x], child=j, u=u, a=float(a))
+                _log(events, "reject", i, vocab[x], **test)
                 tried = tried + (x,) if self.drafts == "distinct" else tried
                 p_cur, q_cur = tr.update(p, q, p_cur, q_cur, self.drafts, set(tried))
+                _log(events, "update", i, None, p=_row(p_cur), q=_row(q_cur))
             if child is None:
-                y = draw(tr.fallback(p, p_cur), rng.random())
-                _log(events, "fallback", i, vocab[y])
+                fallback = tr.fallback(p, p_cur)
+                y = draw(fallback, rng.random())
+                _log(events, "fallback", i, vocab[y], row=_row(fallback))
                 return emitted + (vocab[y],), i
             emitted += (vocab[child],)
         raise AssertionError("unreachable")

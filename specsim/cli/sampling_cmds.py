@@ -179,14 +179,14 @@ def cmd_sample(args) -> int:
     block = args.verify == "block"
     if block and rule is not pitfalls.PITFALLS["correct"].rule:
         raise UsageError("--verify block runs the correct rule only; drop --rule")
-    bounds.check_sample(pair, args.gamma, args.rounds, loop=block or rule is not pitfalls.PITFALLS["correct"].rule)
+    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule)
     if args.check:
         bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
         if block:
             bounds.check_block(pair, [args.gamma])
     if block:
-        from .. import block as blocks
-        s = blocks.sample_block_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
+        from .. import block as blocks, montecarlo_block
+        s = montecarlo_block.sample_block_rounds_vectorized(pair, ctx, args.gamma, args.rounds, args.seed)
     elif rule is pitfalls.PITFALLS["correct"].rule:
         s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
     else:  # broken rules are sampled by the per-round loop, through their own methods
