@@ -9,7 +9,7 @@ Example
 >>> from specsim.gpt.masks import lower_right_grid, upper_left_grid
 >>> fig = mask_pair(lower_right_grid(5, 3), upper_left_grid(5, 3), n=5)
 >>> [t.type for t in fig.data]
-['heatmap', 'heatmap']
+['heatmap', 'heatmap', 'scatter', 'scatter', 'scatter']
 >>> cache = {"target": {"start": 5, "before_verify": 5, "after_verify": 9, "after_crop": 7},
 ...          "draft": {"start": 5, "before_verify": 8, "after_verify": 8, "after_crop": 7}}
 >>> cache_slots(cache, gamma=3, k=1).layout.meta
@@ -24,7 +24,7 @@ from plotly.subplots import make_subplots
 
 from .colors import PANEL, PREFIX, WHITE
 from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
-                    style)
+                    categorical, style)
 
 HIDDEN, VISIBLE = PANEL, P_COLOR
 
@@ -49,8 +49,8 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     seen_lr = lower.sum(axis=1).tolist()
     seen_ul = upper.sum(axis=1).tolist()
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, shared_yaxes=True, subplot_titles=(
-        f"lower-right (correct): query i sees keys 0..n+i → {seen_lr}",
-        f"upper-left (wrong, is_causal with L ≠ S): sees {seen_ul}"))
+        f"correct (lower-right): query i<br>sees keys 0..n+i; counts {seen_lr}",
+        f"wrong (upper-left, is_causal<br>with L ≠ S): counts {seen_ul}"))
     for col, grid in ((1, lower), (2, upper)):
         z = grid[:, first:].astype(int).tolist()
         fig.add_heatmap(x=keys, y=labels, z=z, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
@@ -61,7 +61,13 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     fig.update_xaxes(title_text=f"key position (dashed: {n} cached keys | {rows} new)"
                      + (f"; keys 0..{first - 1} not drawn" if first else ""))
     fig.update_annotations(font_size=13)
-    return style(fig, None, height=300)
+    for name, colour in (("may attend", VISIBLE), ("hidden", HIDDEN)):  # a legend for the two colours
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True,
+                        marker=dict(symbol="square", size=14, color=colour, line=dict(width=1, color=GREY)))
+    fig.add_scatter(x=[None], y=[None], mode="lines", name="end of the cached keys",
+                    line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"))
+    style(fig, "Which keys each verification query may attend to (keys seen per query)", height=380)
+    return fig
 
 
 CACHE_COLORS = {"prefix": PREFIX, "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
@@ -118,7 +124,7 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
-        titles.append(f"'{show_char(vocab[d])}': min(1,p/q)={acceptance[i]:.2f}, u={u[i]:.2f}, {verdict}")
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q)={acceptance[i]:.2f}, u={u[i]:.2f}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])
@@ -136,9 +142,9 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
     fig.update_xaxes(title_text="token (top by max(p, q))")
-    style(fig, None, None, None, height=340)
-    fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.16))
-    return fig
+    style(fig, None, None, None, height=360)
+    fig.update_layout(margin_t=70)
+    return categorical(fig)
 
 
 def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int) -> go.Figure:
@@ -146,8 +152,10 @@ def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int
     rounds = list(range(1, len(emitted) + 1))
     fig = go.Figure()
     fig.add_bar(x=rounds, y=list(accepted), name="accepted drafts", marker_color=OVERLAP_COLOR)
-    fig.add_bar(x=rounds, y=[e - a for e, a in zip(emitted, accepted)], name="replacement or bonus",
-                marker_color=[BONUS_COLOR if a == gamma else RESIDUAL_COLOR for a in accepted])
+    for name, colour, keep in (("replacement (residual)", RESIDUAL_COLOR, lambda a: a < gamma),
+                               ("bonus (all accepted)", BONUS_COLOR, lambda a: a == gamma)):
+        fig.add_bar(x=rounds, y=[e - a if keep(a) else 0 for e, a in zip(emitted, accepted)], name=name,
+                    marker_color=colour)
     fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY)
     fig.update_layout(barmode="stack")
     return style(fig, "tokens per round", "round", "tokens emitted", height=280)
