@@ -180,7 +180,7 @@ def test_exactness_shows_the_reference_round():
     assert "for all 12 (context, γ) pairs" in at.success[0].value
 
 
-@pytest.mark.parametrize("alpha, cost", [(0.8, 0.05), (0.9, 0.05), (0.6, 0.2), (0.3, 0.5)])
+@pytest.mark.parametrize("alpha, cost", [(0.8, 0.05), (0.9, 0.05), (0.6, 0.2)])  # (0.3, 0.5): test_app_ux
 def test_speedup_best_gamma_matches_formulas_and_cli(alpha, cost, capsys):
     at = open_page("views/speedup.py")
     at.slider(key="sp-alpha").set_value(alpha).run()

@@ -1,0 +1,82 @@
+"""The app as a student meets it: honest verdicts, readable charts, no blank pages (AppTest)."""
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specsim import formulas
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "app" / "streamlit_app.py"
+sys.path.insert(0, str(ROOT / "app"))
+
+
+def open_page(path: str, timeout: float = 30) -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
+    if path != "views/home.py":
+        at.switch_page(path).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def charts(at) -> list:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+# -- the best-γ verdict (library) ----------------------------------------------------------------
+
+@pytest.mark.parametrize("alpha, cost, max_gamma, kind, gamma", [
+    (F(99, 100), F(0), 32, "limit-reached", 32),
+    (F(4, 5), F(1, 20), 32, "speculate", 8),
+    (F(3, 10), F(1, 2), 32, "don't speculate", 1),
+    (F(0), F(0), 32, "tie", 1),
+    (F(4, 5), F(1, 20), 8, "speculate", 8),  # the limit equals the true peak: not "limit reached"
+    (F(4, 5), F(1, 20), 7, "limit-reached", 7),
+])
+def test_best_gamma_verdict(alpha, cost, max_gamma, kind, gamma):
+    v = formulas.best_gamma_verdict(alpha, cost, max_gamma)
+    assert (v["kind"], v["gamma"]) == (kind, gamma)
+    assert v["speedup"] == formulas.best_gamma(alpha, cost, max_gamma)[1]
+    if kind == "limit-reached":
+        assert formulas.speedup(alpha, gamma + 1, cost) > v["speedup"] and "search limit" in v["message"]
+    if kind == "don't speculate":
+        assert v["speedup"] < 1 and v["message"].startswith("Don't speculate")
+    if kind == "tie":
+        assert v["speedup"] == 1 and "tie" in v["message"].lower()
+
+
+# -- Speedup page --------------------------------------------------------------------------------
+
+def speedup_at(alpha: float, cost: float) -> AppTest:
+    at = open_page("views/speedup.py")
+    at.slider(key="sp-alpha").set_value(alpha).run()
+    at.slider(key="sp-cost").set_value(cost).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_speedup_says_when_the_search_limit_is_reached():
+    at = speedup_at(0.99, 0.0)
+    assert "search limit" in at.warning[0].value
+    assert next(m.value for m in at.metric if m.label == "best γ") == "32"
+
+
+def test_speedup_says_dont_speculate_and_tie():
+    at = speedup_at(0.3, 0.5)
+    assert at.error[0].value.startswith("Don't speculate")
+    assert next(m.value for m in at.metric if m.label == "best γ") == "none"
+    at = speedup_at(0.0, 0.0)
+    assert "tie" in at.info[0].value.lower() and "costs more than it saves" not in at.info[0].value
+
+
+def test_speedup_slider_stops_where_the_heatmaps_stop():
+    at = open_page("views/speedup.py")
+    assert at.slider(key="sp-cost").max == float(max(formulas.GRID_COSTS))
+    heat = charts(at)[1]
+    assert max(heat["data"][0]["y"]) == pytest.approx(at.slider(key="sp-cost").max)
+    assert [len(d.get("colorbar", {}).get("ticktext", [])) for d in heat["data"] if d["type"] == "heatmap"][2] == 6
