@@ -80,3 +80,26 @@ def test_speedup_slider_stops_where_the_heatmaps_stop():
     heat = charts(at)[1]
     assert max(heat["data"][0]["y"]) == pytest.approx(at.slider(key="sp-cost").max)
     assert [len(d.get("colorbar", {}).get("ticktext", [])) for d in heat["data"] if d["type"] == "heatmap"][2] == 6
+
+
+# -- Pitfalls lab --------------------------------------------------------------------------------
+
+def test_pitfall_entries_have_titles_and_plain_sources():
+    from specsim import pitfalls
+    for name, entry in pitfalls.DESCRIPTIONS.items():
+        if "title" in entry:  # new rules may arrive without one; the page then shows the slug
+            assert entry["title"] and "-" not in entry["title"].split()[0], name
+            assert entry["source_text"] is None or "source" in entry["source_text"] or "No document" in entry["source_text"]
+
+
+def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
+    at = open_page("views/pitfalls.py")
+    at.selectbox(key="pit-rule").set_value("resample-from-target").run()
+    assert not at.exception
+    assert "Study notes" in at.caption[0].value and "source 004" in at.caption[0].value
+    tv = at.metric[0].value
+    assert "/" not in tv or "≈" in tv or len(tv) <= 5
+    rows = at.dataframe[0].value
+    assert "After a rejection, resample from p" in list(rows["rule"])
+    title = charts(at)[0]["layout"]["title"]["text"]
+    assert title.startswith("After a rejection, resample from p")
