@@ -103,3 +103,18 @@ def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
     assert "After a rejection, resample from p" in list(rows["rule"])
     title = charts(at)[0]["layout"]["title"]["text"]
     assert title.startswith("After a rejection, resample from p")
+
+
+# -- Exactness page ------------------------------------------------------------------------------
+
+def test_exactness_explains_the_sunburst_and_offers_a_table():
+    at = open_page("views/exactness.py")
+    sunburst = charts(at)[0]
+    assert "rings, from the centre" in sunburst["layout"]["annotations"][0]["text"]
+    assert any("inner ring" in c.value for c in at.caption)
+    k_bars = charts(at)[1]["data"][0]["text"]
+    assert all(len(t) <= 5 for t in k_bars)  # "729/1000" becomes "0.729": readable on a narrow bar
+    at.toggle(key="exact-round-table").set_value(True).run()
+    assert not at.exception
+    table = at.dataframe[-1].value
+    assert len(table) == 94 and table["probability"].iloc[0] != ""
