@@ -17,7 +17,7 @@ Example
 >>> fig = residual_stack(["a", "b", "c"], [F(3, 5), F(3, 10), F(1, 10)],
 ...                      [F(1, 2), F(2, 5), F(1, 10)])
 >>> [t.name for t in fig.data]
-['min(p, q)', '(1 − α)·r', 'p']
+['min(p, q)', '(1 − α)·r', 'p', 'q (drafter)']
 """
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure
 
 
 def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
-    """min(p, q) + (1 − α)·r stacked for each token: the two ways to emit it add up to p."""
+    """min(p, q) + (1 − α)·r stacked for each token: the two ways to emit it add up to p; q as diamonds."""
     over = rule.overlap(p, q)
     a, r = rule.alpha(p, q), rule.residual(p, q)
     rest = [(1 - a) * x for x in r] if r is not None else [0 * x for x in p]
@@ -184,6 +184,10 @@ def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
                                 line=dict(width=3, color="black")),
                     text=["p = " + label(v) for v in p], textposition="top center",
                     hovertemplate="%{x}: %{text}<extra></extra>")
+    fig.add_scatter(x=x, y=_floats(q), name="q (drafter)", mode="markers",
+                    marker=dict(symbol="diamond", size=13, color=Q_COLOR, line=dict(width=1.5, color="black")),
+                    customdata=[exact_dec(v) for v in q],
+                    hovertemplate="%{x}: q = %{customdata}<extra></extra>")
     fig.update_layout(barmode="stack", yaxis_range=[0, 1.12])
     return categorical(style(fig, f"min(p, q) + (1 − α)·r = p   (α = {exact_dec(a)})", "token", PROBABILITY))
 

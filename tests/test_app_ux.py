@@ -118,3 +118,21 @@ def test_exactness_explains_the_sunburst_and_offers_a_table():
     assert not at.exception
     table = at.dataframe[-1].value
     assert len(table) == 94 and table["probability"].iloc[0] != ""
+
+
+# -- Residual explorer ---------------------------------------------------------------------------
+
+def test_residual_changing_the_token_count_keeps_the_charts():
+    at = open_page("views/residual.py")
+    at.text_input(key="res-tokens").set_value("a b c d").run()
+    assert not at.exception and not at.error
+    assert at.text_input(key="res-p").value == "1/4, 1/4, 1/4, 1/4"
+    assert at.metric[0].value == "1" and len(charts(at)) == 2
+    at.text_input(key="res-p").set_value("1/2, 1/2").run()  # a bad row: error, but the charts stay
+    assert at.error and len(charts(at)) == 2
+
+
+def test_residual_top_chart_shows_q():
+    at = open_page("views/residual.py")
+    names = [d.get("name") for d in charts(at)[0]["data"]]
+    assert "q (drafter)" in names

@@ -31,7 +31,8 @@ def test_plots_import_neither_streamlit_nor_torch():
 
 def test_residual_stack_adds_up_to_p():
     fig = plots.residual_stack(SEED.vocab, P, Q)
-    overlap, rest, p = fig.data
+    overlap, rest, p, q = fig.data
+    assert list(q.y) == [float(x) for x in Q] and q.name == "q (drafter)"
     assert [a + b for a, b in zip(overlap.y, rest.y)] == pytest.approx([float(x) for x in P])
     assert list(overlap.text) == [str(x) for x in rule.overlap(P, Q)]
     assert "α = 9/10" in fig.layout.title.text
