@@ -286,3 +286,32 @@ def best_gamma_verdict(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA) -> dict:
         kind = "speculate"
         message = f"Speculate with γ = {g}: {float(s):.2f}× plain decoding, the peak of the curve."
     return {"gamma": g, "speedup": s, "kind": kind, "message": message}
+
+
+def measured_vs_formula(accepted_per_round, gamma: int, k: float = 2) -> dict:
+    """Measured tokens per round against the i.i.d. formula at the measured α, with standard errors.
+
+    Each round is one independent unit: it accepted ``k_i`` drafts, checked
+    min(k_i + 1, gamma) of them and emitted k_i + 1 tokens. α is their ratio
+    (``stats.ratio_se``), tokens per round their mean (``stats.mean_se``).
+    The gap to (1 − α^(γ+1)) / (1 − α) is "within noise" when it is at most
+    ``k`` standard errors of the measured mean, else "beyond noise".
+
+    >>> m = measured_vs_formula([4, 0, 2, 4, 1, 3], 4)
+    >>> round(m["alpha"].value, 3), round(m["tokens"].value, 3), m["verdict"]
+    (0.778, 3.333, 'within noise')
+    """
+    from .stats import mean_se, ratio_se
+
+    _check(gamma=gamma)
+    ks = list(accepted_per_round)
+    if len(ks) < 2:
+        raise ValueError(f"a standard error needs at least 2 rounds, got {len(ks)}")
+    alpha = ratio_se(ks, [min(x + 1, gamma) for x in ks])
+    tokens = mean_se([x + 1 for x in ks])
+    formula = float(expected_tokens(min(alpha.value, 1.0), gamma))
+    gap = tokens.value - formula
+    within = abs(gap) <= k * tokens.se
+    return {"alpha": alpha, "tokens": tokens, "formula_tokens": formula, "gap": gap, "rounds": len(ks),
+            "gap_in_se": gap / tokens.se if tokens.se else (0.0 if gap == 0 else float("inf")),
+            "verdict": "within noise" if within else "beyond noise"}

@@ -136,3 +136,30 @@ def test_residual_top_chart_shows_q():
     at = open_page("views/residual.py")
     names = [d.get("name") for d in charts(at)[0]["data"]]
     assert "q (drafter)" in names
+
+
+# -- measured against the formula, with standard errors (issue 10 item 4) -----------------------
+
+def test_measured_vs_formula_uses_round_level_standard_errors():
+    import random
+
+    from specsim import stats
+    ks = [3, 0, 1, 3, 2]
+    m = formulas.measured_vs_formula(ks, 3)
+    assert m["alpha"] == stats.ratio_se(ks, [3, 1, 2, 3, 3])
+    assert m["tokens"] == stats.mean_se([4, 1, 2, 4, 3])
+    assert m["rounds"] == 5
+    # i.i.d. acceptances (fixed seed): 1,500 rounds put the gap within two standard errors
+    rng, gamma, alpha = random.Random(0), 4, 0.7
+    rounds = []
+    for _ in range(1500):
+        k = 0
+        while k < gamma and rng.random() < alpha:
+            k += 1
+        rounds.append(k)
+    m = formulas.measured_vs_formula(rounds, gamma)
+    assert m["verdict"] == "within noise" and m["tokens"].se < 0.05
+    # all-or-nothing rounds (strongly clustered acceptances): beyond noise at that α
+    assert formulas.measured_vs_formula([4] * 500 + [0] * 500, 4)["verdict"] == "beyond noise"
+    with pytest.raises(ValueError, match="at least 2 rounds"):
+        formulas.measured_vs_formula([1], 4)
