@@ -163,3 +163,20 @@ def test_measured_vs_formula_uses_round_level_standard_errors():
     assert formulas.measured_vs_formula([4] * 500 + [0] * 500, 4)["verdict"] == "beyond noise"
     with pytest.raises(ValueError, match="at least 2 rounds"):
         formulas.measured_vs_formula([1], 4)
+
+
+# -- Tiny GPT ------------------------------------------------------------------------------------
+
+def test_tiny_gpt_shows_standard_errors_and_gui_wording():
+    import torch
+    at = open_page("views/tiny_gpt.py", timeout=300)
+    assert not at.error, [e.value for e in at.error]
+    values = {m.label: m.value for m in at.metric}
+    assert " ± " in values["α measured"] and " ± " in values["tokens per round, measured"]
+    assert any("standard errors" in c.value and "noise" in c.value for c in at.caption)
+    names = [d.get("name") for fig in charts(at) for d in fig["data"]]
+    assert "bonus (all accepted)" in names and "may attend" in names
+    if not torch.cuda.is_available():
+        at.radio(key="gpt-device").set_value("cuda")
+        at.button[0].click().run()
+        assert any('choose device "cpu"' in e.value and "--device" not in e.value for e in at.error)
