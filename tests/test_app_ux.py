@@ -180,3 +180,13 @@ def test_tiny_gpt_shows_standard_errors_and_gui_wording():
         at.radio(key="gpt-device").set_value("cuda")
         at.button[0].click().run()
         assert any('choose device "cpu"' in e.value and "--device" not in e.value for e in at.error)
+
+
+# -- Home ----------------------------------------------------------------------------------------
+
+def test_home_explains_the_token_chips():
+    at = open_page("views/home.py")
+    legend = next(m.value for m in at.markdown if "replacement (from the residual)" in m.value)
+    for label in ("context", "accepted draft", "rejected draft", "bonus (from p)", "drafted, not yet verified"):
+        assert label in legend
+    assert charts(at)[0]["layout"]["xaxis"]["type"] == "category"
