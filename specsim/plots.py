@@ -319,15 +319,15 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
     5-8 look different; ``max_gamma`` is the search limit.
     """
     top_g = max([v for row in best_gammas for v in row] + [1]) if max_gamma is None else max_gamma
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.2,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.14,  # stacked: readable at 420 px too
                         subplot_titles=(f"best γ (searched up to {top_g})", "best speedup (×)"))
     slower = [[float(s) <= 1 for s in row] for row in best_speedups]
     g = [[None if sl else v for v, sl in zip(row, srow)] for row, srow in zip(best_gammas, slower)]
     s = [[None if sl else float(v) for v, sl in zip(row, srow)] for row, srow in zip(best_speedups, slower)]
     grey = [[1 if sl else None for sl in srow] for srow in slower]
-    for col in (1, 2):
+    for row in (1, 2):
         fig.add_heatmap(x=list(alphas), y=list(costs), z=grey, showscale=False, hoverinfo="skip",
-                        colorscale=[[0, MUTED], [1, MUTED]], row=1, col=col)
+                        colorscale=[[0, MUTED], [1, MUTED]], row=row, col=1)
     bins = gamma_bins(top_g)
     palette = [pc.sample_colorscale("Viridis", i / max(len(bins) - 1, 1))[0] for i in range(len(bins))]
     scale = []
@@ -337,23 +337,23 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
     names = [f"{lo}" if lo == hi else f"{lo}-{hi}" for lo, hi in bins]
     fig.add_heatmap(x=list(alphas), y=list(costs), z=zb, customdata=g, colorscale=scale, row=1, col=1,
                     zmin=-0.5, zmax=len(bins) - 0.5,
-                    colorbar=dict(title="γ", x=0.41, len=0.9, thickness=14, tickvals=list(range(len(bins))),
+                    colorbar=dict(title="γ", y=0.79, len=0.42, thickness=14, tickvals=list(range(len(bins))),
                                   ticktext=names),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: best γ = %{customdata}<extra></extra>")
     top = max([v for row in s for v in row if v is not None] + [1.0])
-    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="YlGnBu", row=1, col=2, zmin=1,
-                    zmax=min(top, SPEEDUP_CAP), colorbar=dict(title="×", len=0.9, thickness=14),
+    fig.add_heatmap(x=list(alphas), y=list(costs), z=s, colorscale="YlGnBu", row=2, col=1, zmin=1,
+                    zmax=min(top, SPEEDUP_CAP), colorbar=dict(title="×", y=0.21, len=0.42, thickness=14),
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{z:.2f}×<extra></extra>")
     if mark is not None:
-        for col in (1, 2):
+        for row in (1, 2):
             fig.add_scatter(x=[float(mark[0])], y=[float(mark[1])], mode="markers", showlegend=False,
                             marker=dict(symbol="x", size=14, color="white", line=dict(width=2, color="black")),
-                            hovertemplate="chosen α, c<extra></extra>", row=1, col=col)
-    fig.add_annotation(text="grey: slower than plain decoding for every γ", xref="paper", yref="paper",
-                       x=0, y=-0.22, showarrow=False, font_size=12)
+                            hovertemplate="chosen α, c<extra></extra>", row=row, col=1)
     fig.update_xaxes(title_text="α (acceptance rate)")
-    fig.update_yaxes(title_text="c (drafter step / target step)")
-    return style(fig, None, height=420)
+    fig.update_yaxes(title_text="c (drafter / target step)")
+    fig = style(fig, "grey: slower than plain decoding for every γ; ✕: your α and c", height=720)
+    fig.update_layout(title_font_size=13, margin_b=60)
+    return fig
 
 
 def expected_tokens_curve(gammas: Sequence[int], exact_tokens: Sequence, iid_tokens: Sequence,
