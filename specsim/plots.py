@@ -234,7 +234,7 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
                                 marker=dict(colors=colours, line=dict(color="white", width=1)),
                                 branchvalues="remainder", hovertext=hover,
                                 hovertemplate="%{hovertext}<br>share of the round: %{percentRoot:.2%}<extra></extra>",
-                                insidetextorientation="horizontal", sort=False, textfont_size=14))
+                                insidetextorientation="horizontal", sort=False, textfont_size=18))
     ctx = shorten(" ".join(context))
     fig.add_annotation(text="rings, from the centre: 1st, 2nd, 3rd … emitted token; "
                        f"{STOP} = the round stops there<br>colour = tokens the round emits: " + ", ".join(
@@ -243,7 +243,7 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
                        xref="paper", yref="paper", x=0, y=-0.02, yanchor="top", showarrow=False,
                        font_size=12, align="left")
     fig = style(fig, f"{len(outcomes)} outcomes of one round from context \"{ctx}\"", height=560)
-    fig.update_layout(margin_b=60)
+    fig.update_layout(margin_b=60, uniformtext_mode=False)  # each slice's label as large as it fits
     return fig
 
 

@@ -48,15 +48,15 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     labels = list(query_labels) if query_labels is not None else [f"query {i}" for i in range(rows)]
     seen_lr = lower.sum(axis=1).tolist()
     seen_ul = upper.sum(axis=1).tolist()
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, shared_yaxes=True, subplot_titles=(
-        f"correct (lower-right): query i<br>sees keys 0..n+i; counts {seen_lr}",
-        f"wrong (upper-left, is_causal<br>with L ≠ S): counts {seen_ul}"))
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(  # stacked: fits 420 px
+        f"correct (lower-right): query i sees keys 0..n+i; counts {seen_lr}",
+        f"wrong (upper-left, is_causal with L ≠ S): counts {seen_ul}"))
     for col, grid in ((1, lower), (2, upper)):
         z = grid[:, first:].astype(int).tolist()
         fig.add_heatmap(x=keys, y=labels, z=z, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
-                        colorscale=[[0, HIDDEN], [1, VISIBLE]], row=1, col=col,
+                        colorscale=[[0, HIDDEN], [1, VISIBLE]], row=col, col=1,
                         hovertemplate="%{y} → key %{x}: %{z}<extra>1 = may attend</extra>")
-        fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=1, col=col)
+        fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=col, col=1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text=f"key position (dashed: {n} cached keys | {rows} new)"
                      + (f"; keys 0..{first - 1} not drawn" if first else ""))
@@ -66,7 +66,7 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
                         marker=dict(symbol="square", size=14, color=colour, line=dict(width=1, color=GREY)))
     fig.add_scatter(x=[None], y=[None], mode="lines", name="end of the cached keys",
                     line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"))
-    style(fig, "Which keys each verification query may attend to (keys seen per query)", height=380)
+    style(fig, "Which keys each verification query may attend to (keys seen per query)", height=560)
     return fig
 
 
