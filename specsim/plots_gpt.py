@@ -49,8 +49,8 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     seen_lr = lower.sum(axis=1).tolist()
     seen_ul = upper.sum(axis=1).tolist()
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(  # stacked: fits 420 px
-        f"correct (lower-right): query i sees keys 0..n+i; counts {seen_lr}",
-        f"wrong (upper-left, is_causal with L ≠ S): counts {seen_ul}"))
+        f"correct (lower-right): query i sees keys 0..n+i<br>keys seen: {seen_lr}",
+        f"wrong (upper-left, is_causal with L ≠ S)<br>keys seen: {seen_ul}"))
     for col, grid in ((1, lower), (2, upper)):
         z = grid[:, first:].astype(int).tolist()
         fig.add_heatmap(x=keys, y=labels, z=z, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
@@ -124,7 +124,7 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
-        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q)={acceptance[i]:.2f}, u={u[i]:.2f}")
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {acceptance[i]:.2f}<br>u {u[i]:.2f}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])
@@ -138,12 +138,12 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
                         hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>", row=1, col=i + 1)
     top = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
     fig.update_layout(barmode="group")
-    fig.update_annotations(font_size=12)
+    fig.update_annotations(font_size=11)
     fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
-    fig.update_xaxes(title_text="token (top by max(p, q))")
-    style(fig, None, None, None, height=360)
-    fig.update_layout(margin_t=70)
+    fig.update_xaxes(title_text="token")
+    style(fig, f"p and q at each drafted position (top {top} tokens by max(p, q); the draft outlined)", height=380)
+    fig.update_layout(margin_t=fig.layout.margin.t + 50)
     return categorical(fig)
 
 
