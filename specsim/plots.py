@@ -137,7 +137,7 @@ def pq_bars(vocab: Sequence[str], p: Sequence, q: Sequence, title: str | None = 
 def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
     """Four panels: p and q; min(p, q); max(0, p − q); the normalized residual r."""
     over, ex, r = rule.overlap(p, q), rule.excess(p, q), rule.residual(p, q)
-    titles = ("p and q", "min(p, q):<br>accepted as drafted", "max(0, p − q):<br>under-proposed",
+    titles = ("p and q", "min(p, q):<br>accepted<br>as drafted", "max(0, p − q):<br>under-<br>proposed",
               "r = max(0, p − q)<br>/ Σ max(0, p − q)" if r is not None else "r: undefined<br>(p ≤ q everywhere)")
     fig = make_subplots(rows=1, cols=4, subplot_titles=titles, shared_yaxes=True,
                         horizontal_spacing=0.04)
@@ -158,11 +158,11 @@ def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure
                     hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>")
     fig.update_traces(textfont_size=12)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15])
-    fig.update_annotations(font_size=13)
+    fig.update_annotations(font_size=11)
     fig.update_xaxes(title_text="token")
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
-    style(fig, None, None, None, height=400)
-    fig.update_layout(margin_t=70)
+    style(fig, None, None, None, height=420)
+    fig.update_layout(margin_t=90)
     return categorical(fig)
 
 

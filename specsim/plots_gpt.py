@@ -59,7 +59,7 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
         fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=col, col=1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text=f"key position (dashed: {n} cached keys | {rows} new)"
-                     + (f"; keys 0..{first - 1} not drawn" if first else ""))
+                     + (f"; keys 0..{first - 1} not drawn" if first else ""), row=2, col=1)
     fig.update_annotations(font_size=13)
     for name, colour in (("may attend", VISIBLE), ("hidden", HIDDEN)):  # a legend for the two colours
         fig.add_scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True,
@@ -136,10 +136,10 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
             fig.add_bar(x=x, y=[row[t] for t in order], name=name, marker_color=colour, showlegend=i == 0,
                         legendgroup=name, marker_line=dict(width=[3 if t == d else 0 for t in order], color="black"),
                         hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>", row=1, col=i + 1)
-    top = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
+    peak = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
     fig.update_layout(barmode="group")
     fig.update_annotations(font_size=11)
-    fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
+    fig.update_yaxes(range=[0, min(1.0, peak * 1.15)])
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
     fig.update_xaxes(title_text="token")
     style(fig, f"p and q at each drafted position (top {top} tokens by max(p, q); the draft outlined)", height=380)

@@ -222,3 +222,11 @@ def test_tokens_per_round_legend_matches_bar_colours():
     assert colours["bonus (all accepted)"] == plots.BONUS_COLOR
     assert colours["replacement (residual)"] == plots.RESIDUAL_COLOR
     assert list(fig.data[2].y) == [1, 0, 0] and list(fig.data[1].y) == [0, 1, 1]
+
+
+def test_draft_rows_title_names_the_number_of_tokens_shown():
+    p = [[0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05]] * 3
+    q = [[0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]] * 2
+    fig = plots_gpt.draft_rows("abcdefgh", p, q, [7, 0], [0.5, 1.0], [0.7, 0.2], [False], top=4)
+    assert "top 4 tokens" in fig.layout.title.text.replace("<br>", " ")
+    legend_below(fig)
