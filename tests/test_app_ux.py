@@ -189,3 +189,24 @@ def test_home_explains_the_token_chips():
     labels = ("context", "accepted draft", "rejected draft", "bonus (from p)", "drafted, not yet verified")
     assert any(all(f">{label}</span>" in m.value for label in labels) for m in at.markdown)
     assert charts(at)[0]["layout"]["xaxis"]["type"] == "category"
+
+
+# -- Try-it query parameters -------------------------------------------------------------------
+
+def test_tryit_parsing_is_strict():
+    import tryit
+    assert tryit.number("alpha", 0, 0.99, {"alpha": "0.9"}) == 0.9
+    for bad in ("0.9x", "١", "1e-3", "-0.5", "0.999999999", "2", "", " 0.5", "0.5.5"):
+        assert tryit.number("alpha", 0, 0.99, {"alpha": bad}) is None, bad
+    assert tryit.number("alpha", 0, 0.99, {}) is None
+
+
+def test_speedup_opens_with_the_lessons_settings_and_a_way_back():
+    at = AppTest.from_file(str(ENTRY), default_timeout=30)
+    at.query_params.update({"alpha": "0.9", "c": "0.2", "from_lesson": "8"})
+    at.run()
+    at.switch_page("views/speedup.py").run()
+    assert not at.exception
+    assert at.slider(key="sp-alpha").value == 0.9 and at.slider(key="sp-cost").value == 0.2
+    links = [el.proto for el in at.get("page_link")]
+    assert any(link.label == "← back to lesson 8" for link in links)

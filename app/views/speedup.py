@@ -2,10 +2,12 @@
 import streamlit as st
 
 import cached
+import tryit
 import widgets
 from specsim import bounds, formulas, plots
 
 st.title("Speedup and the best γ")
+tryit.back_to_lesson()
 st.markdown(
     "A round drafts γ tokens (each costing **c** target steps) and verifies them in one target pass. "
     "If every draft is accepted independently with the same rate **α**, a round emits "
@@ -13,9 +15,10 @@ st.markdown(
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
 c1, c2, c3 = st.columns(3)
-alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, 0.8, 0.01, key="sp-alpha")
+alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, tryit.number("alpha", 0.0, 0.99) or 0.8, 0.01, key="sp-alpha")
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
-cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, 0.05, 0.01, key="sp-cost")
+cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, tryit.number("c", 0.0, C_MAX) or 0.05, 0.01,
+                   key="sp-cost")
 max_gamma = int(c3.number_input("largest γ searched", 1, 64, formulas.DEFAULT_MAX_GAMMA, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
