@@ -4,6 +4,7 @@ import inspect
 import streamlit as st
 
 import cached
+import tryit
 import widgets
 from specsim import bounds, pitfalls, plots, plots_rounds
 from specsim.rule import RoundRule
@@ -14,6 +15,7 @@ def title(name: str) -> str:
     return pitfalls.DESCRIPTIONS.get(name, {}).get("title") or name
 
 st.title("Pitfalls lab")
+tryit.back_to_lesson()
 st.markdown("Each broken rule is a variant of the same round, run through the exact engine. The damage is "
             "the **total variation distance** between the distribution of the next N tokens it produces and "
             "the one it should produce: an exact fraction, 0 only when the rule is still exact.")
@@ -29,7 +31,9 @@ if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma)
     st.stop()
 
 names = [n for n in pitfalls.PITFALLS if n != "correct"] + ["correct"]
+wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
 name = st.selectbox("rule", names, key="pit-rule", format_func=title,
+                    index=names.index(wanted) if wanted in names else 0,
                     help="every broken rule, and the correct one to compare")
 pit = pitfalls.get(name)
 lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, gamma, n_tokens)}
