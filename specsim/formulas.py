@@ -242,3 +242,76 @@ def extra_pass_speedup(alpha, gamma: int, cost):
     _check(alpha=alpha, gamma=gamma, cost=cost)
     alpha = _exact(alpha)
     return expected_tokens(alpha, gamma) / (round_cost(gamma, cost) + 1 - alpha ** gamma)
+
+
+VERDICTS = ("speculate", "limit-reached", "don't speculate", "tie")
+
+
+def best_gamma_verdict(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA) -> dict:
+    """The best gamma searched, its speedup, and what it means for the reader.
+
+    ``kind`` is one of ``VERDICTS``:
+
+    - "speculate": the best gamma beats plain decoding and is a true peak;
+    - "limit-reached": it beats plain decoding but gamma = max_gamma + 1 would
+      be faster still, so the search limit, not the curve, chose it;
+    - "don't speculate": every gamma is slower than plain decoding;
+    - "tie": the best speedup is exactly 1 (e.g. alpha = 0 with a free drafter):
+      speculation neither gains nor loses.
+
+    Returns {"gamma", "speedup", "kind", "message"}.
+
+    >>> v = best_gamma_verdict(Fraction(99, 100), 0, 32)
+    >>> v["gamma"], v["kind"]
+    (32, 'limit-reached')
+    >>> best_gamma_verdict(0, 0)["kind"], best_gamma_verdict(Fraction(1, 10), Fraction(1, 2))["kind"]
+    ('tie', "don't speculate")
+    >>> best_gamma_verdict(Fraction(4, 5), Fraction(1, 20))["gamma"]
+    8
+    """
+    g, s = best_gamma(alpha, cost, max_gamma)
+    if s < 1:
+        kind = "don't speculate"
+        message = (f"Don't speculate: with this α and c every γ up to {max_gamma} is slower than plain "
+                   f"decoding (the best, γ = {g}, reaches only {float(s):.2f}×).")
+    elif s == 1:
+        kind = "tie"
+        message = ("A tie: the best speedup is exactly 1×. The drafts are never accepted or the drafter "
+                   "costs exactly what it saves, so speculating neither gains nor loses time.")
+    elif g == max_gamma and speedup(alpha, g + 1, cost) > s:
+        kind = "limit-reached"
+        message = (f"γ = {g} is the search limit, not a peak: the speedup still grows beyond it "
+                   f"(γ = {g + 1} gives {float(speedup(alpha, g + 1, cost)):.3f}×). Raise the largest γ searched.")
+    else:
+        kind = "speculate"
+        message = f"Speculate with γ = {g}: {float(s):.2f}× plain decoding, the peak of the curve."
+    return {"gamma": g, "speedup": s, "kind": kind, "message": message}
+
+
+def measured_vs_formula(accepted_per_round, gamma: int, k: float = 2) -> dict:
+    """Measured tokens per round against the i.i.d. formula at the measured α, with standard errors.
+
+    Each round is one independent unit: it accepted ``k_i`` drafts, checked
+    min(k_i + 1, gamma) of them and emitted k_i + 1 tokens. α is their ratio
+    (``stats.ratio_se``), tokens per round their mean (``stats.mean_se``).
+    The gap to (1 − α^(γ+1)) / (1 − α) is "within noise" when it is at most
+    ``k`` standard errors of the measured mean, else "beyond noise".
+
+    >>> m = measured_vs_formula([4, 0, 2, 4, 1, 3], 4)
+    >>> round(m["alpha"].value, 3), round(m["tokens"].value, 3), m["verdict"]
+    (0.778, 3.333, 'within noise')
+    """
+    from .stats import mean_se, ratio_se
+
+    _check(gamma=gamma)
+    ks = list(accepted_per_round)
+    if len(ks) < 2:
+        raise ValueError(f"a standard error needs at least 2 rounds, got {len(ks)}")
+    alpha = ratio_se(ks, [min(x + 1, gamma) for x in ks])
+    tokens = mean_se([x + 1 for x in ks])
+    formula = float(expected_tokens(min(alpha.value, 1.0), gamma))
+    gap = tokens.value - formula
+    within = abs(gap) <= k * tokens.se
+    return {"alpha": alpha, "tokens": tokens, "formula_tokens": formula, "gap": gap, "rounds": len(ks),
+            "gap_in_se": gap / tokens.se if tokens.se else (0.0 if gap == 0 else float("inf")),
+            "verdict": "within noise" if within else "beyond noise"}

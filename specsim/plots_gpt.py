@@ -9,7 +9,7 @@ Example
 >>> from specsim.gpt.masks import lower_right_grid, upper_left_grid
 >>> fig = mask_pair(lower_right_grid(5, 3), upper_left_grid(5, 3), n=5)
 >>> [t.type for t in fig.data]
-['heatmap', 'heatmap']
+['heatmap', 'heatmap', 'scatter', 'scatter', 'scatter']
 >>> cache = {"target": {"start": 5, "before_verify": 5, "after_verify": 9, "after_crop": 7},
 ...          "draft": {"start": 5, "before_verify": 8, "after_verify": 8, "after_crop": 7}}
 >>> cache_slots(cache, gamma=3, k=1).layout.meta
@@ -24,7 +24,7 @@ from plotly.subplots import make_subplots
 
 from .colors import PANEL, PREFIX, WHITE
 from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
-                    style)
+                    categorical, style)
 
 HIDDEN, VISIBLE = PANEL, P_COLOR
 
@@ -48,20 +48,26 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     labels = list(query_labels) if query_labels is not None else [f"query {i}" for i in range(rows)]
     seen_lr = lower.sum(axis=1).tolist()
     seen_ul = upper.sum(axis=1).tolist()
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, shared_yaxes=True, subplot_titles=(
-        f"lower-right (correct): query i sees keys 0..n+i → {seen_lr}",
-        f"upper-left (wrong, is_causal with L ≠ S): sees {seen_ul}"))
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, subplot_titles=(  # stacked: fits 420 px
+        f"correct (lower-right): query i sees keys 0..n+i<br>keys seen: {seen_lr}",
+        f"wrong (upper-left, is_causal with L ≠ S)<br>keys seen: {seen_ul}"))
     for col, grid in ((1, lower), (2, upper)):
         z = grid[:, first:].astype(int).tolist()
         fig.add_heatmap(x=keys, y=labels, z=z, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
-                        colorscale=[[0, HIDDEN], [1, VISIBLE]], row=1, col=col,
+                        colorscale=[[0, HIDDEN], [1, VISIBLE]], row=col, col=1,
                         hovertemplate="%{y} → key %{x}: %{z}<extra>1 = may attend</extra>")
-        fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=1, col=col)
+        fig.add_vline(x=n - 0.5, line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"), row=col, col=1)
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text=f"key position (dashed: {n} cached keys | {rows} new)"
-                     + (f"; keys 0..{first - 1} not drawn" if first else ""))
+                     + (f"; keys 0..{first - 1} not drawn" if first else ""), row=2, col=1)
     fig.update_annotations(font_size=13)
-    return style(fig, None, height=300)
+    for name, colour in (("may attend", VISIBLE), ("hidden", HIDDEN)):  # a legend for the two colours
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True,
+                        marker=dict(symbol="square", size=14, color=colour, line=dict(width=1, color=GREY)))
+    fig.add_scatter(x=[None], y=[None], mode="lines", name="end of the cached keys",
+                    line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"))
+    style(fig, "Which keys each verification query may attend to (keys seen per query)", height=560)
+    return fig
 
 
 CACHE_COLORS = {"prefix": PREFIX, "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
@@ -118,7 +124,7 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
-        titles.append(f"'{show_char(vocab[d])}': min(1,p/q)={acceptance[i]:.2f}, u={u[i]:.2f}, {verdict}")
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {acceptance[i]:.2f}<br>u {u[i]:.2f}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])
@@ -130,15 +136,15 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
             fig.add_bar(x=x, y=[row[t] for t in order], name=name, marker_color=colour, showlegend=i == 0,
                         legendgroup=name, marker_line=dict(width=[3 if t == d else 0 for t in order], color="black"),
                         hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>", row=1, col=i + 1)
-    top = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
+    peak = max(max(max(p_rows[i]), max(q_rows[i])) for i in range(g))
     fig.update_layout(barmode="group")
-    fig.update_annotations(font_size=12)
-    fig.update_yaxes(range=[0, min(1.0, top * 1.15)])
+    fig.update_annotations(font_size=11)
+    fig.update_yaxes(range=[0, min(1.0, peak * 1.15)])
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
-    fig.update_xaxes(title_text="token (top by max(p, q))")
-    style(fig, None, None, None, height=340)
-    fig.update_layout(margin_t=70, legend=dict(x=0, xanchor="left", y=1.16))
-    return fig
+    fig.update_xaxes(title_text="token")
+    style(fig, f"p and q at each drafted position (top {top} tokens by max(p, q); the draft outlined)", height=380)
+    fig.update_layout(margin_t=fig.layout.margin.t + 50)
+    return categorical(fig)
 
 
 def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int) -> go.Figure:
@@ -146,8 +152,10 @@ def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int
     rounds = list(range(1, len(emitted) + 1))
     fig = go.Figure()
     fig.add_bar(x=rounds, y=list(accepted), name="accepted drafts", marker_color=OVERLAP_COLOR)
-    fig.add_bar(x=rounds, y=[e - a for e, a in zip(emitted, accepted)], name="replacement or bonus",
-                marker_color=[BONUS_COLOR if a == gamma else RESIDUAL_COLOR for a in accepted])
+    for name, colour, keep in (("replacement (residual)", RESIDUAL_COLOR, lambda a: a < gamma),
+                               ("bonus (all accepted)", BONUS_COLOR, lambda a: a == gamma)):
+        fig.add_bar(x=rounds, y=[e - a if keep(a) else 0 for e, a in zip(emitted, accepted)], name=name,
+                    marker_color=colour)
     fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY)
     fig.update_layout(barmode="stack")
     return style(fig, "tokens per round", "round", "tokens emitted", height=280)

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .plots import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
-                    _floats, exact, style)
+                    _floats, categorical, exact_dec, label, shorten, style)
 
 KIND_COLORS = {"draft": OVERLAP_COLOR, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "bonus": "bonus (from p)"}
@@ -33,8 +33,9 @@ def _bars(fig, vocab, row, name, colour, highlight=None, col=None, showlegend=Tr
     kw = dict(row=1, col=col) if col else {}
     fig.add_bar(x=list(vocab), y=_floats(row), name=name, marker_color=colour, showlegend=showlegend,
                 marker_line=dict(width=line, color="black"), legendgroup=name,
-                text=[exact(v) for v in row], textposition="outside", cliponaxis=False,
-                hovertemplate="%{x}: %{text}<extra>" + name + "</extra>", **kw)
+                text=[label(v) for v in row], customdata=[exact_dec(v) for v in row],
+                textposition="outside", cliponaxis=False,
+                hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", **kw)
 
 
 def _tokens(trace) -> tuple:
@@ -47,16 +48,16 @@ def draft_figure(trace, i: int) -> go.Figure:
     _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, trace.drafts[i])
     if tuple(trace.draft_rows[i]) != tuple(trace.q_rows[i]):
         _bars(fig, _tokens(trace), trace.draft_rows[i], "row actually drafted from", GREY, trace.drafts[i])
-    ctx = " ".join(trace.context + trace.drafts[:i])
+    ctx = shorten(" ".join(trace.context + trace.drafts[:i]))
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="draft")
-    return style(fig, f"draft {i + 1} of {trace.gamma}: after \"{ctx}\" the drafter proposes "
-                      f"\"{trace.drafts[i]}\"", "token", PROBABILITY, height=340)
+    return categorical(style(fig, f"draft {i + 1} of {trace.gamma}: after \"{ctx}\" the drafter proposes "
+                      f"\"{trace.drafts[i]}\"", "token", PROBABILITY, height=340))
 
 
 def verify_figure(trace) -> go.Figure:
     """Step 2: one target pass gives p at every draft position and at the bonus position."""
     g = trace.gamma
-    titles = [f"position {i + 1}: draft \"{trace.drafts[i]}\"" for i in range(g)] + [f"position {g + 1}: bonus"]
+    titles = [f"pos. {i + 1}:<br>draft \"{trace.drafts[i]}\"" for i in range(g)] + [f"pos. {g + 1}:<br>bonus"]
     fig = make_subplots(rows=1, cols=g + 1, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i in range(g + 1):
         _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR,
@@ -69,7 +70,9 @@ def verify_figure(trace) -> go.Figure:
     fig.update_annotations(font_size=13)
     fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
     fig.update_xaxes(title_text="token")
-    return style(fig, f"verify: one target pass scores all {g} drafts (and the bonus position)", height=340)
+    style(fig, f"verify: one target pass scores all {g} drafts (and the bonus position)", height=360)
+    fig.update_layout(margin_t=fig.layout.margin.t + 30)
+    return categorical(fig)
 
 
 def acceptance_figure(trace, i: int) -> go.Figure:
@@ -78,14 +81,15 @@ def acceptance_figure(trace, i: int) -> go.Figure:
     kept = i < trace.accepted
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
                         subplot_titles=(f"p and q at position {i + 1}",
-                                        "u against min(1, p/q), positions so far"))
+                                        "u against min(1, p/q),<br>positions so far"))
     _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR, x, col=1)
     _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, x, col=1)
     pos = [f"{k + 1}: {trace.drafts[k]}" for k in range(i + 1)]
     fig.add_bar(x=pos, y=_floats(trace.acceptance[:i + 1]), name="min(1, p/q)",
                 marker_color=[OVERLAP_COLOR if k < trace.accepted else RESIDUAL_COLOR for k in range(i + 1)],
-                opacity=0.55, text=[exact(a) for a in trace.acceptance[:i + 1]], textposition="inside",
-                hovertemplate="%{x}: keep with probability %{text}<extra></extra>", row=1, col=2)
+                opacity=0.55, text=[label(a) for a in trace.acceptance[:i + 1]], textposition="inside",
+                customdata=[exact_dec(a) for a in trace.acceptance[:i + 1]],
+                hovertemplate="%{x}: keep with probability %{customdata}<extra></extra>", row=1, col=2)
     fig.add_scatter(x=pos, y=trace.u[:i + 1], mode="markers", name="u",
                     marker=dict(symbol="diamond", size=16, color="black"),
                     hovertemplate="%{x}: u = %{y:.3f}<extra></extra>", row=1, col=2)
@@ -96,8 +100,10 @@ def acceptance_figure(trace, i: int) -> go.Figure:
     verdict = "< min(1, p/q): accept" if kept else "≥ min(1, p/q): reject"
     fig.update_layout(barmode="group", meta="accept" if kept else "reject")
     fig.update_annotations(font_size=13)
-    return style(fig, f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
-                      f"(min(1, p/q) = {exact(trace.acceptance[i])})", height=360)
+    style(fig, f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
+               f"(min(1, p/q) = {exact_dec(trace.acceptance[i])})", height=360)
+    fig.update_layout(margin_t=fig.layout.margin.t + 24)
+    return categorical(fig)
 
 
 def correct_figure(trace) -> go.Figure:
@@ -108,8 +114,8 @@ def correct_figure(trace) -> go.Figure:
     _bars(fig, _tokens(trace), trace.q_rows[k], "q (drafter)", Q_COLOR)
     _bars(fig, _tokens(trace), trace.replacement_row, "residual r", RESIDUAL_COLOR, trace.replacement)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="correct")
-    return style(fig, f"correct: draft {k + 1} was rejected; \"{trace.replacement}\" is drawn from "
-                      "r = max(0, p − q) / Σ max(0, p − q)", "token", PROBABILITY, height=340)
+    return categorical(style(fig, f"correct: draft {k + 1} was rejected; \"{trace.replacement}\" is drawn "
+                                  "from r = max(0, p − q) / Σ max(0, p − q)", "token", PROBABILITY, height=340))
 
 
 def bonus_figure(trace) -> go.Figure:
@@ -118,8 +124,8 @@ def bonus_figure(trace) -> go.Figure:
     _bars(fig, _tokens(trace), trace.p_rows[trace.gamma], "p (target) at the bonus position",
           BONUS_COLOR, trace.bonus)
     fig.update_layout(yaxis_range=[0, 1.15], meta="bonus")
-    return style(fig, f"bonus: all {trace.gamma} drafts accepted; \"{trace.bonus}\" is drawn from p "
-                      "(already computed by the same pass)", "token", PROBABILITY, height=340)
+    return categorical(style(fig, f"bonus: all {trace.gamma} drafts accepted; \"{trace.bonus}\" is drawn "
+                                  "from p (already computed by the same pass)", "token", PROBABILITY, height=340))
 
 
 def emit_figure(trace) -> go.Figure:
@@ -133,7 +139,7 @@ def emit_figure(trace) -> go.Figure:
     fig.update_layout(meta="emit")
     return style(fig, f"emitted {len(kinds)} token(s) for 1 target pass: {trace.accepted} accepted "
                       f"draft(s) + {'a bonus' if trace.accepted == trace.gamma else 'a replacement'}",
-                 "emitted token", None, height=260)
+                 "emitted token", None, height=260).update_xaxes(type="category")
 
 
 def event_figure(trace, i: int) -> go.Figure:
@@ -174,8 +180,8 @@ def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: di
     fig = go.Figure()
     for name, dist, colour in (("produced by the rule", produced, RESIDUAL_COLOR), ("target", wanted, P_COLOR)):
         row = [dist.get(s, 0) for s in outcomes]
-        fig.add_bar(x=labels, y=_floats(row), name=name, marker_color=colour, text=[exact(v) for v in row],
+        fig.add_bar(x=labels, y=_floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
                     hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
     fig.update_traces(textposition="none")
     fig.update_layout(barmode="group")
-    return style(fig, title, "next tokens", PROBABILITY, height=380)
+    return categorical(style(fig, title, "next tokens", PROBABILITY, height=380))

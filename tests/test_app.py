@@ -180,7 +180,7 @@ def test_exactness_shows_the_reference_round():
     assert "for all 12 (context, γ) pairs" in at.success[0].value
 
 
-@pytest.mark.parametrize("alpha, cost", [(0.8, 0.05), (0.9, 0.05), (0.6, 0.2), (0.3, 0.5)])
+@pytest.mark.parametrize("alpha, cost", [(0.8, 0.05), (0.9, 0.05), (0.6, 0.2)])  # (0.3, 0.5): test_app_ux
 def test_speedup_best_gamma_matches_formulas_and_cli(alpha, cost, capsys):
     at = open_page("views/speedup.py")
     at.slider(key="sp-alpha").set_value(alpha).run()
@@ -197,7 +197,7 @@ def test_pitfalls_lab_reports_the_library_tv():
     at.selectbox(key="pit-rule").set_value("always-accept").run()
     assert not at.exception
     result = pitfalls.evaluate(pitfalls.get("always-accept"), toy.load_model("seed"), ("a",), 2, 2)
-    assert at.metric[0].value == str(result.total_variation)
+    assert at.metric[0].value.split(" ≈ ")[0] == str(result.total_variation)  # long fractions get a decimal
     assert at.warning and not at.error  # a broken rule is flagged, not an input error
     at.selectbox(key="pit-rule").set_value("correct").run()
     assert at.metric[0].value == "0" and at.success
@@ -231,7 +231,7 @@ def test_tiny_gpt_page():
     assert not at.error, [e.value for e in at.error]
     figs = charts(at)
     assert len(figs) >= 4
-    assert float(at.metric[0].value) > 0  # measured alpha
+    assert float(at.metric[0].value.split(" ± ")[0]) > 0  # measured alpha (± its standard error)
     at.text_area(key="gpt-prompt").set_value("caf\u00e9")
     at.button[0].click().run()  # the form's Generate button
     assert not at.exception

@@ -31,7 +31,8 @@ def test_plots_import_neither_streamlit_nor_torch():
 
 def test_residual_stack_adds_up_to_p():
     fig = plots.residual_stack(SEED.vocab, P, Q)
-    overlap, rest, p = fig.data
+    overlap, rest, p, q = fig.data
+    assert list(q.y) == [float(x) for x in Q] and q.name == "q (drafter)"
     assert [a + b for a, b in zip(overlap.y, rest.y)] == pytest.approx([float(x) for x in P])
     assert list(overlap.text) == [str(x) for x in rule.overlap(P, Q)]
     assert "α = 9/10" in fig.layout.title.text
@@ -65,7 +66,8 @@ def test_outcome_sunburst_has_every_outcome_with_its_probability():
 def test_accepted_distribution_exact_against_iid():
     info = formulas.exact_vs_iid(SEED, ("a",), 3)
     fig = plots.accepted_distribution(info["accepted"], info["iid_accepted"])
-    assert list(fig.data[0].text) == ["1/10", "13/100", "61/500", "81/125"]
+    assert list(fig.data[0].text) == ["1/10", "0.13", "0.122", "0.648"]  # long fractions as decimals
+    assert list(fig.data[0].customdata) == ["1/10", "13/100 ≈ 0.13", "61/500 ≈ 0.122", "81/125 ≈ 0.648"]
     assert sum(fig.data[1].y) == pytest.approx(1.0)
     cartesian_axes_labelled(fig)
 
@@ -94,7 +96,7 @@ def test_expected_tokens_curve():
     rows = [formulas.exact_vs_iid(SEED, ("a",), g) for g in (1, 2, 3)]
     fig = plots.expected_tokens_curve([1, 2, 3], [r["expected_tokens"] for r in rows],
                                       [r["iid_expected_tokens"] for r in rows])
-    assert fig.data[0].text[2] == "1659/500" and fig.data[1].text[2] == "3439/1000"
+    assert fig.data[0].text[2] == "1659/500 ≈ 3.318" and fig.data[1].text[2] == "3439/1000 ≈ 3.439"
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -123,7 +125,8 @@ def test_tokens_per_pass_and_distribution_vs_target():
 
 def test_mask_pair_counts_visible_keys():
     fig = plots_gpt.mask_pair(masks.lower_right_grid(5, 3), masks.upper_left_grid(5, 3), n=5)
-    lower, upper = (np.array(t.z) for t in fig.data)
+    lower, upper = (np.array(t.z) for t in fig.data if t.type == "heatmap")
+    assert [t.name for t in fig.data if t.type == "scatter"] == ["may attend", "hidden", "end of the cached keys"]
     assert lower.sum(axis=1).tolist() == [6, 7, 8, 9]
     assert upper.sum(axis=1).tolist() == [1, 2, 3, 4]
     big = plots_gpt.mask_pair(masks.lower_right_grid(200, 4), masks.upper_left_grid(200, 4), n=200, max_keys=64)
@@ -138,7 +141,7 @@ def test_cache_slots_keep_n_plus_k_plus_one():
     empty = 4
     filled = (z != empty).sum(axis=1).tolist()
     assert filled == [5, 9, 7, 5, 8, 7]
-    assert "= 7 after the rollback" in fig.layout.title.text
+    assert "= 7 after the rollback" in fig.layout.title.text.replace("<br>", " ")
 
 
 def test_draft_rows_outline_the_draft():
@@ -163,3 +166,67 @@ def test_colours_are_defined_once_and_mixed_exactly():
     assert all(c < x < 255 for c, x in zip(rgb, light))  # lighter than the colour, not white
     with pytest.raises(ValueError, match="t must be in"):
         colors.mix("#000000", "#ffffff", 1.5)
+
+
+# -- layout that reads at 420 px: categories, legends below, wrapped titles, labels that fit ----------
+
+def legend_below(fig) -> None:
+    legend = fig.layout.legend
+    assert legend.yref == "container" and legend.y == 0 and legend.yanchor == "bottom"
+
+
+def test_token_axes_are_categorical_even_for_digit_tokens():
+    model = toy.load_model("order2")
+    ctx = (model.vocab[0], model.vocab[0])
+    p, q = model.p(ctx), model.q(ctx)
+    assert set(model.vocab) <= {"0", "1"}  # the tokens that used to turn into a numeric axis
+    figs = [plots.pq_bars(model.vocab, p, q), plots.residual_stack(model.vocab, p, q),
+            plots.residual_panels(model.vocab, p, q)]
+    trace = sampling.trace_round(model, ctx, 2, seed=1)
+    figs += [plots_rounds.event_figure(trace, i) for i in range(len(trace.events()))]
+    for fig in figs:
+        assert fig.layout.xaxis.type == "category", fig.layout.meta
+        legend_below(fig)
+
+
+def test_long_titles_wrap_and_contexts_shorten():
+    assert plots.wrap("a " * 40, 20).count("<br>") >= 3
+    assert all(len(line) <= 20 for line in plots.wrap("word " * 30, 20).split("<br>"))
+    assert plots.wrap("short", 20) == "short"
+    assert plots.shorten("x" * 100, 24) == "…" + "x" * 23
+    trace = sampling.trace_round(SEED, tuple("abc" * 10), 3, seed=0)
+    title = plots_rounds.draft_figure(trace, 2).layout.title.text
+    assert "…" in title and all(len(line) <= 46 for line in title.split("<br>"))
+
+
+def test_long_fractions_get_decimals_and_labels_hide_rather_than_collide():
+    assert plots.label(F(3, 5)) == "3/5" and plots.label(F(729, 1000)) == "0.729"
+    assert plots.exact_dec(F(18211183, 6747300)) == "18211183/6747300 ≈ 2.699"
+    assert plots.exact_dec(F(1, 10)) == "1/10" and plots.exact_dec(F(3)) == "3"
+    fig = plots.pq_bars(SEED.vocab, P, Q)
+    assert fig.layout.uniformtext.mode == "hide" and fig.layout.uniformtext.minsize == 10
+
+
+def test_gamma_colour_scale_is_discrete_by_doubling_bins():
+    assert plots.gamma_bins(32) == [(1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 32)]
+    fig = plots.best_gamma_heatmaps([0.5, 0.9], [0.05], [[2, 8]], [[1.4, 3.0]], max_gamma=32)
+    gamma_map = fig.data[2]
+    assert list(gamma_map.z[0]) == [1, 3] and list(gamma_map.customdata[0]) == [2, 8]
+    assert list(gamma_map.colorbar.ticktext) == ["1", "2", "3-4", "5-8", "9-16", "17-32"]
+    assert "searched up to 32" in fig.layout.annotations[0].text
+
+
+def test_tokens_per_round_legend_matches_bar_colours():
+    fig = plots_gpt.tokens_per_round([5, 2, 3], [4, 1, 2], 4)
+    colours = {t.name: t.marker.color for t in fig.data}
+    assert colours["bonus (all accepted)"] == plots.BONUS_COLOR
+    assert colours["replacement (residual)"] == plots.RESIDUAL_COLOR
+    assert list(fig.data[2].y) == [1, 0, 0] and list(fig.data[1].y) == [0, 1, 1]
+
+
+def test_draft_rows_title_names_the_number_of_tokens_shown():
+    p = [[0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.05, 0.05]] * 3
+    q = [[0.1, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1, 0.1]] * 2
+    fig = plots_gpt.draft_rows("abcdefgh", p, q, [7, 0], [0.5, 1.0], [0.7, 0.2], [False], top=4)
+    assert "top 4 tokens" in fig.layout.title.text.replace("<br>", " ")
+    legend_below(fig)

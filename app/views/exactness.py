@@ -65,10 +65,21 @@ m1.metric("distinct outcomes", len(rd.outcomes))
 m2.metric("E[tokens per round], exact", widgets.fmt(rd.expected_tokens), help=f"{float(rd.expected_tokens):.4f}")
 m3.metric("i.i.d. formula with α of the first position", widgets.fmt(info["iid_expected_tokens"]),
           help=f"α = {widgets.fmt(info['alpha'])}")
+as_table = st.toggle("show the outcomes as a table", key="exact-round-table")
 f1, f2 = st.columns([3, 2])
 with f1:
-    st.plotly_chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
+    if as_table:
+        st.dataframe([{"emitted tokens": " ".join(seq), "tokens": len(seq), "probability": widgets.fmt(pr),
+                       "≈": f"{float(pr):.4f}"} for seq, pr in sorted(rd.outcomes.items(), key=lambda kv: -kv[1])],
+                     hide_index=True, height=420, key="exact-outcomes")
+    else:
+        st.plotly_chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
+        st.caption("Read the sunburst from the centre out: the inner ring is the round's first emitted "
+                   "token, the next ring its second, and so on; a slice's angle is its probability. "
+                   f"{plots.STOP} marks a round that stops there although a longer outcome continues. "
+                   "Hover a slice for its exact probability, or switch to the table.")
 with f2:
     st.plotly_chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
-    st.caption("The exact K distribution differs from the i.i.d. formula because α changes with "
+    st.caption("Bars show short fractions as they are and long ones as decimals (hover for the exact value). "
+               "The exact K distribution differs from the i.i.d. formula because α changes with "
                "the context after each accepted draft; the output distribution is exact either way.")

@@ -38,6 +38,8 @@ st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA},
 left, right = st.columns([2, 3])
 with left:
     st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
+    st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),
+                unsafe_allow_html=True)
     for ev in events[:step]:
         st.markdown("- " + tokens.describe_event(ev, GAMMA))
 with right:

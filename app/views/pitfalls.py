@@ -4,18 +4,18 @@ import inspect
 import streamlit as st
 
 import cached
+import tryit
 import widgets
-from specsim import bounds, pitfalls, plots_rounds
+from specsim import bounds, pitfalls, plots, plots_rounds
 from specsim.rule import RoundRule
 
-SOURCES = {  # which source document a misconception comes from (shared/seeds/README.md)
-    pitfalls.SEED_001: "source 001 (a glossary: verification pass, acceptance rate, rollback)",
-    pitfalls.SEED_002: "source 002 (a glossary: acceptance rule, residual, γ tuning)",
-    pitfalls.SEED_003: "source 003 (the reference page: its sampling-transform caveats)",
-    pitfalls.SEED_004: "source 004 (study notes: the pseudocode's fallback)",
-}
+
+def title(name: str) -> str:
+    """The rule's readable title from pitfalls.json (its slug when a new rule has none yet)."""
+    return pitfalls.DESCRIPTIONS.get(name, {}).get("title") or name
 
 st.title("Pitfalls lab")
+tryit.back_to_lesson()
 st.markdown("Each broken rule is a variant of the same round, run through the exact engine. The damage is "
             "the **total variation distance** between the distribution of the next N tokens it produces and "
             "the one it should produce: an exact fraction, 0 only when the rule is still exact.")
@@ -31,28 +31,33 @@ if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma)
     st.stop()
 
 names = [n for n in pitfalls.PITFALLS if n != "correct"] + ["correct"]
-name = st.selectbox("rule", names, key="pit-rule", help="every broken rule, and the correct one to compare")
+wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
+name = st.selectbox("rule", names, key="pit-rule", format_func=title,
+                    index=names.index(wanted) if wanted in names else 0,
+                    help="every broken rule, and the correct one to compare")
 pit = pitfalls.get(name)
 lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, gamma, n_tokens)}
 result, correct = lab[name], lab["correct"]
 
 m1, m2, m3 = st.columns(3)
-m1.metric(f"TV to the intended distribution (N = {n_tokens})", widgets.fmt(result.total_variation),
+m1.metric(f"TV to the intended distribution (N = {n_tokens})", plots.exact_dec(result.total_variation),
           help=f"≈ {float(result.total_variation):.4f}")
-m2.metric("E[tokens per round]", widgets.fmt(result.expected_tokens),
+m2.metric("E[tokens per round]", plots.exact_dec(result.expected_tokens),
           delta=None if result.expected_tokens == correct.expected_tokens else
           f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
 m3.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 
 (st.success if result.exact else st.warning)(pit.description)
-if pit.source:
-    st.caption(f"Where this comes from: {SOURCES.get(pit.source, pit.source)}.")
+source_text = pitfalls.DESCRIPTIONS.get(name, {}).get("source_text")
+if source_text:
+    st.caption(f"Where this comes from: {source_text}")
 
 produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, n_tokens, name)
 outcomes = sorted(set(produced) | set(wanted))
 st.plotly_chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,
-    f"next {n_tokens} token(s) after \"{' '.join(context)}\" with γ = {gamma}: TV = {widgets.fmt(result.total_variation)}"),
+    f"{title(name)}: next {n_tokens} token(s) after \"{plots.shorten(' '.join(context))}\", γ = {gamma}, "
+    f"TV = {plots.exact_dec(result.total_variation)}"),
     key="pit-bars")
 
 with st.expander("What the rule changes (its source)"):
@@ -62,7 +67,7 @@ with st.expander("What the rule changes (its source)"):
     st.code(inspect.getsource(cls), language="python")
 
 st.subheader("Every rule on this model")
-st.dataframe([{"rule": r.name, "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
-               "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗",
-               "source": (r.source or "")[:3]} for r in lab.values()], hide_index=True,
+st.dataframe([{"rule": title(r.name), "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
+               "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗"}
+              for r in lab.values()], hide_index=True,
              height=38 + 35 * len(lab))

@@ -30,6 +30,14 @@ def load_example():
     st.session_state["res-q"] = ", ".join(str(x) for x in q)
 
 
+def tokens_changed():
+    """A new number of tokens: restart p and q as uniform rows, so the charts never go blank."""
+    n = len(st.session_state["res-tokens"].split())
+    if 0 < n <= MAX_VOCAB and n != len(st.session_state["res-p"].split(",")):
+        st.session_state["res-p"] = st.session_state["res-q"] = ", ".join([f"1/{n}"] * n)
+        st.session_state["res-reset"] = n
+
+
 if "res-tokens" not in st.session_state:
     st.session_state["res-example"] = next(iter(EXAMPLES))
     load_example()
@@ -44,7 +52,9 @@ st.markdown(
 left, right = st.columns([1, 2])
 with left:
     st.selectbox("start from", list(EXAMPLES), key="res-example", on_change=load_example)
-    tokens_text = st.text_input("tokens (separated by spaces)", key="res-tokens")
+    tokens_text = st.text_input("tokens (separated by spaces)", key="res-tokens", on_change=tokens_changed)
+    if st.session_state.pop("res-reset", None):
+        st.info("The number of tokens changed, so p and q restarted as uniform rows: edit them.")
     p_text = st.text_input("p: target distribution", key="res-p")
     q_text = st.text_input("q: drafter distribution", key="res-q")
     normalize = st.checkbox("renormalize p and q if they do not sum to 1", value=False, key="res-norm")
@@ -52,10 +62,15 @@ with left:
 
 try:
     vocab, p, q = rows.parse_rows(tokens_text, p_text, q_text, normalize, max_tokens=MAX_VOCAB)
+    st.session_state["res-last-good"] = (vocab, p, q)
 except toy.ModelError as e:
     with right:
         st.error(str(e))
-    st.stop()
+    if "res-last-good" not in st.session_state:
+        st.stop()
+    vocab, p, q = st.session_state["res-last-good"]
+    with right:
+        st.caption("The charts below show the last rows that were valid.")
 
 a, r = rule.alpha(p, q), rule.residual(p, q)
 with right:

@@ -2,10 +2,12 @@
 import streamlit as st
 
 import cached
+import tryit
 import widgets
 from specsim import bounds, formulas, plots
 
 st.title("Speedup and the best γ")
+tryit.back_to_lesson()
 st.markdown(
     "A round drafts γ tokens (each costing **c** target steps) and verifies them in one target pass. "
     "If every draft is accepted independently with the same rate **α**, a round emits "
@@ -13,27 +15,32 @@ st.markdown(
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
 c1, c2, c3 = st.columns(3)
-alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, 0.8, 0.01, key="sp-alpha")
-cost_f = c2.slider("c: drafter step cost / target step", 0.0, 1.0, 0.05, 0.01, key="sp-cost")
+alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, tryit.number("alpha", 0.0, 0.99) or 0.8, 0.01, key="sp-alpha")
+C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
+cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, tryit.number("c", 0.0, C_MAX) or 0.05, 0.01,
+                   key="sp-cost")
 max_gamma = int(c3.number_input("largest γ searched", 1, 64, formulas.DEFAULT_MAX_GAMMA, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
 curve = cached.speedup_curve(alpha, cost, max_gamma)
-best_g, best_s = curve["best_gamma"], curve["best_speedup"]
+verdict = formulas.best_gamma_verdict(alpha, cost, max_gamma)
+best_g, best_s, kind = verdict["gamma"], verdict["speedup"], verdict["kind"]
 m1, m2, m3 = st.columns(3)
-m1.metric("best γ", best_g)
+m1.metric("best γ", {"don't speculate": "none", "tie": "any"}.get(kind, f"{best_g}"),
+          help="none: plain decoding is faster; any: every γ ties with plain decoding")
 m2.metric("speedup at the best γ", f"{float(best_s):.2f}×")
 m3.metric("E[tokens per round] at the best γ", f"{float(formulas.expected_tokens(alpha, best_g)):.3f}")
-if best_s <= 1:
-    st.warning("With this α and c no γ beats plain decoding: the drafter costs more than it saves.")
-st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"], (best_g, best_s),
+{"speculate": st.success, "limit-reached": st.warning, "don't speculate": st.error, "tie": st.info}[kind](
+    verdict["message"])
+st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
+                                    (best_g, best_s) if kind in ("speculate", "limit-reached") else None,
                                     f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
                 key="sp-curve")
 
 st.subheader("Best γ over α and c")
 grid = cached.best_gamma_grid(max_gamma)
 st.plotly_chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
-                                          mark=(alpha_f, cost_f)), key="sp-heat")
+                                          mark=(alpha_f, cost_f), max_gamma=max_gamma), key="sp-heat")
 
 st.subheader("The source's two tables")
 for table in formulas.speedup_tables(max_gamma=max_gamma):

@@ -1,7 +1,7 @@
 """Tiny GPT: real speculative decoding with a GPT pair, its mask and its KV cache opened up.
 
 The only page that imports torch (through ``specsim.gpt.api``). The model pair
-loads once per (drafter, device) with ``st.cache_resource``. Set
+loads once per (drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set
 ``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones.
 """
 import os
@@ -9,7 +9,7 @@ import os
 import streamlit as st
 
 import tokens
-from specsim import plots_gpt
+from specsim import formulas, plots_gpt
 from specsim.gpt import masks
 
 
@@ -24,40 +24,66 @@ st.markdown("A character-level GPT **target** and a much smaller **drafter** run
             "**lower-right** causal mask over its KV cache, and both caches are **rolled back** to the "
             "accepted prefix.")
 
-with st.sidebar.form("gpt-form"):
-    prompt = st.text_area("prompt", "def ", key="gpt-prompt", help="newline and printable ASCII")
-    n_tokens = st.slider("characters to generate", 8, 200, 80, key="gpt-n")
-    gamma = st.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
-    temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
-    draft = st.radio("drafter", ["distilled", "trained"], key="gpt-draft", horizontal=True,
+with st.expander("Settings", expanded=True), st.form("gpt-form"):
+    f1, f2 = st.columns(2)
+    prompt = f1.text_area("prompt", "def ", key="gpt-prompt", help="newline and printable ASCII", height=100)
+    n_tokens = f2.slider("characters to generate", 8, 400, 80, key="gpt-n",
+                         help="more characters give more rounds and smaller standard errors")
+    gamma = f2.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
+    f3, f4, f5, f6 = st.columns(4)
+    temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
+    draft = f4.radio("drafter", ["distilled", "trained"], key="gpt-draft", horizontal=True,
                      help="distilled: trained to match the target's p; trained: trained on the corpus alone")
-    device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
-    seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
+    device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
+    seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 
 
-@st.cache_resource(show_spinner="Loading the tiny GPT pair…")
+@st.cache_resource
+def store() -> dict:
+    """Loaded pairs and finished runs, shared by every session (computed below, with progress bars)."""
+    return {"pairs": {}, "runs": {}}
+
+
 def get_pair(draft: str, device: str, weights_dir):
-    from specsim.gpt import api, bench
+    pairs, key = store()["pairs"], (draft, device, weights_dir)
+    if key not in pairs:
+        with st.status("Loading the tiny GPT pair…", expanded=True) as status:
+            bar = st.progress(0.0, "importing PyTorch")
+            from specsim.gpt import api, bench
 
-    pair = api.load_pair(draft, device, weights_dir)
-    bench.prepare(pair)
-    return pair
+            bar.progress(0.4, "reading the weights of the target and the drafter")
+            pair = api.load_pair(draft, device, weights_dir)
+            bar.progress(0.8, "warming both models up")
+            bench.prepare(pair)
+            bar.progress(1.0, "loaded")
+            status.update(label="Tiny GPT pair loaded", state="complete", expanded=False)
+        pairs[key] = pair
+    return pairs[key]
 
 
-@st.cache_resource(max_entries=16, show_spinner="Generating, then timing plain decoding and one step of each model…")
 def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
-    from specsim.gpt import bench
-
+    runs, key = store()["runs"], (draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
     pair = get_pair(draft, device, weights_dir)
-    return pair, bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed)
+    if key not in runs:
+        from specsim.gpt import bench
+
+        with st.status("Generating, then timing plain decoding and one step of each model…") as status:
+            bar = st.progress(0.0, "starting")
+            runs[key] = bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed,
+                                            progress=lambda f, text: bar.progress(f, text))
+            status.update(label="Generated and timed", state="complete", expanded=False)
+        while len(runs) > 16:
+            runs.pop(next(iter(runs)))
+    return pair, runs[key]
 
 
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
 try:
     pair, result = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
 except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or damaged weights
-    st.error(f"Cannot run the tiny GPT: {e}")
+    message = str(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
+    st.error(f"Cannot run the tiny GPT: {message}")
     st.stop()
 gen, seconds, costs, rates = result.generation, result.seconds, result.costs, result.rates
 
@@ -71,23 +97,37 @@ st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html
 
 # -- live numbers: measured against the formula ----------------------------------
 alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
-tokens_per_round = rates["tokens_per_round"]
-m = st.columns(6)
-m[0].metric("α measured", f"{alpha:.3f}" if alpha is not None else "—", help="accepted drafts / checked drafts")
-m[1].metric("tokens per round", f"{tokens_per_round:.2f}",
-            help=f"{len(gen.rounds)} rounds, {gen.target_passes} target passes")
-m[2].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'][gamma] * 1e3:.2f} ms / target step "
+check = formulas.measured_vs_formula(gen.accepted_per_round, gamma) if len(gen.rounds) >= 2 else None
+a_se = f" ± {check['alpha'].se:.3f}" if check else ""
+m = st.columns(3)
+m[0].metric("α measured", f"{alpha:.3f}{a_se}" if alpha is not None else "—",
+            help="accepted drafts / checked drafts, ± one standard error over rounds")
+m[1].metric("tokens per round, measured", f"{check['tokens'].value:.2f} ± {check['tokens'].se:.2f}" if check else
+            f"{rates['tokens_per_round']:.2f}", help=f"{len(gen.rounds)} rounds, {gen.target_passes} target passes; "
+                                                      "± one standard error over rounds")
+if check:
+    m[2].metric("tokens per round, formula at the measured α", f"{check['formula_tokens']:.2f}",
+                delta=f"gap {check['gap']:+.2f} = {check['gap_in_se']:+.1f} SE: {check['verdict']}", delta_color="off",
+                help="(1 − α^(γ+1)) / (1 − α): what i.i.d. acceptances at the measured α would give")
+m = st.columns(3)
+m[0].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'][gamma] * 1e3:.2f} ms / target step "
                                               f"{costs['target'] * 1e3:.2f} ms; verifying γ + 1 positions costs "
                                               f"{verify_ratio:.2f} target steps")
-m[3].metric("speedup measured", f"{result.speedup:.2f}×",
+m[1].metric("speedup measured", f"{result.speedup:.2f}×",
             help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms "
                  f"for {n_tokens} characters on {pair.device} (fastest of {result.runs} runs each)")
-if alpha is not None:
-    m[4].metric("speedup, formula", f"{rates['formula_speedup']:.2f}×",
-                help="(1 − α^(γ+1)) / ((1 − α)(γc + 1)) with the measured α and c (verification = 1 target step)")
-m[5].metric("speedup, refined", f"{rates['refined_speedup']:.2f}×",
-            help="measured tokens per round / (γc + measured verification cost): what the measured acceptance "
-                 "and costs allow; the gap to the measured speedup is the decoding loop's own overhead")
+if check:
+    lo, hi = (float(formulas.speedup(min(max(a, 0.0), 1.0), gamma, cost))
+              for a in (check["alpha"].value - check["alpha"].se, check["alpha"].value + check["alpha"].se))
+    m[2].metric("speedup, formula", f"{rates['formula_speedup']:.2f}× ({lo:.2f}–{hi:.2f})",
+                help="(1 − α^(γ+1)) / ((1 − α)(γc + 1)) with the measured c and α (in brackets: α ± one SE); "
+                     f"refined with the measured verification cost: {rates['refined_speedup']:.2f}×")
+if check:
+    noise = ("within noise: these rounds cannot tell the i.i.d. formula wrong" if check["verdict"] == "within noise"
+             else "beyond noise: acceptances here are not i.i.d. (they vary with the context)")
+    st.caption(f"Measured against the formula over {check['rounds']} rounds: the gap in tokens per round is "
+               f"{check['gap']:+.2f}, {abs(check['gap_in_se']):.1f} standard errors, {noise}. The standard error "
+               "shrinks as 1/√rounds: generate more characters to tighten it.")
 st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
                 key="gpt-rounds")
 

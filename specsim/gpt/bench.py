@@ -215,20 +215,29 @@ class QuickMeasurement:
 
 
 def quick_measure(pair, prompt: str, n_tokens: int, gamma: int, temperature: float = 1.0, seed: int = 0,
-                  runs: int = QUICK_RUNS) -> QuickMeasurement:
+                  runs: int = QUICK_RUNS, progress=None) -> QuickMeasurement:
     """Generate ``n_tokens`` after ``prompt`` speculatively and plainly (same settings,
     temperature 0 = greedy), ``runs`` times interleaved, then time one step of each model
-    after the generated text."""
+    after the generated text.
+
+    ``progress(fraction, text)``, when given, is called before each phase (a GUI progress bar).
+    """
     opts = dict(temperature=temperature, seed=seed)
     sync = lambda: _sync(pair.device)  # noqa: E731
+    report = progress or (lambda fraction, text: None)
     spec, plain = [], []
-    for _ in range(runs):
+    steps = 2 * runs + 1
+    for i in range(runs):
+        report(2 * i / steps, f"speculative decoding, run {i + 1} of {runs}")
         spec.append(measure(lambda: api.speculative_generate(pair, prompt, n_tokens, gamma, **opts), sync=sync))
+        report((2 * i + 1) / steps, f"plain decoding (for the speedup), run {i + 1} of {runs}")
         plain.append(measure(lambda: api.plain_generate(pair, prompt, n_tokens, **opts), sync=sync))
+    report(2 * runs / steps, "timing one step of each model")
     gen = spec[-1].result
     context = (gen.prompt_ids + gen.tokens)[-QUICK_CONTEXT:]  # a real context of >= gamma + 1 tokens
     costs = step_costs(pair.target, pair.draft, context, [gamma], api.sampling(temperature),
                        steps=QUICK_STEPS, repeats=QUICK_REPEATS)
+    report(1.0, "done")
     return QuickMeasurement(gen, {"speculative": min(t.seconds[0] for t in spec),
                                   "plain": min(t.seconds[0] for t in plain)},
                             costs, measured_and_predicted(gen.accepted_per_round, gamma, costs), runs)
