@@ -38,7 +38,7 @@ from .drafters import EarlyExit, LookupDrafter
 
 DEFAULT_DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
 MAX_GAMMA = 8
-BLOCK_CHARS = 120  # characters of held-out code repeated by a repetitive prompt
+BLOCK_CHARS = 90  # characters of held-out code repeated by a repetitive prompt (3 copies fit the window)
 
 
 def repetitive_prompts(n: int | None = None) -> list[str]:
