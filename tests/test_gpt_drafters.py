@@ -84,3 +84,32 @@ def test_bad_specs_are_one_line_errors(bad):
 def test_parse_spec():
     assert parse_spec("lookup:3") == ("lookup", 3) and parse_spec("trained") == ("trained", None)
     assert make_drafter("lookup:2", api.load_pair("distilled", "cpu").target).name == "lookup:2"
+
+
+def test_gallery_figure_has_one_marker_per_drafter_and_contours_rise_with_alpha():
+    from specsim.plots_gallery import alpha_cost_map, best_speedup
+    rows = [{"drafter": s, "alpha": a, "alpha_se": 0.02, "cost": c, "speedup": 1.0}
+            for s, a, c in [("distilled", 0.8, 0.1), ("trained", 0.75, 0.15), ("lookup:3", 0.3, 0.0),
+                            ("early-exit:2", 0.8, 0.45)]]
+    fig = alpha_cost_map(rows)
+    markers = [t for t in fig.data if t.type == "scatter"]
+    assert len(markers) == 1 and list(markers[0].text) == [r["drafter"] for r in rows]
+    assert best_speedup(0.9, 0.1) > best_speedup(0.5, 0.1) > best_speedup(0.5, 0.5)
+
+
+def test_gallery_rows_on_short_runs():
+    from specsim.gpt.gallery import gallery, repetitive_prompts
+    assert all(len(p) < 256 for p in repetitive_prompts())
+    r = gallery(["lookup:3", "early-exit:2"], sets=("repetitive",), n_tokens=12, repeats=1, n_prompts=1)
+    rows = r["sets"]["repetitive"]
+    assert [row["drafter"] for row in rows] == ["lookup:3", "early-exit:2"]
+    for row in rows:
+        assert 0 <= row["alpha"] <= 1 and row["cost"] >= 0 and row["speedup"] > 0
+        assert 1 <= row["tokens_per_pass"] <= 5 and 1 <= row["best_gamma"] <= 8
+    assert rows[1]["drafted_per_round"] == 4  # a model drafter always drafts gamma
+
+
+def test_bad_prompt_set():
+    from specsim.gpt.gallery import gallery
+    with pytest.raises(ValueError, match="unknown prompt set"):
+        gallery(["lookup:2"], sets=("nope",), n_tokens=4, repeats=1)
