@@ -34,7 +34,7 @@ from ..stats import ratio_se
 from ..timing import measure
 from . import api, bench
 from .decode import plain_generate, speculative_generate
-from .drafters import EarlyExit, LookupDrafter
+from .drafters import EarlyExit
 
 DEFAULT_DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
 MAX_GAMMA = 8
@@ -148,13 +148,3 @@ def gallery(drafters=DEFAULT_DRAFTERS, sets=("heldout", "repetitive"), n_tokens:
         out["sets"][name] = run_set(pairs, prompts, n_tokens, gamma, temperature, repeats, seed)
     return out
 
-
-def lookup_counts(prompt: str, n: int = 3, gamma: int = 4, n_tokens: int = 60) -> dict:
-    """Greedy lookup drafting on ``prompt``: drafts per round (a pinned, timing-free count)."""
-    pair = api.load_pair(f"lookup:{n}", "cpu")
-    g = api.speculative_generate(pair, prompt, n_tokens, gamma, greedy=True)
-    return {"rounds": len(g.rounds), "drafted": [len(r.drafts) for r in g.rounds],
-            "accepted": g.accepted_per_round, "target_passes": g.target_passes}
-
-
-__all__ = ["gallery", "run_set", "repetitive_prompts", "alpha_estimate", "drafter_cost", "LookupDrafter"]
