@@ -72,3 +72,31 @@ def test_bench_json_shape(cli, monkeypatch):
 def test_bad_gammas_is_one_line_exit_2(cli, gammas):
     code, _, err = cli("gpt", "bench", "--gammas", gammas, "--device", "cpu")
     assert code == 2 and "argument --gammas: gammas must" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("spec", ["lookup:3", "early-exit:2"])
+def test_generate_with_every_drafter_kind_greedy_equals_plain(cli, spec):
+    prompt = "def f(x):\n    return x\n\ndef f("
+    _, plain, _ = cli("gpt", "generate", "--prompt", prompt, "--tokens", "20", "--greedy", "--plain",
+                      "--device", "cpu", "--json")
+    code, out, _ = cli("gpt", "generate", "--prompt", prompt, "--tokens", "20", "--greedy", "--draft", spec,
+                       "--device", "cpu", "--json")
+    assert code == 0 and json.loads(out)["tokens"] == json.loads(plain)["tokens"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["generate", "--prompt", "x", "--draft", "lookup:x"], "unknown drafter 'lookup:x'"),
+    (["generate", "--prompt", "x", "--draft", "early-exit:9"], "early-exit needs 1 <= K < 5"),
+    (["bench", "--drafters", "distilled,medusa"], "unknown drafter 'medusa'"),
+])
+def test_bad_drafter_specs_are_one_line_errors(cli, argv, message):
+    code, out, err = cli("gpt", *argv, "--device", "cpu")
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bench_drafters_json(cli):
+    code, out, _ = cli("gpt", "bench", "--drafters", "lookup:2", "--tokens", "8", "--repeats", "1",
+                       "--device", "cpu", "--json")
+    d = json.loads(out)
+    assert code == 0 and set(d["sets"]) == {"heldout", "repetitive"}
+    assert [r["drafter"] for r in d["sets"]["heldout"]] == ["lookup:2"]

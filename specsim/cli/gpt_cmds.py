@@ -7,14 +7,31 @@ command fails with one line (exit code 2), like any other bad input.
 """
 from __future__ import annotations
 
+import argparse
 import functools
 import os
+import re
 import sys
 
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 MAX_TOKENS = 4096
+DRAFT_HELP = "drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers)"
+
+
+def draft_arg(text: str) -> str:
+    """A drafter spec, checked without torch (K's range is checked when the target is loaded)."""
+    if text in ("distilled", "trained") or re.fullmatch(r"(lookup:[1-9]\d*|early-exit:[1-9]\d*)", text):
+        return text
+    raise argparse.ArgumentTypeError(f"unknown drafter {text!r}; choose distilled, trained, lookup:N or early-exit:K")
+
+
+def drafters_arg(text: str) -> list:
+    specs = [s.strip() for s in text.split(",") if s.strip()]
+    if not specs:
+        raise argparse.ArgumentTypeError("--drafters needs at least one drafter")
+    return [draft_arg(s) for s in specs]
 COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
 
 
@@ -31,7 +48,7 @@ def register(subparsers) -> None:
     _sampling_args(g)
     g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
-    g.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
                    help="entries of each p and q row in the JSON trace (default 5)")
@@ -44,7 +61,11 @@ def register(subparsers) -> None:
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
     b.add_argument("--seed", type=seed_arg, default=0)
-    b.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    b.add_argument("--drafters", type=drafters_arg, default=None,
+                   help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
+                        "measured side by side on held-out and repetitive prompts")
+    b.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round in the gallery (default 4)")
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
@@ -136,6 +157,8 @@ def cmd_bench(args) -> int:
 
     from ..gpt.bench import bench
     torch.set_num_threads(args.threads)
+    if args.drafters or args.draft not in ("distilled", "trained"):
+        return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
         print_json(result)
@@ -147,6 +170,31 @@ def cmd_bench(args) -> int:
     print(table([[r[k] for k in keys] for r in result["results"]], keys))
     print(f"best gamma: {result['best_gamma']}")
     return 0
+
+
+GALLERY_KEYS = ["drafter", "alpha", "alpha_se", "cost", "tokens_per_pass", "drafted_per_round", "best_gamma",
+                "formula_speedup", "speedup"]
+
+
+def _gallery(args) -> int:
+    from ..gpt.gallery import gallery
+    result = gallery(args.drafters or [args.draft], n_tokens=args.tokens, gamma=args.gamma,
+                     temperature=float(args.temperature), repeats=args.repeats, seed=args.seed,
+                     device=args.device)
+    if args.json:
+        print_json(result)
+        return 0
+    st = result["settings"]
+    print(f"device {st['device']}, {st['threads']} thread(s), gamma {st['gamma']}, temperature {st['temperature']}, "
+          f"{st['tokens']} tokens per prompt; speedup: median of {st['repeats']} interleaved runs")
+    for name, rows in result["sets"].items():
+        print(f"\n{name} prompts")
+        print(table([[_fmt(r[k]) for k in GALLERY_KEYS] for r in rows], GALLERY_KEYS))
+    return 0
+
+
+def _fmt(v):
+    return round(v, 3) if isinstance(v, float) else v
 
 
 @needs_torch

@@ -24,11 +24,12 @@ import torch
 
 from . import decode
 from .decode import Generation, Sampling
+from .drafters import Drafter, ModelDrafter, make_drafter, parse_spec
 from .model import GPT
 from .tokenizer import CharTokenizer
 from .weights import load_gpt, read_manifest
 
-DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}
+DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}  # the shipped small drafters
 
 
 class DeviceError(ValueError):
@@ -50,15 +51,20 @@ def resolve_device(device: str = "auto") -> torch.device:
 class GPTModels:
     """The loaded target and drafter (torch modules) and their tokenizer.
 
+    ``draft_name`` is a drafter spec (``specsim.gpt.drafters``): ``distilled``,
+    ``trained``, ``lookup:N`` or ``early-exit:K``. ``draft`` is its model (a
+    small GPT, or the target's first K layers), None for model-free lookup;
+    ``drafter()`` gives a fresh ``Drafter`` for one generation.
+
     Not a ``specsim.pair.ModelPair`` (it has no p(context) / q(context)): the
     exact engine takes ``specsim.gpt.exact_adapter.GPTPair``, built from it.
     """
 
     target: GPT
-    draft: GPT
+    draft: GPT | None
     tokenizer: CharTokenizer
     device: torch.device
-    draft_name: str  # "distilled" or "trained"
+    draft_name: str  # a drafter spec: distilled, trained, lookup:N, early-exit:K
 
     @property
     def vocab(self) -> str:
@@ -66,21 +72,35 @@ class GPTModels:
 
     @property
     def window(self) -> int:
-        return min(self.target.config.block_size, self.draft.config.block_size)
+        return min([self.target.config.block_size] + ([self.draft.config.block_size] if self.draft else []))
+
+    def drafter(self) -> Drafter:
+        if self.draft is None:
+            return make_drafter(self.draft_name, self.target)
+        return ModelDrafter(self.draft, self.draft_name)
 
 
 @functools.lru_cache(maxsize=8)
+def _model(name: str, device: str, weights_dir):
+    return load_gpt(name, weights_dir, torch.device(device))
+
+
+@functools.lru_cache(maxsize=16)
 def _load(draft: str, device: str, weights_dir) -> GPTModels:
-    dev = torch.device(device)
-    manifest = read_manifest(weights_dir)
-    return GPTModels(load_gpt("target", weights_dir, dev), load_gpt(DRAFTS[draft], weights_dir, dev),
-                     CharTokenizer(manifest["vocab"]), dev, draft)
+    target = _model("target", device, weights_dir)
+    kind, _ = parse_spec(draft)
+    small = {kind: _model(DRAFTS[kind], device, weights_dir)} if kind in DRAFTS else None
+    d = make_drafter(draft, target, small)
+    model = getattr(d, "model", None)
+    vocab = read_manifest(weights_dir)["vocab"]
+    return GPTModels(target, model, CharTokenizer(vocab), torch.device(device), draft)
 
 
 def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None) -> GPTModels:
-    """The shipped target and drafter (cached per draft, device and directory)."""
-    if draft not in DRAFTS:
-        raise ValueError(f"unknown drafter {draft!r}; choose distilled or trained")
+    """The shipped target and a drafter spec (cached per spec, device and directory).
+
+    The target is loaded once and shared by every spec (early exit uses its layers)."""
+    parse_spec(draft)  # one-line ValueError for a bad spec
     return _load(draft, str(resolve_device(device)), weights_dir)
 
 
@@ -117,7 +137,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int
                          crop: bool = True) -> Generation:
     """Speculative decoding of ``n_tokens`` characters after ``prompt``; same seed, same trace."""
     _check_n(n_tokens)
-    g = decode.speculative_generate(pair.target, pair.draft, encode_prompt(pair, prompt), n_tokens,
+    g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens,
                                     gamma, sampling(temperature, top_k, top_p, greedy), seed, crop)
     g.text = pair.tokenizer.decode(g.tokens)
     return g

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .drafters import as_drafter
 from .rule import accept_drafts, adjust, residual
 
 
@@ -151,18 +152,24 @@ def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 class _Context:
     """Token ids generated so far plus the cache bookkeeping shared by both decoders."""
 
-    def __init__(self, models, prompt_ids, device):
+    def __init__(self, models, prompt_ids, device, window: int | None = None):
         if not prompt_ids:
             raise ValueError("the prompt is empty")
-        self.window = min(m.config.block_size for m in models)
+        self.window = min([m.config.block_size for m in models] + ([window] if window else []))
         if len(prompt_ids) > self.window:
             raise ValueError(f"the prompt is {len(prompt_ids)} tokens; the context window is {self.window}")
         self.models, self.device = models, device
         self.ids = list(prompt_ids)
+        self.offset = 0  # ids[offset:] are in the window (the rest slid out)
         self.caches = [m.new_cache() for m in models]
         self.prefill(self.ids)
 
+    @property
+    def view(self) -> list:
+        return self.ids[self.offset:]
+
     def prefill(self, ids):
+        self.offset = len(self.ids) - len(ids)
         for m, c in zip(self.models, self.caches):
             c.reset()
             if len(ids) > 1:
@@ -198,40 +205,42 @@ def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampl
 def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
                          sampling: Sampling = Sampling(), seed: int = 0,
                          crop: bool = True) -> Generation:
-    """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes)."""
+    """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes).
+
+    ``draft`` is any ``specsim.gpt.drafters.Drafter`` (a small GPT, early exit,
+    prompt lookup) or a bare GPT. A drafter may propose fewer than gamma
+    tokens in a round, even none (then the round is one plain target step).
+    """
     if gamma < 1:
         raise ValueError(f"gamma must be >= 1, got {gamma}")
+    drafter = as_drafter(draft)
     device = target.wte.weight.device
     gen = torch.Generator(device).manual_seed(seed)
-    ctx = _Context([target, draft], prompt_ids, device)
-    t_cache, d_cache = ctx.caches
-    d_pending = ctx.pending  # the drafter may lag one token behind the target
-    out, rounds, t_passes, d_passes = [], [], 0, 0
+    ctx = _Context([target], prompt_ids, device, window=drafter.window)
+    t_cache = ctx.caches[0]
+    drafter.start(ctx.view)
+    passes_before = drafter.passes
+    out, rounds, t_passes = [], [], 0
     while len(out) < n_tokens:
         slid = ctx.make_room(gamma + 2)
         if slid:
-            d_pending = ctx.pending
+            drafter.start(ctx.view)
         n, last = t_cache.length, ctx.pending  # last: (1, 1)
-        start = {"target": n, "draft": d_cache.length}
-        # step 1: draft gamma tokens from q
-        q_rows, drafts, feed = [], [], d_pending
-        for _ in range(gamma):
-            q = sampling.row(draft(feed, d_cache, last_only=True)[0, -1])  # (V,)
-            feed = _sample(q, gen).view(1, 1)
-            q_rows.append(q)
-            drafts.append(feed)
-        d_passes += gamma
-        q_rows = torch.stack(q_rows)  # (gamma, V)
-        d_ids = torch.cat(drafts, dim=1)  # (1, gamma)
-        before = {"target": n, "draft": d_cache.length}
+        d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)
+        start = {"target": n, "draft": d_len()}
+        # step 1: draft up to gamma tokens (with their rows q)
+        d_list, q_rows = drafter.propose(ctx.view, gamma, sampling, gen)  # q_rows: (g, V)
+        g = len(d_list)
+        d_ids = torch.tensor([d_list], dtype=torch.long, device=device).view(1, g)  # (1, g)
+        before = {"target": n, "draft": d_len()}
         # step 2: verify [last, drafts] in one target pass
-        p_rows = sampling.row(target(torch.cat([last, d_ids], dim=1), t_cache)[0])  # (gamma + 1, V)
+        p_rows = sampling.row(target(torch.cat([last, d_ids], dim=1), t_cache)[0])  # (g + 1, V)
         t_passes += 1
-        after = {"target": t_cache.length, "draft": d_cache.length}
+        after = {"target": t_cache.length, "draft": d_len()}
         # step 3: accept left to right
-        u = torch.rand(gamma, generator=gen, device=device)  # (gamma,)
+        u = torch.rand(g, generator=gen, device=device)  # (g,)
         acceptance, flags, k = accept_drafts(p_rows, q_rows, d_ids[0], u)
-        if k < gamma:  # step 4: replacement from the residual at the first rejection
+        if k < g:  # step 4: replacement from the residual at the first rejection
             replacement_row = residual(p_rows[k], q_rows[k])
             if replacement_row is None:  # p <= q everywhere: float rounding rejected a sure draft
                 replacement_row = p_rows[k]
@@ -239,20 +248,20 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
             correction = "residual"
         else:  # step 5: bonus token from the last row
             replacement_row = None
-            tok = _sample(p_rows[gamma], gen)
+            tok = _sample(p_rows[g], gen)
             correction = "bonus"
         # step 6: roll both caches back to prefix + last token + k accepted drafts
         if crop:
             t_cache.crop(n + k + 1)
-            d_cache.crop(min(n + k + 1, d_cache.length))
-        d_list = d_ids[0].tolist()
-        d_pending = tok.view(1, 1) if k < gamma or not crop else torch.cat([d_ids[:, -1:], tok.view(1, 1)], dim=1)
         ctx.pending = tok.view(1, 1)
         emitted = d_list[:k] + [int(tok)]
         ctx.ids.extend(emitted)
+        drafter.keep(ctx.view, len(ctx.view) - 1, crop)
         out.extend(emitted)
+        ends = {"target": t_cache.length, "draft": d_len()}
         cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m],
-                     "after_crop": (t_cache if m == "target" else d_cache).length} for m in start}
+                     "after_crop": ends[m]} for m in start}
         rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), acceptance.tolist(),
                             flags[:k + 1].tolist(), k, correction, int(tok), cache, slid, replacement_row))
-    return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes, d_passes, gamma, rounds)
+    return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes,
+                      drafter.passes - passes_before, gamma, rounds)

@@ -1,0 +1,200 @@
+"""Where drafts come from: one drafter interface that the speculative decoder takes.
+
+Every drafter proposes up to gamma tokens after the sequence so far, each with
+the row q it was drawn from, and is told after verification how many tokens
+of the sequence the target kept. The decoder (``specsim.gpt.decode``) does
+everything else -- verification, acceptance, residual, bonus, crop, the trace
+-- once, for all drafters:
+
+* ``distilled`` and ``trained``: the shipped small GPTs (``ModelDrafter``);
+* ``early-exit:K``: the target's own first K layers, then its final layer
+  norm and LM head (self-speculation without training). Choice made here: the
+  drafter keeps *its own* K-layer cache. Sharing the target's cache for those
+  layers would also be correct (same weights, same inputs) but ties the two
+  caches' crop bookkeeping together; its own cache is the simplest correct
+  option and costs one extra K-layer pass per accepted token;
+* ``lookup:N``: prompt lookup, model-free. It finds the most recent earlier
+  occurrence of the last N tokens of the sequence and proposes what followed
+  it, falling back to N - 1, ..., 1 tokens; with no match it proposes
+  nothing. The draft length therefore varies per round, down to 0 (that
+  round is one plain target step: the verify pass over the last token alone
+  gives the "bonus" row).
+
+Exactness of a deterministic draft (at any temperature). A drafter that
+proposes x without sampling is a drafter whose row q puts mass 1 on x. The
+rule needs no change: x is accepted with probability min(1, p(x) / q(x)) =
+p(x), and on rejection the replacement is drawn from max(0, p - q)
+normalized, which is p with x removed and renormalized. So the emitted
+token is x with probability p(x) and y != x with probability
+(1 - p(x)) * p(y) / (1 - p(x)) = p(y): exactly p. (When p(x) = 1 the draft is
+always accepted.) ``tests/test_gpt_drafters.py`` checks this with the exact
+engine on a toy model whose q rows are one-hot.
+
+>>> d = LookupDrafter(3)
+>>> d.propose_ids([1, 2, 3, 9, 9, 1, 2, 3], 4)  # "1 2 3" seen before: propose what followed
+[9, 9, 1, 2]
+>>> d.propose_ids([5, 6, 7], 4)  # no earlier occurrence of 7: nothing
+[]
+>>> d.propose_ids([4, 1, 8, 2, 1], 2)  # "2 1" unseen, falls back to "1" (most recent: followed by 8)
+[8, 2]
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import torch
+import torch.nn as nn
+
+SPECS = "distilled, trained, lookup:N or early-exit:K"
+
+
+class Drafter:
+    """The interface: ``start``, ``propose``, ``keep``; ``window``, ``name``, ``passes``.
+
+    ``ids`` is always the whole sequence so far (prompt, possibly slid, plus
+    the generated tokens); its last token is the one the target scores next.
+    """
+
+    name = "drafter"
+    window = 10**9  # positions the drafter can hold (a model's context window)
+    model_free = False
+
+    def start(self, ids: list) -> None:
+        """(Re)start on ``ids``: at the beginning and after the window slid."""
+
+    def propose(self, ids: list, gamma: int, sampling, gen: torch.Generator):
+        """Up to ``gamma`` draft ids and their rows q, a (len(drafts), V) tensor."""
+        raise NotImplementedError
+
+    def keep(self, ids: list, kept: int, crop: bool = True) -> None:
+        """After verification: the first ``kept`` positions of ``ids`` are final
+        (prefix, last token, accepted drafts); ``ids`` now ends with the closing token."""
+
+
+def _one_hot(ids: list, vocab_size: int, device) -> torch.Tensor:
+    q = torch.zeros(len(ids), vocab_size, device=device)  # (len, V)
+    if ids:
+        q[torch.arange(len(ids)), torch.tensor(ids)] = 1.0
+    return q
+
+
+class ModelDrafter(Drafter):
+    """A causal LM with a KV cache (a small GPT, or the target's first layers)."""
+
+    def __init__(self, model, name: str = "model"):
+        self.model, self.name = model, name
+        self.window = model.config.block_size
+        self.cache = model.new_cache()
+        self.device = model.wte.weight.device
+        self.fed = 0  # ids[:fed] are in the cache (or deliberately skipped, crop=False)
+        self.passes = 0
+
+    def start(self, ids):
+        self.cache.reset()
+        if len(ids) > 1:
+            self.model(torch.tensor([ids[:-1]], device=self.device), self.cache, last_only=True)
+        self.fed = len(ids) - 1
+
+    def propose(self, ids, gamma, sampling, gen):
+        feed = torch.tensor([ids[self.fed:]], device=self.device)  # (1, 1) or (1, 2): one behind
+        q_rows, drafts = [], []
+        for _ in range(gamma):
+            q = sampling.row(self.model(feed, self.cache, last_only=True)[0, -1])  # (V,)
+            feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
+            q_rows.append(q)
+            drafts.append(int(feed))
+        self.passes += gamma
+        return drafts, torch.stack(q_rows)  # (gamma, V)
+
+    def keep(self, ids, kept, crop=True):
+        if crop:  # after a full acceptance the last draft was never fed: kept - 1 stay
+            self.cache.crop(min(kept, self.cache.length))
+            self.fed = self.cache.length
+        else:  # the pitfall: stale drafts stay in the cache, only the closing token is fed next
+            self.fed = len(ids) - 1
+
+
+class EarlyExit(nn.Module):
+    """The target's first ``k`` blocks, then its final layer norm and head (shared weights)."""
+
+    def __init__(self, target, k: int):
+        super().__init__()
+        n = target.config.n_layer
+        if not 1 <= k < n:
+            raise ValueError(f"early-exit needs 1 <= K < {n} (the target's layers), got {k}")
+        self.target, self.k = target, k
+        self.config = dataclasses.replace(target.config, n_layer=k)
+        self.wte = target.wte
+
+    def new_cache(self):
+        from .model import KVCache
+        p = self.wte.weight
+        return KVCache(self.config, device=p.device, dtype=p.dtype)
+
+    def forward(self, idx, cache=None, last_only=False):
+        from .model import lower_right_mask
+        t = self.target
+        B, T = idx.shape
+        n = 0 if cache is None else cache.length
+        x = t.wte(idx) + t.wpe(torch.arange(n, n + T, device=idx.device))  # (B, T, C)
+        mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None
+        for i, block in enumerate(t.blocks[:self.k]):
+            x = block(x, cache, i, mask)  # (B, T, C)
+        if cache is not None:
+            cache.length = n + T
+        if last_only:
+            x = x[:, -1:]  # (B, 1, C)
+        return t.lm_head(t.ln_f(x))  # (B, T, V)
+
+
+class LookupDrafter(Drafter):
+    """Prompt lookup: continue the most recent earlier match of the last n tokens."""
+
+    model_free = True
+
+    def __init__(self, n: int, vocab_size: int = 0, device="cpu"):
+        if n < 1:
+            raise ValueError(f"lookup needs N >= 1, got {n}")
+        self.n, self.vocab_size, self.device = n, vocab_size, device
+        self.name, self.passes = f"lookup:{n}", 0
+
+    def propose_ids(self, ids: list, gamma: int) -> list:
+        for n in range(min(self.n, len(ids) - 1), 0, -1):
+            tail = ids[-n:]
+            for start in range(len(ids) - n - 1, -1, -1):  # most recent earlier occurrence first
+                if ids[start:start + n] == tail:
+                    return ids[start + n:start + n + gamma]
+        return []
+
+    def propose(self, ids, gamma, sampling, gen):
+        drafts = self.propose_ids(ids, gamma)
+        return drafts, _one_hot(drafts, self.vocab_size, self.device)
+
+
+def parse_spec(spec: str) -> tuple[str, int | None]:
+    """'distilled' -> ('distilled', None); 'lookup:3' -> ('lookup', 3); bad -> ValueError (one line)."""
+    if spec in ("distilled", "trained"):
+        return spec, None
+    m = re.fullmatch(r"(lookup|early-exit):(\d+)", spec or "")
+    if not m:
+        raise ValueError(f"unknown drafter {spec!r}; choose {SPECS}")
+    return m.group(1), int(m.group(2))
+
+
+def make_drafter(spec: str, target, small_models: dict | None = None) -> Drafter:
+    """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
+    'trained' to loaded GPTs (``specsim.gpt.api.load_pair`` passes them)."""
+    kind, n = parse_spec(spec)
+    if kind == "lookup":
+        return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
+    if kind == "early-exit":
+        return ModelDrafter(EarlyExit(target, n).eval(), spec)
+    if not small_models or kind not in small_models:
+        raise ValueError(f"the {kind} drafter is not loaded")
+    return ModelDrafter(small_models[kind], kind)
+
+
+def as_drafter(draft) -> Drafter:
+    """A ``Drafter`` as is; a bare model (a GPT) wrapped in a ``ModelDrafter``."""
+    return draft if isinstance(draft, Drafter) else ModelDrafter(draft)

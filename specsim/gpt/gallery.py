@@ -1,0 +1,150 @@
+"""The drafter gallery: every drafter on the same target and prompts, measured side by side.
+
+For each drafter spec (``specsim.gpt.drafters``) and each prompt set the
+gallery reports
+
+* ``alpha`` = accepted / verified drafts over all rounds, with its standard
+  error (``specsim.stats.ratio_se`` over rounds that verified a draft);
+* ``cost`` c = seconds per drafted token / seconds per target step
+  (``bench.step_costs`` for model drafters; for prompt lookup, the median
+  time of one ``propose`` divided by gamma);
+* ``tokens_per_pass`` = generated tokens / target passes (plain decoding: 1);
+* ``drafted_per_round``: lookup proposes fewer than gamma tokens when its
+  match is short or absent;
+* ``best_gamma`` and ``formula_speedup``: ``specsim.formulas.best_gamma`` with
+  the measured alpha and c over gamma = 1..``MAX_GAMMA`` (the i.i.d. formula:
+  for lookup, whose drafts are not i.i.d. and vary in length, a rough guide);
+* ``speedup``: plain seconds / speculative seconds for the same prompts,
+  seeds and number of tokens, the median over ``repeats`` interleaved runs
+  (every wall time by ``specsim.timing.measure``).
+
+Two prompt sets: ``heldout`` (``bench.heldout_prompts``: held-out corpus
+files) and ``repetitive`` (``repetitive_prompts``: a held-out code block
+written twice and then started a third time, so the continuation repeats earlier
+lines -- where lookup shines).
+"""
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+from .. import formulas
+from ..stats import ratio_se
+from ..timing import measure
+from . import api, bench
+from .decode import plain_generate, speculative_generate
+from .drafters import EarlyExit
+
+DEFAULT_DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
+MAX_GAMMA = 8
+BLOCK_CHARS = 90  # characters of held-out code repeated by a repetitive prompt (3 copies fit the window)
+
+
+def repetitive_prompts(n: int | None = None) -> list[str]:
+    """Held-out code blocks (whole lines, at most ``BLOCK_CHARS``), written twice,
+    then the block's first line a third time: the model is invited to repeat."""
+    out = []
+    for text in bench.heldout_prompts(n, chars=BLOCK_CHARS):
+        block = text[:text.rfind("\n") + 1] if "\n" in text else text + "\n"
+        out.append(block + block + block.split("\n")[0] + "\n")
+    return out
+
+
+PROMPT_SETS = {"heldout": bench.heldout_prompts, "repetitive": repetitive_prompts}
+
+
+def alpha_estimate(generations) -> dict:
+    """alpha, its standard error and counts from the rounds of ``generations``."""
+    rounds = [r for g in generations for r in g.rounds]
+    checked = [len(r.accepted_flags) for r in rounds]
+    acc = [r.accepted for r in rounds]
+    pairs = [(a, c) for a, c in zip(acc, checked) if c]
+    out = {"accepted": sum(acc), "verified": sum(checked), "rounds": len(rounds),
+           "drafted": sum(len(r.drafts) for r in rounds)}
+    if len(pairs) >= 2:
+        e = ratio_se(*zip(*pairs))
+        out.update(alpha=e.value, alpha_se=e.se)
+    else:
+        out.update(alpha=(sum(acc) / sum(checked)) if sum(checked) else float("nan"), alpha_se=float("nan"))
+    return out
+
+
+@torch.inference_mode()
+def drafter_cost(pair, ids, gamma: int, sampling, prefix: int) -> dict:
+    """Seconds per target step and per drafted token, and their ratio c."""
+    model = pair.draft if pair.draft is not None else EarlyExit(pair.target, 1)
+    costs = bench.step_costs(pair.target, model, ids, [gamma], sampling, prefix=prefix)
+    target = costs["target"]
+    if pair.draft is not None:
+        per_token = costs["draft"][gamma]
+    else:
+        d = pair.drafter()
+        context = (list(ids) * (1 + prefix // max(1, len(ids))))[:len(ids) + prefix]
+        reps = 50
+        t = measure(lambda: [d.propose_ids(context, gamma) for _ in range(reps)], repeats=5, warmup=1)
+        per_token = t.median / reps / gamma
+    return {"target_s": target, "draft_s": per_token, "cost": per_token / target}
+
+
+def run_set(pairs: dict, prompts: list, n_tokens: int, gamma: int, temperature: float,
+            repeats: int, seed: int) -> list:
+    """One row per drafter on one prompt set (see the module docstring)."""
+    any_pair = next(iter(pairs.values()))
+    ids = [any_pair.tokenizer.encode(p) for p in prompts]
+    sampling = api.sampling(temperature)
+    target = any_pair.target
+    sync = (lambda: torch.cuda.synchronize()) if any_pair.device.type == "cuda" else None
+
+    def plain():
+        return [plain_generate(target, i, n_tokens, sampling, seed + s) for s, i in enumerate(ids)]
+
+    def spec(pair):
+        return lambda: [speculative_generate(target, pair.drafter(), i, n_tokens, gamma, sampling, seed + s)
+                        for s, i in enumerate(ids)]
+
+    measure(plain, warmup=1)  # warm-up
+    ratios = {name: [] for name in pairs}
+    gens = {}
+    for _ in range(repeats):  # interleave plain and every drafter in each repeat
+        t_plain = measure(plain, sync=sync).seconds[0]
+        for name, pair in pairs.items():
+            t = measure(spec(pair), sync=sync)
+            gens[name] = t.result
+            ratios[name].append(t_plain / t.seconds[0])
+    rows = []
+    for name, pair in pairs.items():
+        est = alpha_estimate(gens[name])
+        cost = drafter_cost(pair, ids[0], gamma, sampling, prefix=n_tokens // 2)
+        passes = sum(g.target_passes for g in gens[name])
+        row = {"drafter": name, "alpha": est["alpha"], "alpha_se": est["alpha_se"],
+               "verified": est["verified"], "cost": cost["cost"],
+               "tokens_per_pass": len(ids) * n_tokens / passes,
+               "drafted_per_round": est["drafted"] / est["rounds"],
+               "speedup": statistics.median(ratios[name]), "speedups": ratios[name]}
+        a = est["alpha"]
+        if a == a:  # not nan
+            g_best, s_best = formulas.best_gamma(min(max(a, 0.0), 0.999999), max(cost["cost"], 1e-9), MAX_GAMMA)
+            row.update(best_gamma=g_best, formula_speedup=float(s_best))
+        else:
+            row.update(best_gamma=None, formula_speedup=None)
+        rows.append(row)
+    return rows
+
+
+def gallery(drafters=DEFAULT_DRAFTERS, sets=("heldout", "repetitive"), n_tokens: int = 100,
+            gamma: int = 4, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
+            device: str = "cpu", n_prompts: int | None = None) -> dict:
+    """The whole gallery as a JSON-ready dict: {"settings", "sets": {set: [row, ...]}}."""
+    pairs = {spec: api.load_pair(spec, device) for spec in drafters}
+    out = {"settings": {"drafters": list(drafters), "tokens": n_tokens, "gamma": gamma,
+                        "temperature": temperature, "repeats": repeats, "seed": seed,
+                        "device": str(next(iter(pairs.values())).device),
+                        "threads": torch.get_num_threads()}, "sets": {}}
+    for name in sets:
+        if name not in PROMPT_SETS:
+            raise ValueError(f"unknown prompt set {name!r}; choose {', '.join(PROMPT_SETS)}")
+        prompts = PROMPT_SETS[name](n_prompts)
+        out["sets"][name] = run_set(pairs, prompts, n_tokens, gamma, temperature, repeats, seed)
+    return out
+
