@@ -120,12 +120,15 @@ def _pick(cum, rows, u):
     return x
 
 
-def _uniform_chunks(rng, rounds: int, gamma: int):
+def _uniform_chunks(rng, rounds: int, gamma: int, progress=None):
+    """Blocks of at most CHUNK rounds' uniforms; ``progress(n)`` is called after each block is played."""
     done = 0
     while done < rounds:
         n = min(CHUNK, rounds - done)
         yield n, rng.random((n, gamma)), rng.random((n, gamma)), rng.random(n)
         done += n
+        if progress is not None:
+            progress(n)
 
 
 def _check(gamma, rounds):
@@ -135,8 +138,12 @@ def _check(gamma, rounds):
         raise ValueError(f"rounds must be >= 1, got {rounds}")
 
 
-def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> SampleResult:
-    """Play ``rounds`` rounds of the correct rule at once and count the outcomes."""
+def sample_rounds(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
+    """Play ``rounds`` rounds of the correct rule at once and count the outcomes.
+
+    Memory stays constant in ``rounds``: each block of CHUNK rounds is counted
+    and dropped. ``progress(n)``, if given, is called after each block.
+    """
     _check(gamma, rounds)
     t = StateTables(models, context, gamma)
     v = len(t.vocab)
@@ -146,7 +153,7 @@ def sample_rounds(models, context, gamma: int, rounds: int, seed=None) -> Sample
     flat_a, flat_next = t.acceptance.ravel(), t.next.ravel()  # indexed by state * V + token
     final_rows = np.asfortranarray(np.concatenate([t.cum_r, t.cum_p]))  # rows 0..S-1 residual, S..2S-1 bonus
     totals, k_counts = {}, np.zeros(gamma + 1, dtype=np.int64)  # outcome code -> count, merged per chunk
-    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma, progress):
         state = np.zeros(n, dtype=np.intp)  # (N,) state 0 is the context
         stop = state.copy()  # (N,) state at position K, where the round stops
         k = np.zeros(n, dtype=np.intp)  # (N,) accepted drafts so far
@@ -197,7 +204,7 @@ def _decode(code: int, base: int, vocab) -> tuple:
 
 
 def sample_rounds_loop(models, context, gamma: int, rounds: int, seed=None,
-                       rule: RoundRule = CORRECT) -> SampleResult:
+                       rule: RoundRule = CORRECT, progress=None) -> SampleResult:
     """The same experiment, one Python round at a time, for any ``RoundRule``."""
     _check(gamma, rounds)
     t = StateTables(models, context, gamma)
@@ -205,7 +212,7 @@ def sample_rounds_loop(models, context, gamma: int, rounds: int, seed=None,
     nxt = t.next_map
     outcomes, k_counts = {}, [0] * (gamma + 1)
     vocab = t.vocab
-    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma, progress):
         for ud, ua, uf in zip(u_draft.tolist(), u_accept.tolist(), u_final.tolist()):
             _, drafts, k, closing = play_round(rows.__getitem__, lambda s, x: nxt[s, x], 0,
                                              gamma, rule, ud, ua, uf)

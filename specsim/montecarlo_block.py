@@ -46,8 +46,9 @@ def _draw_rows(rows, u):
     return (cum <= u[:, None]).sum(axis=1)
 
 
-def sample_block_rounds_vectorized(models, context, gamma: int, rounds: int, seed=None) -> SampleResult:
-    """Play ``rounds`` block-verified rounds, a chunk at a time, and count the outcomes."""
+def sample_block_rounds_vectorized(models, context, gamma: int, rounds: int, seed=None,
+                                   progress=None) -> SampleResult:
+    """Play ``rounds`` block-verified rounds, a chunk at a time, and count them (``progress(n)`` per chunk)."""
     _check(gamma, rounds)
     t = StateTables(models, context, gamma)
     v = len(t.vocab)
@@ -56,7 +57,7 @@ def sample_block_rounds_vectorized(models, context, gamma: int, rounds: int, see
         raise ValueError(f"γ = {gamma} over {v} tokens: outcomes do not fit a 64-bit code; lower γ")
     powers = base ** np.arange(gamma + 1, dtype=np.int64)
     totals, k_counts = {}, np.zeros(gamma + 1, dtype=np.int64)
-    for n, u_draft, u_stop, u_final in _uniform_chunks(make_rng(seed), rounds, gamma):
+    for n, u_draft, u_stop, u_final in _uniform_chunks(make_rng(seed), rounds, gamma, progress):
         states = np.zeros((n, gamma + 1), dtype=np.intp)  # (N, γ+1) state after i drafts
         drafts = np.zeros((n, gamma), dtype=np.intp)  # (N, γ)
         w = np.ones((n, gamma + 1))  # (N, γ+1) w_0 .. w_γ

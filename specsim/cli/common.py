@@ -7,6 +7,7 @@ here once: the γ check (its maximum is ``specsim.bounds.LIMITS.gamma``), the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from fractions import Fraction
@@ -225,3 +226,14 @@ def table(rows, headers) -> str:
     lines = [fmt(r) for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths).rstrip())
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, unit: str, threshold: int = 10**6):
+    """``update(n)`` for a tqdm bar on stderr when it is a terminal and the work is long, else None."""
+    if total < threshold or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+    with tqdm(total=total, unit=unit, unit_scale=True, leave=False, file=sys.stderr) as bar:
+        yield bar.update

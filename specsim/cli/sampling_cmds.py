@@ -6,7 +6,7 @@ import textwrap
 
 from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
 from .exact_cmds import tree_args
-from .common import (TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
+from .common import (progress_bar, TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
                      parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 def _rule_name(text):
@@ -184,13 +184,14 @@ def cmd_sample(args) -> int:
         bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
         if block:
             bounds.check_block(pair, [args.gamma])
-    if block:
-        from .. import block as blocks, montecarlo_block
-        s = montecarlo_block.sample_block_rounds_vectorized(pair, ctx, args.gamma, args.rounds, args.seed)
-    elif rule is pitfalls.PITFALLS["correct"].rule:
-        s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed)
-    else:  # broken rules are sampled by the per-round loop, through their own methods
-        s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule)
+    with progress_bar(args.rounds, "rounds") as bar:  # on a terminal, for long runs
+        if block:
+            from .. import block as blocks, montecarlo_block
+            s = montecarlo_block.sample_block_rounds_vectorized(pair, ctx, args.gamma, args.rounds, args.seed, bar)
+        elif rule is pitfalls.PITFALLS["correct"].rule:
+            s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed, bar)
+        else:  # broken rules are sampled by the per-round loop, through their own methods
+            s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule, bar)
     fit = dist = None
     if args.check:
         from .. import stats  # scipy: imported only when a check is asked for
