@@ -230,10 +230,21 @@ def table(rows, headers) -> str:
 
 @contextlib.contextmanager
 def progress_bar(total: int, unit: str, threshold: int = 10**6):
-    """``update(n)`` for a tqdm bar on stderr when it is a terminal and the work is long, else None."""
+    """``update(n)`` that keeps a one-line progress count on stderr, when it is a terminal and the
+    work is long (``total`` >= ``threshold``); else None. The line is erased at the end."""
     if total < threshold or not sys.stderr.isatty():
         yield None
         return
-    from tqdm import tqdm
-    with tqdm(total=total, unit=unit, unit_scale=True, leave=False, file=sys.stderr) as bar:
-        yield bar.update
+    done = 0
+
+    def update(n: int) -> None:
+        nonlocal done
+        done += n
+        sys.stderr.write(f"\r{done:,} / {total:,} {unit} ({100 * done // total}%)")
+        sys.stderr.flush()
+
+    try:
+        yield update
+    finally:
+        sys.stderr.write("\r" + " " * (2 * len(f"{total:,}") + len(unit) + 12) + "\r")
+        sys.stderr.flush()
