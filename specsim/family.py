@@ -117,6 +117,8 @@ def grid_figure(rows, current=None) -> go.Figure:
         if b in betas and Fraction(lam) in lambdas:
             fig.add_trace(go.Scatter(x=[str(Fraction(lam))], y=[str(b)], mode="markers", name=label,
                                      marker=dict(symbol="square-open", size=size, color=colour, line=dict(width=3))))
+    fig.update_xaxes(type="category")  # "1/4" and "1" on one axis: never let plotly read them as numbers
+    fig.update_yaxes(type="category")
     fig.update_layout(xaxis_title="λ (weight of the residual in the replacement)",
                       yaxis_title="β (acceptance min(1, (p/q)^β))", legend=dict(orientation="h", y=-0.25),
                       margin=dict(t=30))

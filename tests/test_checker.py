@@ -233,3 +233,14 @@ def test_cli_own_files_keep_one_roundrule_class(cli):
 def test_cli_refuses_too_much_work(cli):
     code, out, err = cli("check-rule", f"{ROOT}/specsim/rule.py:RoundRule", "--gammas", "40", "--tokens", "6")
     assert code == 2 and "limit" in err and err.count("\n") == 1
+
+
+def test_the_family_heatmap_has_one_cell_per_point_on_category_axes():
+    from specsim import family
+    from specsim.toy import load_model
+    rows = family.grid(load_model("seed"), ("a",), 1, 1)
+    fig = family.grid_figure(rows, current=(2, "1/2"))
+    heat = fig.data[0]
+    assert fig.layout.xaxis.type == "category" and fig.layout.yaxis.type == "category"
+    assert len(heat.x) == len({r["lam"] for r in rows}) and len(heat.y) == len({r["beta"] for r in rows})
+    assert [t.name for t in fig.data[1:]] == ["exact point (β = 1, λ = 1)", "your rule"]
