@@ -133,19 +133,7 @@ class EarlyExit(nn.Module):
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
     def forward(self, idx, cache=None, last_only=False):
-        from .model import lower_right_mask
-        t = self.target
-        B, T = idx.shape
-        n = 0 if cache is None else cache.length
-        x = t.wte(idx) + t.wpe(torch.arange(n, n + T, device=idx.device))  # (B, T, C)
-        mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None
-        for i, block in enumerate(t.blocks[:self.k]):
-            x = block(x, cache, i, mask)  # (B, T, C)
-        if cache is not None:
-            cache.length = n + T
-        if last_only:
-            x = x[:, -1:]  # (B, 1, C)
-        return t.lm_head(t.ln_f(x))  # (B, T, V)
+        return self.target(idx, cache, last_only, n_layers=self.k)  # (B, T, V): the first K blocks only
 
 
 class LookupDrafter(Drafter):

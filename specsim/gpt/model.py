@@ -163,11 +163,14 @@ class GPT(nn.Module):
         p = self.wte.weight
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
-    def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False):
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False,
+                n_layers: int | None = None):
         """Logits for the new positions: idx (B, T) -> (B, T, V), or (B, 1, V) with ``last_only``.
 
         With a cache (B = 1) the T positions follow the ``cache.length`` cached
         ones, their keys and values are appended and the length grows by T.
+        ``n_layers`` runs only the first blocks, then the final norm and head
+        (the early-exit drafter); its cache then needs only that many layers.
         """
         B, T = idx.shape
         n = 0 if cache is None else cache.length
@@ -176,7 +179,7 @@ class GPT(nn.Module):
         pos = torch.arange(n, n + T, device=idx.device)  # (T,)
         x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
         mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None  # (T, n + T)
-        for i, block in enumerate(self.blocks):
+        for i, block in enumerate(self.blocks[:n_layers]):
             x = block(x, cache, i, mask)  # (B, T, C)
         if cache is not None:
             cache.length = n + T
