@@ -62,8 +62,8 @@ def test_sample_check_rejects_a_mismatch(cli, cli_json, monkeypatch):
     from specsim import montecarlo, pitfalls
     broken = pitfalls.get("always-accept").rule
     monkeypatch.setattr(montecarlo, "sample_rounds",
-                        lambda pair, ctx, gamma, rounds, seed: montecarlo.sample_rounds_loop(
-                            pair, ctx, gamma, rounds, seed, broken))
+                        lambda pair, ctx, gamma, rounds, seed, progress=None: montecarlo.sample_rounds_loop(
+                            pair, ctx, gamma, rounds, seed, broken, progress))
     d = cli_json("sample", "seed", "--context", "a", "--rounds", "20000", "--seed", "1", "--check")
     assert d["check"]["outcomes"]["p_value"] < 1e-3 and d["check"]["accepted"]["p_value"] < 1e-3
     code, out, _ = cli("sample", "seed", "--context", "a", "--rounds", "20000", "--seed", "1", "--check")
