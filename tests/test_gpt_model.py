@@ -94,3 +94,32 @@ def test_presets_are_sized_as_documented():
     t, d = GPT(PRESETS["target"]), GPT(PRESETS["draft"])
     assert t.num_parameters() > 20 * d.num_parameters()
     assert t.lm_head.weight is t.wte.weight  # tied embeddings
+
+
+def test_tree_grid_by_hand_and_on_a_chain():
+    """The tree mask: every query sees the prefix, the root and its own ancestors, nothing else."""
+    parents = masks.shape_parents((2, 2), "dfs")  # a, a1, a2, b, b1, b2
+    assert parents == [-1, 0, 0, -1, 3, 3]
+    n = 3
+    grid = masks.tree_grid(parents, n)
+    assert grid.shape == (7, n + 7)
+    # built by hand: ancestors of each node (itself included), as node indices
+    lines = {0: {0}, 1: {0, 1}, 2: {0, 2}, 3: {3}, 4: {3, 4}, 5: {3, 5}}
+    for i, seen in lines.items():
+        expect = [True] * (n + 1) + [j in seen for j in range(6)]
+        assert grid[i + 1].tolist() == expect, i
+    assert grid[0].tolist() == [True] * (n + 1) + [False] * 6
+    assert masks.tree_positions(parents, n) == [3, 4, 5, 5, 4, 5, 5]
+    bfs = masks.shape_parents((2, 2), "bfs")
+    assert bfs == [-1, -1, 0, 0, 1, 1]
+    assert masks.tree_depths(bfs) == [1, 1, 2, 2, 2, 2]
+    for gamma in range(1, 5):  # a chain is the ordinary lower-right verification mask
+        chain = masks.shape_parents((1,) * gamma)
+        assert np.array_equal(masks.tree_grid(chain, n), masks.lower_right_grid(n, gamma))
+
+
+def test_tree_grid_refuses_bad_parents():
+    with pytest.raises(ValueError, match="node 1: parent 1"):
+        masks.tree_grid([-1, 1], 0)
+    with pytest.raises(ValueError, match="widths must be >= 1"):
+        masks.shape_parents((2, 0))
