@@ -60,3 +60,37 @@ def bench_sample(model, context, gamma: int = 3, rounds: int = 10**6, loop_round
         "same_counts": (vec.result.outcomes == loop.result.outcomes) if loop_rounds == rounds else None,
         "cpus": os.cpu_count(), "numpy": np.__version__,
     }
+
+
+def bench_schemes(repeats: int = 3, seed: int = 0, tree_vocab: int = 6, block_vocab: int = 8,
+                  mc_rounds: int = 10**6) -> dict:
+    """Median seconds of the exact proofs and the Monte-Carlo of the schemes beyond one chain.
+
+    * a tree ``2,2,1`` (i.i.d. children), N = 3, every context of a random V = 6 model;
+    * block verification with γ = 4, N = 3, every context of a random V = 8 model;
+    * 10^6 vectorized block-verified rounds of ``seed`` from "a" with γ = 3
+    (the sizes are parameters, so the tests can run it small).
+
+    Each proof is checked once (and must be exact) before it is timed.
+    """
+    from .block import Block
+    from .montecarlo_block import sample_block_rounds_vectorized
+    from .toy import load_model, random_model
+    from .tree import Tree
+
+    def prove(model, scheme) -> bool:
+        return all(c.exact for c in exact.check_exactness(model, 3, [scheme]))
+
+    cases = {f"tree_2_2_1_v{tree_vocab}": (random_model(tree_vocab, seed=seed), lambda: Tree((2, 2, 1))),
+             f"block_gamma4_v{block_vocab}": (random_model(block_vocab, seed=seed), lambda: Block(4))}  # fresh scheme: no memo
+    out = {"task": "exact proof N=3 from every context (random rational models); Monte-Carlo block rounds",
+           "repeats": repeats, "statistic": "median seconds", "cpus": os.cpu_count()}
+    for name, (model, scheme) in cases.items():
+        if not prove(model, scheme()):
+            raise ValueError(f"the exact proof failed on the benchmark case {name}")
+        out[f"{name}_s"] = round(measure(lambda m=model, s=scheme: prove(m, s()), repeats).median, 4)
+    seed_model = load_model("seed")
+    mc = measure(lambda: sample_block_rounds_vectorized(seed_model, ("a",), 3, mc_rounds, seed), repeats)
+    out["block_mc_rounds"] = mc_rounds
+    out["block_mc_gamma3_s"] = round(mc.median, 4)
+    return out

@@ -53,3 +53,22 @@ def test_bench_exact_command_prints_the_library_dict(cli, monkeypatch):
     monkeypatch.setattr(bench, "bench_exact", lambda repeats, seed: {"repeats": repeats, "seed": seed})
     code, out, _ = cli("bench-exact", "--repeats", "2", "--seed", "5")
     assert code == 0 and '"repeats": 2' in out and '"seed": 5' in out
+
+
+def test_bench_schemes_small_proves_before_timing():
+    d = bench.bench_schemes(repeats=1, seed=2, tree_vocab=2, block_vocab=2, mc_rounds=1000)
+    assert {"tree_2_2_1_v2_s", "block_gamma4_v2_s", "block_mc_gamma3_s"} <= set(d)
+    assert d["block_mc_rounds"] == 1000 and all(d[k] >= 0 for k in d if k.endswith("_s"))
+
+
+def test_bench_schemes_refuses_a_broken_proof(monkeypatch):
+    monkeypatch.setattr(bench.exact, "check_exactness",
+                        lambda *a, **k: [type("C", (), {"exact": False})()])
+    with pytest.raises(ValueError, match="proof failed on the benchmark case tree_2_2_1_v2"):
+        bench.bench_schemes(repeats=1, tree_vocab=2, block_vocab=2, mc_rounds=10)
+
+
+def test_bench_schemes_command_prints_the_library_dict(cli, monkeypatch):
+    monkeypatch.setattr(bench, "bench_schemes", lambda repeats, seed: {"repeats": repeats, "seed": seed})
+    code, out, _ = cli("bench-schemes", "--repeats", "2", "--seed", "5")
+    assert code == 0 and '"repeats": 2' in out and '"seed": 5' in out

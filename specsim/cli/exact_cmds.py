@@ -79,6 +79,11 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_arg, default=0)
     p.set_defaults(func=cmd_bench_exact)
 
+    p = sub.add_parser("bench-schemes", help="benchmark the exact proofs of a tree and a block, block Monte-Carlo")
+    p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=3)
+    p.add_argument("--seed", type=seed_arg, default=0)
+    p.set_defaults(func=cmd_bench_schemes)
+
 
 def _alpha_cost(p):
     p.add_argument("--alpha", type=number("alpha", 0, 1, exact=True), required=True,
@@ -309,4 +314,10 @@ def cmd_tables(args) -> int:
 def cmd_bench_exact(args) -> int:
     from ..bench import bench_exact
     print_json(bench_exact(args.repeats, args.seed))
+    return 0
+
+
+def cmd_bench_schemes(args) -> int:
+    from ..bench import bench_schemes
+    print_json(bench_schemes(args.repeats, args.seed))
     return 0
