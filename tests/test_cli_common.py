@@ -76,8 +76,8 @@ def test_help_lists_every_command_without_torch_or_scipy():
             "print(sorted(m for m in ('torch', 'scipy') if m in sys.modules)); print(h)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[0] == "[]"
-    for command in ("round", "prove", "speedup", "best-gamma", "tables", "bench-exact", "trace",
-                    "generate", "sample", "pitfalls", "bench-sample", "gpt"):
+    for command in ("round", "prove", "compare", "speedup", "best-gamma", "tables", "bench-exact",
+                    "bench-schemes", "trace", "generate", "sample", "pitfalls", "bench-sample", "check-rule", "gpt"):
         assert command in out
 
 
