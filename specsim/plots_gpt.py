@@ -97,6 +97,8 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
 
     ys, z, text = [], [], []
     for model in ("target", "draft"):
+        if cache.get(model, {}).get("start") is None:  # a drafter without a cache (prompt lookup)
+            continue
         for phase, title in (("start", "start"), ("after_verify", "after verify"), ("after_crop", "after rollback")):
             length = cache[model][phase]
             ys.append(f"{model}: {title} ({length})")

@@ -258,3 +258,23 @@ def test_unknown_lesson_number_is_an_error():
     at.switch_page("views/lessons.py").run()
     assert not at.exception
     assert any("There is no lesson '999'" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
+    """Every drafter of the gallery is on the page: lookup (no model, no drafter cache) runs
+    without an error, and the gallery's table lists the four drafters for both prompt sets."""
+    at = open_page("views/tiny_gpt.py", timeout=300)
+    at.selectbox(key="gpt-draft").set_value("lookup:3")
+    at.text_area(key="gpt-prompt").set_value("x = 1\ny = 2\nx = 1\ny = 2\nx = ")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "measured" in " ".join(m.label for m in at.metric)
+    at.slider(key="gallery-n").set_value(20)
+    next(b for b in at.button if b.label == "Measure every drafter").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    tables = [t.value for t in at.dataframe if "drafter" in t.value.columns]
+    assert len(tables) == 2
+    for table in tables:
+        assert list(table["drafter"]) == ["distilled", "trained", "lookup:3", "early-exit:2"]
+        assert (table["tokens / pass"] >= 1).all()
+    assert sum(1 for f in charts(at) if any(t.get("type") == "contour" for t in f["data"])) == 2

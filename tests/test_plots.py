@@ -230,3 +230,11 @@ def test_draft_rows_title_names_the_number_of_tokens_shown():
     fig = plots_gpt.draft_rows("abcdefgh", p, q, [7, 0], [0.5, 1.0], [0.7, 0.2], [False], top=4)
     assert "top 4 tokens" in fig.layout.title.text.replace("<br>", " ")
     legend_below(fig)
+
+
+def test_cache_slots_without_a_drafter_cache_draw_the_target_only():
+    """Prompt lookup has no model and no cache: its rows are left out, not drawn from None."""
+    cache = {"target": {"start": 5, "before_verify": 5, "after_verify": 8, "after_crop": 6},
+             "draft": {"start": None, "before_verify": None, "after_verify": None, "after_crop": None}}
+    fig = plots_gpt.cache_slots(cache, gamma=2, k=0)
+    assert len(fig.data[0].y) == 3 and all(y.startswith("target") for y in fig.data[0].y)

@@ -8,6 +8,7 @@ import os
 
 import streamlit as st
 
+import gallery_section
 import tokens
 from specsim import formulas, plots_gpt
 from specsim.gpt import masks
@@ -32,8 +33,11 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
     gamma = f2.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
     f3, f4, f5, f6 = st.columns(4)
     temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
-    draft = f4.radio("drafter", ["distilled", "trained"], key="gpt-draft", horizontal=True,
-                     help="distilled: trained to match the target's p; trained: trained on the corpus alone")
+    draft = f4.selectbox("drafter", ["distilled", "trained", "lookup:3", "early-exit:2"], key="gpt-draft",
+                         help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
+                              "trained on the corpus alone; lookup:3: prompt lookup (copies what followed the last "
+                              "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
+                              "layers with its final norm and head")
     device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
@@ -128,6 +132,9 @@ if check:
     st.caption(f"Measured against the formula over {check['rounds']} rounds: the gap in tokens per round is "
                f"{check['gap']:+.2f}, {abs(check['gap_in_se']):.1f} standard errors, {noise}. The standard error "
                "shrinks as 1/√rounds: generate more characters to tighten it.")
+if gen.rounds and any(len(r.drafts) != gamma for r in gen.rounds):
+    st.caption(f"This drafter proposed fewer than γ = {gamma} drafts in some rounds (prompt lookup proposes only "
+               "when it finds a match): the formula assumes γ drafts every round, so read it as a rough guide.")
 st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
                 key="gpt-rounds")
 
@@ -141,20 +148,22 @@ last = plots_gpt.show_char(vocab[r.last_token])
 
 
 st.markdown(f"Round {j + 1}: the cache holds **n = {n}** keys; the last token **{md(last)}** and the "
-            f"drafts **{' '.join(md(c) for c in chars)}** are fed to the target as {gamma + 1} queries. "
+            f"drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as {len(chars) + 1} queries. "
             f"**k = {r.accepted}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
             f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
 queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
-st.plotly_chart(plots_gpt.mask_pair(masks.lower_right_grid(n, gamma), masks.upper_left_grid(n, gamma), n,
+st.plotly_chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)), n,
                                     queries), key="gpt-mask")
 labels = {n: vocab[r.last_token], **{n + 1 + i: vocab[t] for i, t in enumerate(r.drafts)}}
 if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence position j
     seq = gen.prompt_ids + gen.tokens
     labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
-st.plotly_chart(plots_gpt.cache_slots(r.cache, gamma, r.accepted, labels=labels), key="gpt-cache")
+st.plotly_chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
 st.plotly_chart(plots_gpt.draft_rows(vocab, r.p_rows.tolist(), r.q_rows.tolist(), r.drafts, r.acceptance, r.u,
                                      r.accepted_flags), key="gpt-rows")
 with st.expander("Which logit row of the verify pass scored which draft"):
     st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],
                    "scores": s["scores"], "used": "✓" if s["used"] else ""} for s in r.scored_by()],
                  hide_index=True)
+
+gallery_section.show(device)

@@ -108,6 +108,24 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
     return out
 
 
+def pair_step_costs(pair, ids, gamma: int, sampling: Sampling = Sampling(), prefix: int = 0,
+                    steps: int | None = None, repeats: int | None = None) -> dict:
+    """``step_costs`` for any drafter of ``pair``: a model drafter is timed inside emulated
+    rounds; prompt lookup (no model) by the median time of one ``propose`` divided by gamma,
+    with the target step and verify pass timed beside a one-layer stand-in drafter."""
+    from .drafters import EarlyExit
+
+    model = pair.draft if pair.draft is not None else EarlyExit(pair.target, 1)
+    costs = step_costs(pair.target, model, ids, [gamma], sampling, steps, repeats, prefix)
+    if pair.draft is None:
+        d = pair.drafter()
+        context = (list(ids) * (1 + prefix // max(1, len(ids))))[:len(ids) + prefix]
+        reps = 50
+        t = measure(lambda: [d.propose_ids(context, gamma) for _ in range(reps)], repeats=5, warmup=1)
+        costs["draft"][gamma] = t.median / reps / gamma
+    return costs
+
+
 def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
     """Measured alpha, tokens per round, cost and verify ratio, and the two speedups they predict.
 
@@ -235,8 +253,8 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma: int, temperature: flo
     report(2 * runs / steps, "timing one step of each model")
     gen = spec[-1].result
     context = (gen.prompt_ids + gen.tokens)[-QUICK_CONTEXT:]  # a real context of >= gamma + 1 tokens
-    costs = step_costs(pair.target, pair.draft, context, [gamma], api.sampling(temperature),
-                       steps=QUICK_STEPS, repeats=QUICK_REPEATS)
+    costs = pair_step_costs(pair, context, gamma, api.sampling(temperature), steps=QUICK_STEPS,
+                            repeats=QUICK_REPEATS)
     report(1.0, "done")
     return QuickMeasurement(gen, {"speculative": min(t.seconds[0] for t in spec),
                                   "plain": min(t.seconds[0] for t in plain)},

@@ -34,7 +34,6 @@ from ..stats import ratio_se
 from ..timing import measure
 from . import api, bench
 from .decode import plain_generate, speculative_generate
-from .drafters import EarlyExit
 
 DEFAULT_DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
 MAX_GAMMA = 8
@@ -70,20 +69,10 @@ def alpha_estimate(generations) -> dict:
     return out
 
 
-@torch.inference_mode()
 def drafter_cost(pair, ids, gamma: int, sampling, prefix: int) -> dict:
-    """Seconds per target step and per drafted token, and their ratio c."""
-    model = pair.draft if pair.draft is not None else EarlyExit(pair.target, 1)
-    costs = bench.step_costs(pair.target, model, ids, [gamma], sampling, prefix=prefix)
-    target = costs["target"]
-    if pair.draft is not None:
-        per_token = costs["draft"][gamma]
-    else:
-        d = pair.drafter()
-        context = (list(ids) * (1 + prefix // max(1, len(ids))))[:len(ids) + prefix]
-        reps = 50
-        t = measure(lambda: [d.propose_ids(context, gamma) for _ in range(reps)], repeats=5, warmup=1)
-        per_token = t.median / reps / gamma
+    """Seconds per target step and per drafted token, and their ratio c (``bench.pair_step_costs``)."""
+    costs = bench.pair_step_costs(pair, ids, gamma, sampling, prefix=prefix)
+    target, per_token = costs["target"], costs["draft"][gamma]
     return {"target_s": target, "draft_s": per_token, "cost": per_token / target}
 
 
@@ -134,17 +123,25 @@ def run_set(pairs: dict, prompts: list, n_tokens: int, gamma: int, temperature: 
 
 def gallery(drafters=DEFAULT_DRAFTERS, sets=("heldout", "repetitive"), n_tokens: int = 100,
             gamma: int = 4, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
-            device: str = "cpu", n_prompts: int | None = None) -> dict:
-    """The whole gallery as a JSON-ready dict: {"settings", "sets": {set: [row, ...]}}."""
+            device: str = "cpu", n_prompts: int | None = None, progress=None) -> dict:
+    """The whole gallery as a JSON-ready dict: {"settings", "sets": {set: [row, ...]}}.
+
+    ``progress(fraction, text)``, when given, is called before each prompt set and at the end.
+    """
+    for name in sets:
+        if name not in PROMPT_SETS:
+            raise ValueError(f"unknown prompt set {name!r}; choose {', '.join(PROMPT_SETS)}")
     pairs = {spec: api.load_pair(spec, device) for spec in drafters}
     out = {"settings": {"drafters": list(drafters), "tokens": n_tokens, "gamma": gamma,
                         "temperature": temperature, "repeats": repeats, "seed": seed,
                         "device": str(next(iter(pairs.values())).device),
                         "threads": torch.get_num_threads()}, "sets": {}}
-    for name in sets:
-        if name not in PROMPT_SETS:
-            raise ValueError(f"unknown prompt set {name!r}; choose {', '.join(PROMPT_SETS)}")
+    for k, name in enumerate(sets):
+        if progress:
+            progress(k / len(sets), f"prompt set {k + 1} of {len(sets)}: {name}")
         prompts = PROMPT_SETS[name](n_prompts)
         out["sets"][name] = run_set(pairs, prompts, n_tokens, gamma, temperature, repeats, seed)
+    if progress:
+        progress(1.0, "done")
     return out
 
