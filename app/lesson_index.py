@@ -41,7 +41,7 @@ def lesson_pages(path: Path, title: str) -> list:
     """
     text = path.read_text(encoding="utf-8", errors="replace")
     linked = []
-    for slug in re.findall(r"\]\(/([a-z_]+)\)", text):
+    for slug in re.findall(r"\]\(/([a-z_]+)(?:\?[^)\s]*)?\)", text):
         if slug in PAGE and slug not in linked:
             linked.append(slug)
     if linked:
@@ -61,6 +61,17 @@ FOLD_LINES = 8  # a code block longer than this is folded into an expander
 def internal_links(text: str) -> list:
     """(label, target) of every ``[label](/page)`` link, target without the leading slash."""
     return [(label, target[1:]) for label, target in INTERNAL_LINK.findall(text)]
+
+
+def link_params(target: str) -> dict:
+    """The query parameters an internal link carries ("speedup?alpha=0.6&c=0.2" -> {"alpha": "0.6", "c": "0.2"}).
+
+    The target page reads each one strictly (``tryit``), so a lesson can open a page on its example.
+    """
+    from urllib.parse import parse_qsl
+
+    query = target.split("#")[0].partition("?")[2]
+    return dict(parse_qsl(query, keep_blank_values=False))
 
 
 def link_page(target: str):

@@ -39,7 +39,7 @@ PAGE = {p.path.split("/")[-1][:-3]: p for p in PAGES}  # "stepper" -> PageInfo
 HOME = PAGES[0]
 
 
-def page_link(name: str, label: str | None = None) -> None:
+def page_link(name: str, label: str | None = None, query_params: dict | None = None) -> None:
     """A link to another page by its short name ("stepper", "residual", ...)."""
     info = PAGE[name]
-    st.page_link(info.path, label=label or info.title, icon=info.icon)
+    st.page_link(info.path, label=label or info.title, icon=info.icon, query_params=query_params)

@@ -23,6 +23,21 @@ def number(name: str, lo: float, hi: float, params=None):
     return value if lo <= value <= hi else None
 
 
+def integer(name: str, lo: int, hi: int, params=None):
+    """The parameter ``name`` as an int in [lo, hi] (ASCII digits, at most 10), or None."""
+    raw = (params if params is not None else st.query_params).get(name)
+    if not isinstance(raw, str) or not re.fullmatch(r"[0-9]{1,10}", raw):
+        return None
+    value = int(raw)
+    return value if lo <= value <= hi else None
+
+
+def choice(name: str, options, params=None):
+    """The parameter ``name`` when it is exactly one of ``options`` (strings), else None."""
+    raw = (params if params is not None else st.query_params).get(name)
+    return raw if isinstance(raw, str) and raw in options else None
+
+
 def back_to_lesson(params=None, lessons: int = 99) -> int | None:
     """A "← back to lesson N" link when the page was opened with ``?from_lesson=N``; returns N."""
     raw = (params if params is not None else st.query_params).get("from_lesson")

@@ -223,3 +223,44 @@ def test_pitfalls_opens_the_named_rule_and_ignores_unknown_ones():
         assert not at.exception
         assert at.selectbox(key="pit-rule").value == expected
         assert any(el.proto.label == "← back to lesson 12" for el in at.get("page_link"))
+
+
+def test_stepper_opens_with_the_lessons_settings_and_a_way_back():
+    at = AppTest.from_file(str(ENTRY), default_timeout=30)
+    at.query_params.update({"context": "b", "gamma": "2", "seed": "7", "from_lesson": "3"})
+    at.run()
+    at.switch_page("views/stepper.py").run()
+    assert not at.exception
+    assert at.selectbox(key="stepper-ctx").value == ("b",)
+    assert at.number_input(key="stepper-gamma").value == 2 and at.number_input(key="stepper-seed").value == 7
+    assert any(el.proto.label == "← back to lesson 3" for el in at.get("page_link"))
+    for bad in ({"gamma": "99"}, {"gamma": "²"}, {"context": "<b>"}, {"seed": "-1"}):  # ignored, never raised
+        at = AppTest.from_file(str(ENTRY), default_timeout=30)
+        at.query_params.update(bad)
+        at.run()
+        at.switch_page("views/stepper.py").run()
+        assert not at.exception and at.number_input(key="stepper-gamma").value == 3
+        assert at.number_input(key="stepper-seed").value == 0 and at.selectbox(key="stepper-ctx").value == ("a",)
+
+
+def test_lesson_links_carry_their_settings_and_the_lesson_number():
+    """A lesson's [label](/page?x=1) link opens the page with x=1 and from_lesson=N (the way back)."""
+    from urllib.parse import parse_qs
+    import lesson_index
+    for k, (path, _) in enumerate(lesson_index.lessons(), start=1):
+        wanted = [(lesson_index.link_page(t), lesson_index.link_params(t))
+                  for _, t in lesson_index.internal_links(path.read_text(encoding="utf-8"))]
+        if not any(params for _, params in wanted):
+            continue
+        at = AppTest.from_file(str(ENTRY), default_timeout=60)
+        at.query_params["lesson"] = str(k)
+        at.run()
+        at.switch_page("views/lessons.py").run()
+        assert not at.exception
+        links = [el.proto for el in at.get("page_link")]
+        for page, params in wanted:
+            if page is None:
+                continue
+            match = [l for l in links if l.page.endswith(page.path.split("/")[-1])
+                     and parse_qs(l.query_string) == {**{a: [b] for a, b in params.items()}, "from_lesson": [str(k)]}]
+            assert match, (path.name, page.path, params, [(l.page, l.query_string) for l in links])

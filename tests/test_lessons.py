@@ -20,8 +20,8 @@ VIEWS = ROOT / "app" / "views"
 ENTRY = ROOT / "app" / "streamlit_app.py"
 
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
-PAGE_LINK = re.compile(r"\]\(/([a-z0-9_]+)\)")
-TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\(/[a-z0-9_]+\)")
+PAGE_LINK = re.compile(r"\]\(/([a-z0-9_]+)(?:\?[^)\s]*)?\)")  # [label](/page) or [label](/page?x=1)
+TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\(/[a-z0-9_]+(?:\?[^)\s]*)?\)")
 
 FILES = sorted(p for p in LESSONS.glob("*.md") if p.name.lower() != "readme.md")
 

@@ -2,10 +2,12 @@
 import streamlit as st
 
 import cached
+import tryit
 import widgets
 from specsim import bounds, plots
 
 st.title("Exactness: the proof, in fractions")
+tryit.back_to_lesson()
 st.markdown(
     "Speculative decoding claims its output has **exactly** the target's distribution p. "
     "On a toy model every probability is a fraction, so the claim is checked by enumerating "

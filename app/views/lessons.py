@@ -50,12 +50,14 @@ st.session_state["lesson-url"] = str(i + 1)
 
 
 def show(text: str) -> None:
-    """Markdown with each internal link as a bold label, then one ``st.page_link`` per link (same tab)."""
+    """Markdown with each internal link as a bold label, then one ``st.page_link`` per link (same tab),
+    carrying the link's settings and ``from_lesson`` so the page opens on the example and links back."""
     st.markdown(lesson_index.INTERNAL_LINK.sub(lambda m: f"**{m.group(1)}**", text))
     for label, target in lesson_index.internal_links(text):
         page = lesson_index.link_page(target)
         if page is not None:
-            st.page_link(page.path, label=label, icon=page.icon)
+            params = {**lesson_index.link_params(target), "from_lesson": str(i + 1)}
+            st.page_link(page.path, label=label, icon=page.icon, query_params=params)
 
 
 path, title = lessons[i]
@@ -74,7 +76,7 @@ pages = [p for p in lesson_index.lesson_pages(path, title) if nav.PAGE[p] not in
 if pages:
     st.markdown("**Try it in the app:**")
     for page in pages:
-        nav.page_link(page)
+        nav.page_link(page, query_params={"from_lesson": str(i + 1)})
 
 prev_col, _, next_col = st.columns([1, 3, 1])
 prev_col.button("← Previous", on_click=go, args=(-1,), disabled=i == 0, key="lesson-prev", width="stretch")

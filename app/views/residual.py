@@ -3,6 +3,7 @@ import inspect
 
 import streamlit as st
 
+import tryit
 import widgets
 from specsim import plots, rows, rule, toy
 
@@ -43,6 +44,7 @@ if "res-tokens" not in st.session_state:
     load_example()
 
 st.title("Residual explorer")
+tryit.back_to_lesson()
 st.markdown(
     "One position of one round. The drafter proposes x ~ **q**; the target keeps it with "
     "probability **min(1, p(x)/q(x))**; on a rejection the replacement is drawn from the "

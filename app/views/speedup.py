@@ -15,9 +15,10 @@ st.markdown(
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
 c1, c2, c3 = st.columns(3)
-alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, tryit.number("alpha", 0.0, 0.99) or 0.8, 0.01, key="sp-alpha")
+a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
+alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, 0.8 if a0 is None else a0, 0.01, key="sp-alpha")
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
-cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, tryit.number("c", 0.0, C_MAX) or 0.05, 0.01,
+cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, 0.05 if c0 is None else c0, 0.01,
                    key="sp-cost")
 max_gamma = int(c3.number_input("largest γ searched", 1, 64, formulas.DEFAULT_MAX_GAMMA, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")

@@ -14,6 +14,7 @@ import streamlit as st
 
 import cached
 import tokens
+import tryit
 import widgets
 from specsim import bounds, plots_rounds, replay, sampling
 
@@ -22,6 +23,7 @@ HISTORY = 12  # finished rounds drawn in the token stream
 MAX_GAMMA = 8
 
 st.title("Round stepper")
+tryit.back_to_lesson()
 st.markdown("Each round: the drafter proposes γ tokens from **q**, one target pass computes **p**, "
             "drafts are kept left to right while **u < min(1, p/q)**, the first rejected one is replaced "
             "by a draw from the **residual**, and a full acceptance earns a **bonus** token.")
@@ -29,11 +31,16 @@ st.markdown("Each round: the drafter proposes γ tokens from **q**, one target p
 with st.sidebar:
     model = widgets.model_picker(KEY)
     if model is not None:
-        context = widgets.context_picker(model, f"{KEY}-ctx", label="start context")
+        wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&gamma=3&seed=7
+        context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
+                                         default=tuple(wanted.split(" ")) if wanted else None)
         top = widgets.largest_within(bounds.check_round, model, MAX_GAMMA)
-        gamma = int(st.number_input("γ: draft length", 1, top, min(3, top), key=f"{KEY}-gamma",
+        g0 = tryit.integer("gamma", 1, top)
+        gamma = int(st.number_input("γ: draft length", 1, top, g0 if g0 is not None else min(3, top),
+                                    key=f"{KEY}-gamma",
                                     help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
-        seed = int(st.number_input("seed", 0, 2**31 - 1, 0, key=f"{KEY}-seed"))
+        s0 = tryit.integer("seed", 0, 2**31 - 1)
+        seed = int(st.number_input("seed", 0, 2**31 - 1, s0 if s0 is not None else 0, key=f"{KEY}-seed"))
         speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], 0.6, key=f"{KEY}-speed")
 if model is None:
     if KEY in st.session_state:

@@ -10,6 +10,7 @@ import streamlit as st
 
 import gallery_section
 import tokens
+import tryit
 from specsim import formulas, plots_gpt
 from specsim.gpt import masks
 
@@ -20,6 +21,7 @@ def md(ch: str) -> str:
 
 
 st.title("Tiny GPT")
+tryit.back_to_lesson()
 st.markdown("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
             "in PyTorch. The drafter proposes γ characters, the target verifies them in one pass through a "
             "**lower-right** causal mask over its KV cache, and both caches are **rolled back** to the "

@@ -1,10 +1,12 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
+import tryit
 import widgets
 from specsim import bounds, family, toy
 
 st.title("Rule workbench")
+tryit.back_to_lesson()
 st.markdown(
     "Invent a variant of the rule without writing code. Each member of the family below runs through the "
     "exact engine on the chosen toy model: the **total variation distance** between the next N tokens it "
