@@ -32,6 +32,7 @@ Example
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from .sampling import draw, make_rng
 from .tree import check_shape, without
@@ -203,10 +204,13 @@ def describe(step, vocab=None) -> str:
 
 
 def rows_after(steps, k: int):
-    """(p', q') after the last rejection among the first ``k`` steps, as fraction strings; None if none."""
+    """(p', q') in force after the first ``k`` steps: the rows the last rejection at the current node
+    left (Fractions), or None when the current node has had no rejection yet. A distinct node with no
+    token left to draft has q' = None in the trace: zeros here."""
     for s in reversed(steps[:k]):
         if s["kind"] == "reject":
-            return s.get("p"), s.get("q")
+            p = [Fraction(v) for v in s["p"]]
+            return p, [Fraction(v) for v in s["q"]] if s["q"] is not None else [Fraction(0)] * len(p)
         if s["kind"] == "accept":
             return None
     return None
@@ -221,3 +225,26 @@ def due_step(start: float, now: float, speed: float, first: int, current: int, n
     """
     return min(first + int((now - start) / speed), current + most, n)
 
+
+
+def node_label(node) -> str:
+    """A node's name on the mask's axes: its path from the root and its token ("1.2 b")."""
+    return ".".join(str(j + 1) for j in node["path"]) + " " + node["token"]
+
+
+def verify_mask(context, nodes) -> dict:
+    """The one-pass tree verification of the drafted nodes: its attention grid and position ids.
+
+    The queries are the root (the context's last token) and every node; the
+    keys are the cached context (all tokens but the last) and the same m + 1
+    positions. Returns {"grid", "positions", "rows", "columns"} (the labels).
+    """
+    from .gpt import masks  # numpy only
+    context = list(context)
+    n = max(len(context) - 1, 0)
+    par = parents(nodes)
+    root = "root " + (context[-1] if context else "·")
+    rows = [root] + [node_label(v) for v in nodes]
+    columns = [f"cached {i + 1} {t}" for i, t in enumerate(context[:n])] + rows
+    return {"grid": masks.tree_grid(par, n), "positions": masks.tree_positions(par, n),
+            "rows": rows, "columns": columns}
