@@ -115,7 +115,7 @@ def mask_figure(grid, row_labels, col_labels, title: str | None = None) -> go.Fi
         customdata=[["sees" if v else "hidden" for v in row] for row in rows],
         hovertemplate="query %{y} · key %{x}: %{customdata}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category", title_text="query (verified position)")
-    fig.update_xaxes(type="category", side="top", title_text="key", tickangle=0)
-    fig = style(fig, title, height=140 + 34 * len(rows))
-    fig.update_layout(margin=dict(l=90, r=20, t=fig.layout.margin.t + 40, b=30))
+    fig.update_xaxes(type="category", title_text="key (cached or verified position)", tickangle=-60)
+    fig = style(fig, title, height=160 + 34 * len(rows))
+    fig.update_layout(margin=dict(l=90, r=20, t=fig.layout.margin.t, b=120))
     return fig

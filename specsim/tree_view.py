@@ -187,14 +187,14 @@ def parents(nodes) -> list:
     return [n["parent"] for n in nodes]
 
 
-def describe(step, vocab=None) -> str:
+def describe(step) -> str:
     """One line for a step, as the page prints it."""
     kind = step["kind"]
     where = "root" if not step["path"] else "node " + ".".join(str(j + 1) for j in step["path"])
     if kind in ("accept", "reject"):
         verdict = "accepted" if kind == "accept" else "rejected"
-        text = (f"{where}: child **{step['token']}** tested, u = {step['u']:.3f} vs min(1, p'(x)/q'(x)) = "
-                f"min(1, {step['p_x']}/{step['q_x']}) = {step['acceptance']}: **{verdict}**")
+        text = (f"{where} (**{step['token']}**): u = {step['u']:.3f} against min(1, p'(x)/q'(x)) = "
+                f"min(1, {step['p_x']} / {step['q_x']}) = {step['acceptance']}: **{verdict}**")
         if kind == "reject":
             text += "; p' ← normalize(max(0, p' − q'))"
         return text

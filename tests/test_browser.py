@@ -38,9 +38,10 @@ PAGES = {
     "pitfalls": "Pitfalls lab",
     "tiny_gpt": "Tiny GPT",
     "workbench": "Rule workbench",
+    "trees": "Trees and blocks",
 }
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
-CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", ""} | ({"tiny_gpt"} if WEIGHTS else set())
+CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", ""} | ({"tiny_gpt"} if WEIGHTS else set())
 SLOW = {"tiny_gpt": 240_000}  # first model load (torch import, weights)
 
 if not Path(CHROMIUM).exists():
