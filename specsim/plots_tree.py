@@ -76,7 +76,7 @@ def tree_figure(context, nodes, steps, k: int, title: str | None = None) -> go.F
                         marker=dict(size=32, color=CLOSING_COLOR[last["kind"]], symbol="diamond"),
                         textfont=dict(color=WHITE, size=15),
                         hovertext=[f"{last['kind']}: {last['token']}"], hoverinfo="text")
-    depth = max([n["depth"] for n in nodes] + [0]) + 1
+    depth = max([n["depth"] for n in nodes] + [0 if pos["closing"] is None else -pos["closing"][1]])
     fig.update_xaxes(visible=False)
     fig.update_yaxes(tickvals=[-d for d in range(depth + 1)], ticktext=["context"] + [f"depth {d}" for d in
                      range(1, depth + 1)], range=[-depth - 0.5, 0.5], showgrid=False, zeroline=False)

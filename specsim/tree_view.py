@@ -200,7 +200,7 @@ def describe(step) -> str:
         return text
     if kind == "bonus":
         return f"a leaf is reached: **bonus** token **{step['token']}** drawn from p"
-    return f"every child of the {where} rejected: **{step['token']}** drawn from the current p'"
+    return f"every child of {'the root' if not step['path'] else where} rejected: **{step['token']}** drawn from the current p'"
 
 
 def rows_after(steps, k: int):

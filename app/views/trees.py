@@ -192,6 +192,8 @@ if widgets.within_bounds(scheme_view.check_budget, model, budget):
     curve = scheme_view.best_by_budget(rows, budget)
     st.plotly_chart(plots_tree.budget_figure(curve, f"Best exact E[tokens per round] after \"{' '.join(context)}\""),
                     key=f"{KEY}-budget-chart")
+    st.caption("Each line is the best scheme of its kind that drafts at most that many tokens (hover for its "
+               "name). Lines that coincide mean the best tree is the chain itself.")
     st.dataframe([{"scheme": scheme_view.scheme_label(r), "drafted": r["drafted_tokens"],
                    "E[tokens per round]": widgets.fmt(r["expected_tokens"]), "≈": f"{float(r['expected_tokens']):.4f}"}
                   for r in rows], hide_index=True, key=f"{KEY}-compare")
