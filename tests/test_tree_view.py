@@ -237,4 +237,9 @@ def test_budget_bounds_refuse_a_large_vocabulary():
     scheme_view.check_budget(big, top, bounds.LIMITS.interactive_work)
     with pytest.raises(bounds.WorkRefused):
         scheme_view.check_budget(big, top + 1, bounds.LIMITS.interactive_work)
-    assert scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work) == scheme_view.MAX_BUDGET
+    order2 = toy.load_model("order2")
+    assert scheme_view.largest_budget(order2, limit=bounds.LIMITS.interactive_work) == scheme_view.MAX_BUDGET
+    assert scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work) == 5  # 6 takes about a second
+    with pytest.raises(bounds.WorkRefused) as e:
+        scheme_view.check_budget(SEED, 6, bounds.LIMITS.interactive_work)
+    assert "\n" not in str(e.value) and "lower the budget" in str(e.value)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specsim import compare, scheme_view, toy, tree_view
+from specsim import bounds, compare, scheme_view, toy, tree_view
 from specsim.tree import Tree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +97,7 @@ def test_a_bad_shape_is_one_error_line_and_the_rest_of_the_page_still_works(text
 
 def test_compare_table_is_the_library_compare():
     at = open_trees()
+    assert at.slider(key="trees-budget").max == scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work)
     at.slider(key="trees-budget").set_value(3).run()
     rows = compare.compare(SEED, ("a",), 3)
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
