@@ -243,3 +243,10 @@ def test_budget_bounds_refuse_a_large_vocabulary():
     with pytest.raises(bounds.WorkRefused) as e:
         scheme_view.check_budget(SEED, 6, bounds.LIMITS.interactive_work)
     assert "\n" not in str(e.value) and "lower the budget" in str(e.value)
+
+
+def test_tree_trace_survives_distinct_drafts_running_out():
+    """Regression: after the last untried token is rejected q' is None; the trace records it as null."""
+    trace = Tree((3, 1), "distinct").trace(toy.load_model("zeros"), ("y",), seed=1)
+    updates = [e for e in trace["events"] if e["kind"] == "update"]
+    assert updates[-1]["q"] is None and trace["events"][-1]["kind"] == "fallback"
