@@ -10,6 +10,7 @@ LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 
 # Which page a lesson opens, by words in its file name or title (first match wins).
 LESSON_PAGES = [
+    (("tree", "block", "multi-draft", "multiple-drafts"), "trees"),
     (("pitfall", "mistake", "broken", "wrong", "myth"), "pitfalls"),
     (("gpt", "mask", "cache", "kv", "rollback", "torch", "real"), "tiny_gpt"),
     (("speedup", "speed", "cost", "best-gamma", "choosing", "tuning"), "speedup"),

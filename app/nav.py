@@ -32,6 +32,8 @@ PAGES = [
              "break the rule on purpose, measure the damage"),
     PageInfo("views/workbench.py", "Rule workbench", ":material/tune:", "Toy models",
              "a family of rules on sliders: which one is exact?"),
+    PageInfo("views/trees.py", "Trees and blocks", ":material/account_tree:", "Toy models",
+             "tree and block verification, every scheme within a drafting budget, the tree mask"),
     PageInfo("views/tiny_gpt.py", "Tiny GPT", ":material/memory:", "Real model",
              "a real GPT pair: its mask, KV cache and speedup"),
 ]

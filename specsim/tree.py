@@ -272,7 +272,7 @@ class Tree:
                 _log(events, "reject", i, vocab[x], **test)
                 tried = tried + (x,) if self.drafts == "distinct" else tried
                 p_cur, q_cur = tr.update(p, q, p_cur, q_cur, self.drafts, set(tried))
-                _log(events, "update", i, None, p=_row(p_cur), q=_row(q_cur))
+                _log(events, "update", i, None, p=_row(p_cur), q=None if q_cur is None else _row(q_cur))
             if child is None:
                 fallback = tr.fallback(p, p_cur)
                 y = draw(fallback, rng.random())

@@ -38,9 +38,10 @@ PAGES = {
     "pitfalls": "Pitfalls lab",
     "tiny_gpt": "Tiny GPT",
     "workbench": "Rule workbench",
+    "trees": "Trees and blocks",
 }
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
-CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", ""} | ({"tiny_gpt"} if WEIGHTS else set())
+CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", ""} | ({"tiny_gpt"} if WEIGHTS else set())
 SLOW = {"tiny_gpt": 240_000}  # first model load (torch import, weights)
 
 if not Path(CHROMIUM).exists():
@@ -273,6 +274,28 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     no_exception(page)
     shot(page, "stepper-playing", 1400)
     shot(page, "stepper-playing", 420)
+
+
+def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
+    """Trees and blocks: Next walks the tree round decision by decision to its emitted tokens; no exception;
+    full-page screenshots at 1400 and 420 px (test-artifacts/trees-*.png)."""
+    open_page(page, server, "trees?tree=2,2&seed=37&from_lesson=16")  # accept, reject, reject, fallback
+    status = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
+                          has_text=re.compile(r"^decision \d+ of \d+")).first
+    sync_api.expect(status).to_contain_text("decision 0 of")
+    total = int(re.search(r"of (\d+)", status.inner_text()).group(1))
+    for k in range(1, total + 1):
+        page.get_by_role("button", name="Next", exact=True).click()
+        sync_api.expect(status).to_contain_text(f"decision {k} of {total}")
+        no_exception(page)
+    sync_api.expect(page.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text("Emitted")
+    assert page.get_by_text("after the rejection").count() >= 1  # the residual row after the last rejection
+    assert page.get_by_text("← back to lesson 16").count() == 1
+    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
+    wait_idle(page)
+    shot(page, "trees", 1400)
+    shot(page, "trees", 420)
+    no_exception(page)
 
 
 def test_lesson_links_open_real_pages_in_the_same_tab_and_back_returns(server, page):

@@ -1,0 +1,130 @@
+"""The Trees and blocks page through AppTest: the walk is the library's, bad shapes are one line,
+the tables are the exact engine's."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specsim import bounds, compare, scheme_view, toy, tree_view
+from specsim.tree import Tree
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "app" / "streamlit_app.py"
+sys.path.insert(0, str(ROOT / "app"))
+PAGE = "views/trees.py"
+SEED = toy.load_model("seed")
+
+
+def open_trees(params=None) -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def tree_chart(at) -> dict:
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if any(t.get("name") == "not reached" for t in json.loads(c.proto.spec)["data"]))
+
+
+def shown_statuses(at) -> dict:
+    """legend name -> tokens drawn under it in the tree chart."""
+    return {t["name"]: t["text"] for t in tree_chart(at)["data"] if t.get("mode") == "markers+text"}
+
+
+def test_page_opens_with_the_default_tree_and_no_error():
+    at = open_trees()
+    assert at.title[0].value == "Trees and blocks"
+    assert not at.error
+    assert at.session_state["trees"]["trace"]["tree"] == [2, 2, 1]
+    assert len(at.get("plotly_chart")) >= 3  # tree, budget curve, mask
+
+
+@pytest.mark.parametrize("seed, drafts", [(0, "iid"), (7, "distinct")])
+def test_next_walks_the_library_trace_and_statuses_match(seed, drafts):
+    at = open_trees()
+    at.radio(key="trees-drafts").set_value(drafts).run()
+    at.number_input(key="trees-seed").set_value(seed).run()
+    tr = Tree((2, 2, 1), drafts)
+    trace = tr.trace(SEED, ("a",), seed=seed)
+    assert at.session_state["trees"]["trace"] == trace
+    nodes, steps = tree_view.drafted_tree(SEED, ("a",), tr, trace, seed), tree_view.walk_steps(trace)
+    for k in range(len(steps) + 1):
+        assert at.session_state["trees"]["k"] == k
+        status = tree_view.statuses(nodes, steps, k)
+        drawn = shown_statuses(at)
+        for name in ("accepted", "rejected", "not reached"):
+            assert drawn[name] == [n["token"] for n, s in zip(nodes, status) if s == name]
+        assert f"decision {k} of {len(steps)}" in "\n".join(m.value for m in at.markdown)
+        if k < len(steps):
+            at.button(key="trees-next").click().run()
+            assert not at.exception
+    assert drawn[steps[-1]["kind"]] == [trace["emitted"][-1]]
+    assert " ".join(trace["emitted"]) in at.success[0].value
+    at.button(key="trees-prev").click().run()
+    assert at.session_state["trees"]["k"] == len(steps) - 1
+    at.button(key="trees-reset").click().run()
+    assert at.session_state["trees"]["k"] == 0
+
+
+def test_slider_and_play_pause():
+    at = open_trees()
+    n = len(at.session_state["trees"]["steps"])
+    at.slider(key="trees-slider").set_value(n).run()
+    assert at.session_state["trees"]["k"] == n
+    at.button(key="trees-play").click().run()  # Play at the end starts again from 0
+    assert at.session_state["trees"]["playing"] and at.session_state["trees"]["k"] <= n
+    at.button(key="trees-play").click().run()
+    assert not at.session_state["trees"]["playing"]
+    assert not at.exception
+
+
+@pytest.mark.parametrize("text, words", [("2,x", "not a whole number"), ("0", ">= 1"), ("8,8", "limit"),
+                                         ("2,,1", "empty width")])
+def test_a_bad_shape_is_one_error_line_and_the_rest_of_the_page_still_works(text, words):
+    at = open_trees()
+    at.text_input(key="trees-shape").set_value(text).run()
+    assert not at.exception
+    assert len(at.error) == 1 and words in at.error[0].value and "\n" not in at.error[0].value
+    assert any(c for c in at.get("plotly_chart"))  # the budget chart is still drawn
+
+
+def test_compare_table_is_the_library_compare():
+    at = open_trees()
+    assert at.slider(key="trees-budget").max == scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work)
+    at.slider(key="trees-budget").set_value(3).run()
+    rows = compare.compare(SEED, ("a",), 3)
+    table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
+    assert table["scheme"].tolist() == [scheme_view.scheme_label(r) for r in rows]
+    assert table["E[tokens per round]"].tolist() == [str(r["expected_tokens"]) for r in rows]
+    assert table["drafted"].tolist() == [r["drafted_tokens"] for r in rows]
+    curve = scheme_view.best_by_budget(rows, 3)
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if any(t.get("name") == "tree distinct" for t in json.loads(c.proto.spec)["data"]))
+    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]] for k in scheme_view.KINDS}
+
+
+def test_block_vs_token_table_is_the_exact_engine():
+    at = open_trees()
+    at.number_input(key="trees-gamma").set_value(2).run()
+    table = next(d.value for d in at.dataframe if "block − token" in d.value.columns)
+    want = scheme_view.token_vs_block(SEED, 2)
+    assert table["token-wise"].tolist() == [str(r["token"]) for r in want]
+    assert table["block"].tolist() == [str(r["block"]) for r in want]
+
+
+def test_query_parameters_are_read_strictly():
+    at = open_trees({"tree": "3,1", "drafts": "distinct", "seed": "4", "budget": "2", "from_lesson": "16"})
+    s = at.session_state["trees"]
+    assert s["trace"] == Tree((3, 1), "distinct").trace(SEED, ("a",), seed=4)
+    assert at.slider(key="trees-budget").value == 2
+    assert any("lesson 16" in str(p.proto.label) for p in at.get("page_link"))
+    at = open_trees({"tree": "0,9x", "drafts": "both", "seed": "-3", "budget": "99"})
+    assert at.session_state["trees"]["trace"]["tree"] == [2, 2, 1] and not at.error
+    assert at.session_state["trees"]["trace"]["drafts"] == "iid"
