@@ -83,5 +83,5 @@ with f1:
 with f2:
     st.plotly_chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
     st.caption("Bars show short fractions as they are and long ones as decimals (hover for the exact value). "
-               "The exact K distribution differs from the i.i.d. formula because α changes with "
+               "The exact K distribution can differ from the i.i.d. formula because α changes with "
                "the context after each accepted draft; the output distribution is exact either way.")

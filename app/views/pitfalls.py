@@ -18,7 +18,7 @@ st.title("Pitfalls lab")
 tryit.back_to_lesson()
 st.markdown("Each broken rule is a variant of the same round, run through the exact engine. The damage is "
             "the **total variation distance** between the distribution of the next N tokens it produces and "
-            "the one it should produce: an exact fraction, 0 only when the rule is still exact.")
+            "the one it should produce: an exact fraction, 0 when the output is still the intended one on this model and context.")
 
 with st.sidebar:
     model = widgets.model_picker("pit")

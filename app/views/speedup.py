@@ -11,7 +11,8 @@ tryit.back_to_lesson()
 st.markdown(
     "A round drafts γ tokens (each costing **c** target steps) and verifies them in one target pass. "
     "If every draft is accepted independently with the same rate **α**, a round emits "
-    "(1 − α^(γ+1)) / (1 − α) tokens on average and costs γc + 1 target steps, so against plain "
+    "(1 − α^(γ+1)) / (1 − α) tokens on average; if the verification pass costs one target step, "
+    "the round costs γc + 1 target steps, so against plain "
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
 c1, c2, c3 = st.columns(3)

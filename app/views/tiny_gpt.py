@@ -130,7 +130,8 @@ if check:
                      f"refined with the measured verification cost: {rates['refined_speedup']:.2f}×")
 if check:
     noise = ("within noise: these rounds cannot tell the i.i.d. formula wrong" if check["verdict"] == "within noise"
-             else "beyond noise: acceptances here are not i.i.d. (they vary with the context)")
+             else "beyond noise: a sign that acceptances here are not i.i.d. (they vary with the context), "
+             "though a run can also land this far out by chance")
     st.caption(f"Measured against the formula over {check['rounds']} rounds: the gap in tokens per round is "
                f"{check['gap']:+.2f}, {abs(check['gap_in_se']):.1f} standard errors, {noise}. The standard error "
                "shrinks as 1/√rounds: generate more characters to tighten it.")
