@@ -334,6 +334,22 @@ def test_lesson_links_open_real_pages_in_the_same_tab_and_back_returns(server, p
             shot(page, f"lesson-{k}", 420)
 
 
+def test_try_it_link_arrives_with_the_lessons_settings_and_links_back(server, page):
+    """Lesson 8's Try-it link opens Speedup at its example (α = 0.6, c = 0.2), which links back to lesson 8."""
+    open_page(page, server, "lessons?lesson=8")
+    link = page.locator('[data-testid="stMain"] [data-testid="stPageLink"] a', has_text="Speedup").first
+    assert "alpha=0.6" in link.get_attribute("href") and "from_lesson=8" in link.get_attribute("href")
+    link.click()
+    sync_api.expect(page).to_have_url(re.compile(r"/speedup\?.*alpha=0\.6"), timeout=30_000)
+    alpha = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
+    sync_api.expect(alpha).to_have_attribute("aria-valuetext", "0.60", timeout=30_000)
+    back = page.locator('[data-testid="stPageLink"] a', has_text="back to lesson 8")
+    back.click()
+    sync_api.expect(page.locator('[data-testid="stMain"] [data-testid="stProgress"]',
+                                 has_text="lesson 8 of")).to_be_visible(timeout=30_000)
+    no_exception(page)
+
+
 def test_lesson_remembered_through_the_sidebar(server, page):
     open_page(page, server, "lessons?lesson=5")
     page.locator('[data-testid="stSidebarNav"] a', has_text="Round stepper").click()
