@@ -219,60 +219,77 @@ def walk_tree(parents, tokens, p_rows, q_rows, u, drafts: str = "iid") -> Walk:
             return walk
 
 
-@torch.inference_mode()
-def tree_generate(target, draft, prompt_ids, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
-                  order: str = "dfs", sampling: Sampling = Sampling(), seed: int = 0) -> TreeGeneration:
-    """Speculative decoding with a draft tree of shape ``widths`` verified in one target pass per round."""
+def tree_mask(parents, n: int, device=None) -> torch.Tensor:
+    """``masks.tree_grid`` as a torch (m + 1, n + m + 1) boolean tensor: the verify pass's mask."""
+    return torch.from_numpy(masks.tree_grid(parents, n)).to(device)
+
+
+def tree_round(target, drafter: ModelDrafter, ctx: _Context, widths, drafts: str, order: str,
+               sampling: Sampling, gen: torch.Generator, slid: bool = False) -> TreeRound:
+    """One tree round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter."""
+    device, t_cache, d_cache = ctx.device, ctx.caches[0], drafter.cache
+    n, last = t_cache.length, int(ctx.pending)
+    start = {"target": n, "draft": d_cache.length}
+    # step 1-2: draft the tree, flattened
+    tree = draft_tree(drafter, ctx.view, widths, drafts, order, sampling, gen)
+    m = len(tree.parents)
+    before = {"target": n, "draft": d_cache.length}
+    # step 3: one target pass over [root, nodes] with tree positions and the tree mask
+    mask = tree_mask(tree.parents, n, device)  # (m + 1, n + m + 1)
+    pos = torch.tensor(masks.tree_positions(tree.parents, n), device=device)  # (m + 1,)
+    idx = torch.tensor([[last] + tree.tokens], device=device)  # (1, m + 1)
+    p_rows = sampling.row(target(idx, t_cache, pos=pos, mask=mask)[0])  # (m + 1, V)
+    after = {"target": t_cache.length, "draft": d_cache.length}
+    # step 4-5: walk down, then the closing token
+    u = torch.rand(m, generator=gen, device=device)  # (m,)
+    walk = walk_tree(tree.parents, tree.tokens, p_rows, tree.q_rows, u, drafts)
+    tok = int(_sample(walk.closing_row, gen))
+    # step 6: keep only the accepted path in both caches
+    path = walk.accepted_nodes
+    t_cache.keep(list(range(n + 1)) + [n + 1 + i for i in path])
+    d_cache.keep(list(range(tree.base)) + [tree.base + tree.slots[i] for i in path if i in tree.slots])
+    drafter.fed = d_cache.length
+    emitted = [tree.tokens[i] for i in path] + [tok]
+    ctx.pending = torch.tensor([[tok]], device=device)
+    ctx.ids.extend(emitted)
+    ends = {"target": t_cache.length, "draft": d_cache.length}
+    cache = {k: {"start": start[k], "before_verify": before[k], "after_verify": after[k],
+                 "after_keep": ends[k]} for k in start}
+    return TreeRound(n, last, tree.parents, tree.tokens, tree.q_rows, p_rows, u.tolist(), walk.tried,
+                     walk.acceptance, walk.accepted_flags, path, walk.correction, tok, walk.closing_row,
+                     tuple(mask.shape), cache, slid)
+
+
+def check_tree_args(widths, drafts: str, order: str) -> tuple:
     widths = check_shape(widths)
     if drafts not in DRAFTS:
         raise ValueError(f"drafts must be one of {', '.join(DRAFTS)}, got {drafts!r}")
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    return widths
+
+
+@torch.inference_mode()
+def tree_generate(target, draft, prompt_ids, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
+                  order: str = "dfs", sampling: Sampling = Sampling(), seed: int = 0) -> TreeGeneration:
+    """Speculative decoding with a draft tree of shape ``widths`` verified in one target pass per round."""
+    widths = check_tree_args(widths, drafts, order)
     drafter = tree_drafter(draft)
     device = target.wte.weight.device
     gen = torch.Generator(device).manual_seed(seed)
     ctx = _Context([target], prompt_ids, device, window=drafter.window)
-    t_cache, d_cache = ctx.caches[0], drafter.cache
-    if drafted(widths) + 2 > ctx.window // 2:
+    need = drafted(widths) + 2  # root, nodes, and the closing token
+    if need > ctx.window // 2:
         raise ValueError(f"a tree of {drafted(widths)} drafts does not fit the context window of {ctx.window}")
     drafter.start(ctx.view)
     passes_before = drafter.passes
-    out, rounds, t_passes = [], [], 0
+    out, rounds = [], []
     while len(out) < n_tokens:
-        slid = ctx.make_room(drafted(widths) + 2)
+        slid = ctx.make_room(need)
         if slid:
             drafter.start(ctx.view)
-        n, last = t_cache.length, int(ctx.pending)
-        start = {"target": n, "draft": d_cache.length}
-        # step 1-2: draft the tree, flattened
-        tree = draft_tree(drafter, ctx.view, widths, drafts, order, sampling, gen)
-        m = len(tree.parents)
-        before = {"target": n, "draft": d_cache.length}
-        # step 3: one target pass over [root, nodes] with tree positions and the tree mask
-        mask = torch.from_numpy(masks.tree_grid(tree.parents, n)).to(device)  # (m + 1, n + m + 1)
-        pos = torch.tensor(masks.tree_positions(tree.parents, n), device=device)  # (m + 1,)
-        idx = torch.tensor([[last] + tree.tokens], device=device)  # (1, m + 1)
-        p_rows = sampling.row(target(idx, t_cache, pos=pos, mask=mask)[0])  # (m + 1, V)
-        t_passes += 1
-        after = {"target": t_cache.length, "draft": d_cache.length}
-        # step 4-5: walk down, then the closing token
-        u = torch.rand(m, generator=gen, device=device)  # (m,)
-        walk = walk_tree(tree.parents, tree.tokens, p_rows, tree.q_rows, u, drafts)
-        tok = int(_sample(walk.closing_row, gen))
-        # step 6: keep only the accepted path in both caches
-        path = walk.accepted_nodes
-        t_cache.keep(list(range(n + 1)) + [n + 1 + i for i in path])
-        d_cache.keep(list(range(tree.base)) + [tree.base + tree.slots[i] for i in path if i in tree.slots])
-        drafter.fed = d_cache.length
-        emitted = [tree.tokens[i] for i in path] + [tok]
-        ctx.pending = torch.tensor([[tok]], device=device)
-        ctx.ids.extend(emitted)
-        out.extend(emitted)
-        ends = {"target": t_cache.length, "draft": d_cache.length}
-        cache = {k: {"start": start[k], "before_verify": before[k], "after_verify": after[k],
-                     "after_keep": ends[k]} for k in start}
-        rounds.append(TreeRound(n, last, tree.parents, tree.tokens, tree.q_rows, p_rows, u.tolist(), walk.tried,
-                                walk.acceptance, walk.accepted_flags, path, walk.correction, tok,
-                                walk.closing_row, tuple(mask.shape), cache, slid))
-    return TreeGeneration(list(prompt_ids), out[:n_tokens], "tree", t_passes, drafter.passes - passes_before,
+        r = tree_round(target, drafter, ctx, widths, drafts, order, sampling, gen, slid)
+        rounds.append(r)
+        out.extend(r.emitted)
+    return TreeGeneration(list(prompt_ids), out[:n_tokens], "tree", len(rounds), drafter.passes - passes_before,
                           None, rounds, widths=widths, drafts=drafts, order=order)
