@@ -146,13 +146,16 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int
 
 
 def block_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4, temperature: float = 1.0,
-                   seed: int = 0) -> Generation:
+                   seed: int = 0, top_k: int | None = None, top_p: float | None = None,
+                   greedy: bool = False) -> Generation:
     """Speculative decoding with block verification of chains of ``gamma`` drafts (``specsim.block``)."""
-    return speculative_generate(pair, prompt, n_tokens, gamma, temperature, seed=seed, verify="block")
+    return speculative_generate(pair, prompt, n_tokens, gamma, temperature, top_k, top_p, greedy, seed,
+                                verify="block")
 
 
 def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
-                  temperature: float = 1.0, seed: int = 0, order: str = "dfs"):
+                  temperature: float = 1.0, seed: int = 0, order: str = "dfs", top_k: int | None = None,
+                  top_p: float | None = None, greedy: bool = False):
     """Speculative decoding with a draft tree of shape ``widths`` (``specsim.gpt.tree_decode``).
 
     ``widths`` is a tuple or text such as "2,2,1" (``specsim.tree.parse_shape``); ``drafts`` iid or
@@ -165,7 +168,7 @@ def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1),
     _check_n(n_tokens)
     widths = parse_shape(widths) if isinstance(widths, str) else check_shape(widths)
     g = generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, widths, drafts, order,
-                 sampling(temperature), seed)
+                 sampling(temperature, top_k, top_p, greedy), seed)
     g.text = pair.tokenizer.decode(g.tokens)
     for r in g.rounds:
         r.text = pair.tokenizer.decode(r.emitted)
