@@ -96,14 +96,15 @@ def generate(pair, scheme: Scheme, ids, n_tokens: int, sampling, seed: int):
 
 
 @torch.inference_mode()
-def verify_costs(target, prompt_ids, schemes, sampling, steps: int = COST_STEPS,
-                 repeats: int = COST_REPEATS) -> dict:
+def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None,
+                 repeats: int | None = None) -> dict:
     """Seconds of one target step, and of each scheme's verify pass, after ``prompt_ids`` are cached.
 
     Each timed as the decoders run it, with the sampling of its rows: a chain
     (token-wise or block) with the default lower-right mask, a tree with its
     tree mask and position ids. Kinds are interleaved within each repeat.
     """
+    steps, repeats = steps or COST_STEPS, repeats or COST_REPEATS
     device = target.wte.weight.device
     cache = target.new_cache()
     target(torch.tensor([prompt_ids[:-1]], device=device), cache)
