@@ -79,3 +79,8 @@ def test_bench_schemes_json_keys(cli, monkeypatch):
 def test_bad_schemes_are_one_line_exit_2(cli, schemes, message):
     code, out, err = cli("gpt", "bench", "--schemes", schemes, "--device", "cpu")
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_bench_trees_with_a_lookup_drafter_are_refused_before_timing(cli):
+    code, out, err = cli("gpt", "bench", "--schemes", "chain:2;tree:2", "--draft", "lookup:2", "--device", "cpu")
+    assert code == 2 and out == "" and "the lookup:2 drafter cannot draft a tree" in err and err.count("\n") == 1

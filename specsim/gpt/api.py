@@ -163,10 +163,14 @@ def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1),
     ``TreeGeneration``: ``rounds[i]`` is a ``TreeRound`` with ``parents``, ``tokens`` (drafted ids),
     ``accepted_nodes``, ``emitted``, ``n_cached`` and ``text`` (its emitted characters).
     """
-    from ..tree import check_shape, parse_shape
+    from ..bounds import LIMITS, check
+    from ..tree import check_shape, drafted, parse_shape
     from .tree_decode import tree_generate as generate
     _check_n(n_tokens)
     widths = parse_shape(widths) if isinstance(widths, str) else check_shape(widths)
+    rows = n_tokens * (drafted(widths) + 1) * len(pair.vocab)  # at most one round per token, m + 1 rows each
+    check(rows, f"{n_tokens:,} tokens with a tree of {drafted(widths)} drafts over {len(pair.vocab)} tokens",
+          "the number of tokens or the tree", LIMITS.generate_work, "recorded probabilities")
     g = generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, widths, drafts, order,
                  sampling(temperature, top_k, top_p, greedy), seed)
     g.text = pair.tokenizer.decode(g.tokens)

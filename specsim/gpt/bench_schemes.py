@@ -34,7 +34,7 @@ from ..tree import DRAFTS, drafted, parse_shape
 from . import api, masks
 from .bench import _sync, heldout_prompts
 from .decode import plain_generate, speculative_generate
-from .tree_decode import tree_generate, tree_mask
+from .tree_decode import tree_drafter, tree_generate, tree_mask
 
 KINDS = ("chain", "block", "tree")
 SCHEMES_HELP = "schemes separated by ';': chain:G, block:G, tree:W1,W2,...[:iid|distinct]"
@@ -136,6 +136,8 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
                   prompts=None) -> dict:
     """Every scheme against plain decoding on the held-out prompts; returns the JSON-ready dict."""
     schemes = parse_schemes(schemes) if isinstance(schemes, str) else list(schemes)
+    if any(s.kind == "tree" for s in schemes):
+        tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
     prompts = prompts or heldout_prompts()
     ids = [api.encode_prompt(pair, p) for p in prompts]
     sampling = api.sampling(temperature)

@@ -136,7 +136,8 @@ def stop_probabilities(w: torch.Tensor, p_rows: torch.Tensor, q_rows: torch.Tens
     r = torch.clamp(inner * p_rows[1:gamma] - q_rows[1:gamma], min=0).sum(-1)  # (gamma - 1,)
     den = r + 1 - inner[:, 0]
     h = torch.where(den > 0, r / torch.where(den > 0, den, torch.ones_like(den)), torch.zeros_like(r))
-    return torch.cat([h, w[gamma:]])  # (gamma,)
+    last = w[gamma:] if gamma else w[:0]  # h_gamma = w_gamma; nothing for an empty chain
+    return torch.cat([h, last])  # (gamma,)
 
 
 def block_residual(w: torch.Tensor, p: torch.Tensor, q: torch.Tensor) -> torch.Tensor | None:
