@@ -15,6 +15,7 @@ import sys
 
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
+from .exact_cmds import tree_args
 
 MAX_TOKENS = 4096
 DRAFT_HELP = "drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers)"
@@ -32,6 +33,27 @@ def drafters_arg(text: str) -> list:
     if not specs:
         raise argparse.ArgumentTypeError("--drafters needs at least one drafter")
     return [draft_arg(s) for s in specs]
+
+
+def schemes_arg(text: str) -> str:
+    """--schemes, checked without torch (``specsim.tree.parse_shape`` for each tree)."""
+    from .. import tree as tree_mod
+    for item in text.split(";"):
+        kind, _, rest = item.strip().partition(":")
+        if kind == "tree":
+            shape, _, mode = rest.partition(":")
+            try:
+                tree_mod.parse_shape(shape)
+            except ValueError as e:
+                raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: {e}") from None
+            if mode not in ("", *tree_mod.DRAFTS):
+                raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: drafts must be iid or distinct")
+        elif kind not in ("chain", "block") or not rest.isdigit() or not 1 <= int(rest) <= 64:
+            raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: write schemes separated by ';': "
+                                             "chain:G, block:G (G from 1 to 64), tree:W1,W2,...[:iid|distinct]")
+    return text
+
+
 COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
 
 
@@ -48,6 +70,11 @@ def register(subparsers) -> None:
     _sampling_args(g)
     g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
+    g.add_argument("--verify", choices=["token", "block"], default="token",
+                   help="token-wise (default) or block verification of each drafted chain")
+    tree_args(g)
+    g.add_argument("--order", choices=["dfs", "bfs"], default="dfs",
+                   help="how a draft tree is flattened for its verify pass (default dfs)")
     g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
@@ -57,7 +84,8 @@ def register(subparsers) -> None:
 
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
     b.add_argument("--gammas", type=gammas_arg, default="1-8", help=GAMMAS_HELP + " (default 1-8)")
-    b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=200)
+    b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=None,
+                   help="tokens per prompt (default 200; 150 with --schemes, so that no run slides the window)")
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
     b.add_argument("--seed", type=seed_arg, default=0)
@@ -66,6 +94,9 @@ def register(subparsers) -> None:
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
     b.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round in the gallery (default 4)")
+    b.add_argument("--schemes", type=schemes_arg, default=None,
+                   help="verification schemes side by side, e.g. 'chain:4;block:4;tree:2,2;tree:4' "
+                        "(tree:W1,W2,...[:iid|distinct]): tokens per pass, verify cost, measured speedup")
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
@@ -114,10 +145,17 @@ def cmd_generate(args) -> int:
     top_p = None if args.top_p is None else float(args.top_p)
     kw = dict(temperature=float(args.temperature), top_k=args.top_k, top_p=top_p, greedy=args.greedy,
               seed=args.seed)
+    if args.tree and (args.plain or args.verify == "block"):
+        raise UsageError("--tree does not combine with " + ("--plain" if args.plain else "--verify block")
+                         + ": a tree is verified node by node")
+    if args.plain and args.verify == "block":
+        raise UsageError("--plain does not combine with --verify block (plain decoding verifies nothing)")
     if args.plain:
         g = api.plain_generate(pair, args.prompt, args.tokens, **kw)
+    elif args.tree:
+        g = api.tree_generate(pair, args.prompt, args.tokens, args.tree, args.drafts, order=args.order, **kw)
     else:
-        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, **kw)
+        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, verify=args.verify, **kw)
     if args.json:
         print_json(g.to_dict(pair.vocab, top=args.top))
         return 0
@@ -127,7 +165,9 @@ def cmd_generate(args) -> int:
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
-        print(f"speculative, gamma {g.gamma}: {len(g.tokens)} tokens in {g.target_passes} target passes "
+        scheme = (f"tree {','.join(map(str, g.widths))} {g.drafts} ({g.order})" if g.mode == "tree"
+                  else f"speculative, gamma {g.gamma}" + (", block verification" if g.verify == "block" else ""))
+        print(f"{scheme}: {len(g.tokens)} tokens in {g.target_passes} target passes "
               f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")
         print("accepted per round: " + " ".join(str(k) for k in g.accepted_per_round))
         if colour:
@@ -143,8 +183,8 @@ def render(g, vocab: str, colour: bool) -> str:
     if g.mode == "plain" or not colour:
         return "".join(vocab[t] for t in g.tokens)
     parts, left = [], len(g.tokens)
-    for r in g.rounds:
-        pieces = [(t, "accepted") for t in r.drafts[:r.accepted]] + [(r.closing_token, r.correction)]
+    for r in g.rounds:  # a chain's or a tree's round: accepted drafts, then the closing token
+        pieces = [(t, "accepted") for t in r.emitted[:-1]] + [(r.closing_token, r.correction)]
         for t, kind in pieces[:left]:
             parts.append(f"{COLOURS[kind]}{vocab[t]}{COLOURS['end']}")
         left -= min(left, len(pieces))
@@ -157,6 +197,9 @@ def cmd_bench(args) -> int:
 
     from ..gpt.bench import bench
     torch.set_num_threads(args.threads)
+    if args.schemes:
+        return _schemes(args)
+    args.tokens = args.tokens or 200
     if args.drafters or args.draft not in ("distilled", "trained"):
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
@@ -169,6 +212,27 @@ def cmd_bench(args) -> int:
           f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} repeats")
     print(table([[r[k] for k in keys] for r in result["results"]], keys))
     print(f"best gamma: {result['best_gamma']}")
+    return 0
+
+
+SCHEME_KEYS = ["scheme", "drafted_tokens", "alpha", "tokens_per_pass", "verify_cost", "draft_passes_per_round",
+               "tokens_per_s", "speedup", "slides"]
+
+
+def _schemes(args) -> int:
+    from ..gpt.bench_schemes import bench_schemes
+    if args.drafters:
+        raise UsageError("--schemes and --drafters do not combine: compare schemes with one --draft")
+    result = bench_schemes(_pair(args), args.schemes, args.tokens or 150, float(args.temperature), args.repeats,
+                           args.seed)
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"device {result['device']}, {result['threads']} thread(s), drafter {result['draft']}, temperature "
+          f"{result['temperature']}, {result['prompts']} held-out prompts x {result['tokens']} tokens; plain "
+          f"{result['plain_tokens_per_s']} tokens/s (target step {result['target_step_ms']} ms); speedup: median "
+          f"of {result['repeats']} interleaved runs")
+    print(table([[_fmt(r[k]) for k in SCHEME_KEYS] for r in result["schemes"]], SCHEME_KEYS))
     return 0
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .drafters import as_drafter
-from .rule import accept_drafts, adjust, residual
+from .rule import accept_block, accept_drafts, adjust, block_residual, residual
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ class Round:
     cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
     slid: bool = False
     replacement_row: torch.Tensor | None = None  # (V,) the row the replacement was drawn from
+    verify: str = "token"  # or "block": then ``acceptance`` holds the stop probabilities h_i
+    block: dict | None = None  # block verification: {"w": [w_0..w_gamma], "h": [...], "stops": [eta_i]}
 
     @property
     def replacement(self) -> int | None:
@@ -105,6 +107,8 @@ class Round:
              "scored_by": [dict(r, query_token=name(r["query_token"])) for r in self.scored_by()],
              "p_rows": [_row(r, name, top) for r in self.p_rows],
              "q_rows": [_row(r, name, top) for r in self.q_rows]}
+        if self.verify != "token":
+            d.update(verify=self.verify, **(self.block or {}))
         return d
 
 
@@ -126,6 +130,7 @@ class Generation:
     gamma: int | None = None
     rounds: list = field(default_factory=list)
     text: str | None = None  # the generated characters, set by ``specsim.gpt.api``
+    verify: str = "token"  # "token" or "block" (chain verification)
 
     @property
     def accepted_per_round(self) -> list:
@@ -142,7 +147,8 @@ class Generation:
         return {"text": text, "tokens": self.tokens, "mode": self.mode, "gamma": self.gamma,
                 "target_passes": self.target_passes, "draft_passes": self.draft_passes,
                 "accepted_per_round": self.accepted_per_round, "alpha": self.alpha,
-                "rounds": [r.to_dict(vocab, top) for r in self.rounds]}
+                "rounds": [r.to_dict(vocab, top) for r in self.rounds]} | (
+                    {"verify": self.verify} if self.verify != "token" else {})
 
 
 def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -184,6 +190,32 @@ class _Context:
         return True
 
 
+def _token_wise(p_rows, q_rows, drafts, u):
+    """Step 3-4 token-wise: (acceptance, flags, K, replacement row or None, None)."""
+    acceptance, flags, k = accept_drafts(p_rows, q_rows, drafts, u)
+    row = None
+    if k < drafts.numel():
+        row = residual(p_rows[k], q_rows[k])
+        if row is None:  # p <= q everywhere: float rounding rejected a sure draft
+            row = p_rows[k]
+    return acceptance, flags, k, row, None
+
+
+def _block(p_rows, q_rows, drafts, u):
+    """Step 3-4 by block verification: h as the acceptance, the flags K Trues then one False."""
+    w, h, stops, tau = accept_block(p_rows, q_rows, drafts, u)
+    flags = torch.arange(drafts.numel(), device=drafts.device) < tau  # (gamma,)
+    row = None
+    if tau < drafts.numel():
+        row = block_residual(w[tau], p_rows[tau], q_rows[tau])
+        if row is None:  # empty in exact arithmetic only with probability 0: float rounding
+            row = p_rows[tau]
+    return h, flags, tau, row, {"w": w.tolist(), "h": h.tolist(), "stops": stops.tolist()}
+
+
+VERIFY = {"token": _token_wise, "block": _block}
+
+
 @torch.inference_mode()
 def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampling(),
                    seed: int = 0) -> Generation:
@@ -204,8 +236,12 @@ def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampl
 @torch.inference_mode()
 def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
                          sampling: Sampling = Sampling(), seed: int = 0,
-                         crop: bool = True) -> Generation:
+                         crop: bool = True, verify: str = "token") -> Generation:
     """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes).
+
+    ``verify``: "token" (token-wise, step 3 as above) or "block" (block
+    verification, ``specsim.block``: the same u's are the coins eta_i = u_i < h_i,
+    K = tau, and the replacement comes from the block residual).
 
     ``draft`` is any ``specsim.gpt.drafters.Drafter`` (a small GPT, early exit,
     prompt lookup) or a bare GPT. A drafter may propose fewer than gamma
@@ -213,6 +249,8 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
     """
     if gamma < 1:
         raise ValueError(f"gamma must be >= 1, got {gamma}")
+    if verify not in VERIFY:
+        raise ValueError(f"verify must be one of {', '.join(VERIFY)}, got {verify!r}")
     drafter = as_drafter(draft)
     device = target.wte.weight.device
     gen = torch.Generator(device).manual_seed(seed)
@@ -237,13 +275,10 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
         p_rows = sampling.row(target(torch.cat([last, d_ids], dim=1), t_cache)[0])  # (g + 1, V)
         t_passes += 1
         after = {"target": t_cache.length, "draft": d_len()}
-        # step 3: accept left to right
+        # step 3: accept left to right (token-wise) or the longest prefix the block allows
         u = torch.rand(g, generator=gen, device=device)  # (g,)
-        acceptance, flags, k = accept_drafts(p_rows, q_rows, d_ids[0], u)
-        if k < g:  # step 4: replacement from the residual at the first rejection
-            replacement_row = residual(p_rows[k], q_rows[k])
-            if replacement_row is None:  # p <= q everywhere: float rounding rejected a sure draft
-                replacement_row = p_rows[k]
+        acceptance, flags, k, replacement_row, block = VERIFY[verify](p_rows, q_rows, d_ids[0], u)
+        if k < g:  # step 4: replacement from the (block) residual at position k
             tok = _sample(replacement_row, gen)
             correction = "residual"
         else:  # step 5: bonus token from the last row
@@ -262,6 +297,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
         cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m],
                      "after_crop": ends[m]} for m in start}
         rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), acceptance.tolist(),
-                            flags[:k + 1].tolist(), k, correction, int(tok), cache, slid, replacement_row))
+                            flags[:k + 1].tolist(), k, correction, int(tok), cache, slid, replacement_row,
+                            verify, block))
     return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes,
-                      drafter.passes - passes_before, gamma, rounds)
+                      drafter.passes - passes_before, gamma, rounds, verify=verify)

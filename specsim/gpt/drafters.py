@@ -132,8 +132,8 @@ class EarlyExit(nn.Module):
         p = self.wte.weight
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
-    def forward(self, idx, cache=None, last_only=False):
-        return self.target(idx, cache, last_only, n_layers=self.k)  # (B, T, V): the first K blocks only
+    def forward(self, idx, cache=None, last_only=False, pos=None, mask=None):
+        return self.target(idx, cache, last_only, n_layers=self.k, pos=pos, mask=mask)  # (B, T, V): first K blocks
 
 
 class LookupDrafter(Drafter):

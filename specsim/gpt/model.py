@@ -13,7 +13,11 @@ The cache is what makes speculative decoding fast and what makes it subtle:
   to keys ``0 .. n + i``: the causal mask aligned to the *lower-right* corner
   (``causal_lower_right``); ``is_causal=True`` would align it upper-left and
   hide the prefix from the drafts;
-* ``cache.crop(length)`` forgets everything after ``length`` (rejected drafts).
+* ``cache.crop(length)`` forgets everything after ``length`` (rejected drafts);
+  ``cache.keep(indices)`` keeps the listed slots, in order (the accepted path
+  of a draft tree), and forgets the rest;
+* a tree of drafts is scored in one pass with explicit position ids ``pos``
+  and an explicit boolean ``mask`` (``specsim.gpt.masks.tree_grid``).
 
 >>> import torch
 >>> from specsim.gpt.config import PRESETS
@@ -53,6 +57,22 @@ class KVCache:
             raise ValueError(f"cannot crop a cache of length {self.length} to {length}")
         self.length = length
 
+    def keep(self, indices) -> None:
+        """Keep the slots ``indices`` (increasing), moved to the front in that order; forget the rest.
+
+        Gather, then crop: after it, slot i holds what slot ``indices[i]`` held.
+        Only the slots after the longest unmoved prefix are copied.
+        """
+        indices = [int(i) for i in indices]
+        if any(not 0 <= i < self.length for i in indices) or any(a >= b for a, b in zip(indices, indices[1:])):
+            raise ValueError(f"cannot keep slots {indices} of a cache of length {self.length}")
+        same = next((j for j, i in enumerate(indices) if i != j), len(indices))  # slots 0 .. same-1 stay
+        if same < len(indices):
+            src = torch.tensor(indices[same:], device=self.k.device)  # (moved,)
+            self.k[:, :, :, same:len(indices)] = self.k[:, :, :, src]  # advanced indexing copies first
+            self.v[:, :, :, same:len(indices)] = self.v[:, :, :, src]
+        self.length = len(indices)
+
     def reset(self) -> None:
         self.length = 0
 
@@ -74,9 +94,12 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torc
 
     q: (B, nh, T, hs); k, v: (B, nh, S, hs) -> (B, nh, T, hs). Query i sees
     keys 0 .. S - T + i (lower-right alignment): ``causal_lower_right(T, S)``,
-    or ``mask``, that same mask precomputed by ``lower_right_mask``.
+    or ``mask``, that same mask precomputed by ``lower_right_mask`` (or any
+    other (T, S) boolean mask, e.g. a draft tree's).
     """
     T, S = q.size(-2), k.size(-2)
+    if mask is not None:  # precomputed: lower-right, or a tree mask
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     if T == 1:  # one new query sees every key: no mask at all
         return F.scaled_dot_product_attention(q, k, v)
     if T == S:  # no prefix: both alignments coincide
@@ -164,21 +187,30 @@ class GPT(nn.Module):
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False,
-                n_layers: int | None = None):
+                n_layers: int | None = None, pos: torch.Tensor | None = None, mask: torch.Tensor | None = None):
         """Logits for the new positions: idx (B, T) -> (B, T, V), or (B, 1, V) with ``last_only``.
 
         With a cache (B = 1) the T positions follow the ``cache.length`` cached
         ones, their keys and values are appended and the length grows by T.
         ``n_layers`` runs only the first blocks, then the final norm and head
         (the early-exit drafter); its cache then needs only that many layers.
+        ``pos`` (T,) replaces the position ids n .. n + T - 1 and ``mask``
+        (T, n + T) booleans the lower-right causal mask (True: may attend):
+        a draft tree's siblings share a position and see only their ancestors.
         """
         B, T = idx.shape
         n = 0 if cache is None else cache.length
         if n + T > self.config.block_size:
             raise ValueError(f"{n + T} positions exceed the context window of {self.config.block_size}")
-        pos = torch.arange(n, n + T, device=idx.device)  # (T,)
+        if pos is None:
+            pos = torch.arange(n, n + T, device=idx.device)  # (T,)
+        elif pos.shape != (T,) or int(pos.max()) >= self.config.block_size or int(pos.min()) < 0:
+            raise ValueError(f"position ids must be {T} values in 0 .. {self.config.block_size - 1}")
         x = self.wte(idx) + self.wpe(pos)  # (B, T, C)
-        mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None  # (T, n + T)
+        if mask is None:
+            mask = lower_right_mask(T, n + T, idx.device) if 1 < T and n > 0 else None  # (T, n + T)
+        elif mask.shape != (T, n + T) or mask.dtype != torch.bool:
+            raise ValueError(f"the attention mask must be (T, n + T) = ({T}, {n + T}) booleans")
         for i, block in enumerate(self.blocks[:n_layers]):
             x = block(x, cache, i, mask)  # (B, T, C)
         if cache is not None:

@@ -1,0 +1,86 @@
+"""`specsim gpt generate --tree / --verify block` and `specsim gpt bench --schemes`: JSON keys and refusals."""
+import json
+
+import pytest
+
+from specsim.tree import drafted
+
+
+def test_generate_tree_json_has_the_tree_trace(cli_json):
+    d = cli_json("gpt", "generate", "--prompt", "def f(x):", "--tokens", "20", "--tree", "2,2,1",
+                 "--drafts", "distinct", "--device", "cpu", "--seed", "3")
+    assert (d["mode"], d["tree"], d["drafts"], d["order"]) == ("tree", [2, 2, 1], "distinct", "dfs")
+    assert len(d["tokens"]) == 20 and len(d["rounds"]) == d["target_passes"]
+    for r in d["rounds"]:
+        assert {"parents", "tokens", "accepted_nodes", "emitted", "n_cached", "mask_shape", "cache",
+                "p_rows", "q_rows", "tried", "accepted", "u"} <= set(r)
+        m = len(r["parents"])
+        assert m == len(r["tokens"]) == drafted((2, 2, 1)) and r["mask_shape"] == [m + 1, r["n_cached"] + m + 1]
+        assert r["emitted"][:-1] == [r["tokens"][i] for i in r["accepted_nodes"]]
+        assert r["cache"]["target"]["after_keep"] == r["n_cached"] + len(r["accepted_nodes"]) + 1
+    assert sum(len(r["emitted"]) for r in d["rounds"]) >= 20
+
+
+def test_generate_block_json_marks_the_scheme(cli_json):
+    d = cli_json("gpt", "generate", "--prompt", "def f(x):", "--tokens", "15", "--verify", "block",
+                 "--device", "cpu")
+    assert d["verify"] == "block" and len(d["tokens"]) == 15
+    assert all({"w", "h", "stops", "verify"} <= set(r) and len(r["w"]) == 5 for r in d["rounds"])
+
+
+def test_generate_readable_names_the_scheme(cli):
+    code, out, _ = cli("gpt", "generate", "--prompt", "x = ", "--tokens", "10", "--tree", "3,1", "--order", "bfs",
+                       "--device", "cpu")
+    assert code == 0 and out.startswith("x = ") and "tree 3,1 iid (bfs): 10 tokens in" in out
+    code, out, _ = cli("gpt", "generate", "--prompt", "x = ", "--tokens", "10", "--verify", "block", "--device", "cpu")
+    assert code == 0 and "gamma 4, block verification: 10 tokens in" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--tree", "0"], "every width must be >= 1"),
+    (["--tree", "2,,1"], "empty width"),
+    (["--tree", "-1"], "every width must be >= 1"),
+    (["--tree", "30,30"], "the limit is 64"),
+    (["--tree", "2", "--plain"], "--tree does not combine with --plain"),
+    (["--tree", "2", "--verify", "block"], "--tree does not combine with --verify block"),
+    (["--tree", "2", "--draft", "lookup:2"], "the lookup:2 drafter cannot draft a tree"),
+    (["--verify", "block", "--plain"], "--plain does not combine with --verify block"),
+    (["--drafts", "unique", "--tree", "2"], "invalid choice: 'unique'"),
+])
+def test_bad_tree_and_block_input_is_one_line_exit_2(cli, argv, message):
+    code, out, err = cli("gpt", "generate", "--prompt", "x", "--device", "cpu", *argv)
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_bench_schemes_json_keys(cli, monkeypatch):
+    from specsim.gpt import bench, bench_schemes
+    monkeypatch.setattr(bench, "N_PROMPTS", 1)  # keys only: keep it quick
+    monkeypatch.setattr(bench_schemes, "COST_STEPS", 2)
+    monkeypatch.setattr(bench_schemes, "COST_REPEATS", 1)
+    code, out, err = cli("gpt", "bench", "--schemes", "chain:2;block:2;tree:2,1;tree:2:distinct", "--tokens", "8",
+                         "--repeats", "1", "--device", "cpu", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert [r["scheme"] for r in d["schemes"]] == ["chain:2", "block:2", "tree:2,1", "tree:2:distinct"]
+    for r in d["schemes"]:
+        assert {"scheme", "tree", "drafted_tokens", "tokens_per_pass", "alpha", "speedup", "verify_cost",
+                "slides"} <= set(r)
+        assert r["tokens_per_pass"] >= 1 and r["verify_cost"] > 0 and r["speedup"] > 0 and r["slides"] == 0
+    assert [r["drafted_tokens"] for r in d["schemes"]] == [2, 2, 4, 2]
+    assert [r["tree"] for r in d["schemes"]] == [[1, 1], [1, 1], [2, 1], [2]]
+    assert {"plain_tokens_per_s", "target_step_ms", "threads", "tokens", "prompts"} <= set(d)
+    assert d["threads"] == 1 and d["tokens"] == 8 and d["temperature"] == 1
+
+
+@pytest.mark.parametrize("schemes,message", [("chain:0", "G from 1 to 64"), ("tree:2,,1", "empty width"),
+                                             ("medusa:3", "write schemes separated by ';'"),
+                                             ("tree:2:unique", "drafts must be iid or distinct"),
+                                             ("chain:4;;tree:2", "write schemes")])
+def test_bad_schemes_are_one_line_exit_2(cli, schemes, message):
+    code, out, err = cli("gpt", "bench", "--schemes", schemes, "--device", "cpu")
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+
+
+def test_bench_trees_with_a_lookup_drafter_are_refused_before_timing(cli):
+    code, out, err = cli("gpt", "bench", "--schemes", "chain:2;tree:2", "--draft", "lookup:2", "--device", "cpu")
+    assert code == 2 and out == "" and "the lookup:2 drafter cannot draft a tree" in err and err.count("\n") == 1
