@@ -248,3 +248,39 @@ def verify_mask(context, nodes) -> dict:
     columns = [f"cached {i + 1} {t}" for i, t in enumerate(context[:n])] + rows
     return {"grid": masks.tree_grid(par, n), "positions": masks.tree_positions(par, n),
             "rows": rows, "columns": columns}
+
+
+def sibling_paths(parents) -> list:
+    """Each node's path from the root as child numbers ("1", "1.2", ...), from a parent list.
+
+    >>> sibling_paths([-1, 0, 0, -1, 3])
+    ['1', '1.1', '1.2', '2', '2.1']
+    """
+    names, children = [], {}
+    for a in parents:
+        children[a] = children.get(a, 0) + 1
+        names.append((names[a] + "." if a >= 0 else "") + str(children[a]))
+    return names
+
+
+def round_mask(parents, drafted, root: str, cached, window: int = 8) -> dict:
+    """The attention grid of one tree round of a real model, labelled with its characters.
+
+    ``drafted`` are the nodes' characters, ``root`` the token fed first, ``cached``
+    the characters already in the cache (only the last ``window`` columns of them
+    are drawn). Returns {"grid", "positions", "rows", "columns"} like ``verify_mask``.
+
+    >>> m = round_mask([-1, 0, -1], ["a", "b", "c"], "x", "hello", window=2)
+    >>> m["rows"], m["columns"][:2], m["positions"]
+    (['root x', '1 a', '1.1 b', '2 c'], ['cached 4 l', 'cached 5 o'], [5, 6, 7, 6])
+    >>> m["grid"].astype(int).tolist()[2]
+    [1, 1, 1, 1, 1, 0]
+    """
+    from .gpt import masks  # numpy only
+    cached = list(cached)
+    n = len(cached)
+    grid = masks.tree_grid(parents, n)
+    first = max(0, n - window)
+    rows = [f"root {root}"] + [f"{p} {c}" for p, c in zip(sibling_paths(parents), drafted)]
+    columns = [f"cached {i + 1} {cached[i]}" for i in range(first, n)] + rows
+    return {"grid": grid[:, first:], "positions": masks.tree_positions(parents, n), "rows": rows, "columns": columns}

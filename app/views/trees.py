@@ -10,6 +10,7 @@ import time
 
 import streamlit as st
 
+import tree_gpt_section
 import tryit
 import widgets
 from specsim import bounds, compare, plots, plots_tree, scheme_view, toy, tree, tree_view
@@ -212,11 +213,5 @@ if scheme is not None:
     st.dataframe([dict(zip(mask["rows"], mask["positions"]))], hide_index=True)
 
 
-def tiny_gpt_tree_numbers():
-    """TINY-GPT HOOK: the tiny GPT's measured tree verification goes here (``specsim.gpt.api.tree_generate``
-    and ``specsim gpt bench --schemes ...`` on the tree-gpt branch). Nothing here imports torch."""
-    st.info("Measured on the tiny GPT: to come (tree decoding of the real model pair). The mask above is "
-            "the one its one-pass tree verification uses.")
-
-
-tiny_gpt_tree_numbers()
+if scheme is not None:
+    tree_gpt_section.show(scheme.shape, scheme.drafts)

@@ -1,0 +1,95 @@
+"""The Trees page's tiny-GPT section: one real tree round's mask and path, and every scheme measured.
+
+torch is imported only when a button is pressed (``specsim.gpt.api.tree_generate``,
+``specsim.gpt.bench_schemes.bench_schemes``); results are kept per settings for
+every session, like the Tiny GPT page's runs.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from specsim import plots_gpt, plots_tree, tree_view
+
+SCHEMES = "chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4"  # 4 drafted tokens each
+MAX_CHARS = 120
+
+
+@st.cache_resource
+def _store() -> dict:
+    return {"runs": {}, "benches": {}}
+
+
+def _pair():
+    from specsim.gpt import api, bench
+    pair = api.load_pair("distilled", "cpu")
+    bench.prepare(pair)
+    return pair
+
+
+def show(widths, drafts: str) -> None:
+    st.header("On the tiny GPT")
+    st.markdown("The same walk on the real character-level pair (distilled drafter, T = 1, CPU): the drafter "
+                "drafts the tree level by level, the target scores **every node in one pass** through the tree "
+                "mask with tree position ids, and both KV caches keep only the accepted path.")
+    with st.form("tree-gpt-form"):
+        c1, c2, c3 = st.columns([3, 1, 1])
+        prompt = c1.text_input("prompt", "def main(", key="tree-gpt-prompt")
+        n_tokens = c2.number_input("characters", 8, MAX_CHARS, 40, key="tree-gpt-n")
+        seed = c3.number_input("seed", 0, 10**6, 0, key="tree-gpt-seed")
+        go = st.form_submit_button(f"Generate with the tree {','.join(map(str, widths))} {drafts}", width="stretch")
+    store, key = _store(), (prompt, int(n_tokens), int(seed), tuple(widths), drafts)
+    if go and key not in store["runs"]:
+        try:
+            with st.spinner("Loading the pair and generating…"):
+                from specsim.gpt import api
+                store["runs"][key] = api.tree_generate(_pair(), prompt, int(n_tokens), tuple(widths), drafts,
+                                                       1.0, int(seed))
+        except ValueError as e:  # a character outside the vocabulary, a too large tree
+            st.error(f"Cannot run the tiny GPT: {e}")
+            return
+    if key in store["runs"]:
+        _round_view(store["runs"][key])
+    _bench_view(store)
+
+
+def _round_view(gen) -> None:
+    vocab = gen_vocab()
+    st.markdown(f"**{len(gen.tokens)} characters in {gen.target_passes} target passes** "
+                f"({len(gen.tokens) / gen.target_passes:.2f} per pass).")
+    st.code("".join(vocab[t] for t in gen.prompt_ids) + gen.text, language=None)
+    j = st.slider("round", 1, len(gen.rounds), len(gen.rounds), key="tree-gpt-round") - 1 if len(gen.rounds) > 1 else 0
+    r = gen.rounds[j]
+    show = lambda t: plots_gpt.show_char(vocab[t])  # noqa: E731  (a space or newline as a visible mark)
+    cached = [show(t) for t in (gen.prompt_ids + gen.tokens)[:r.n_cached]] if not r.slid else []
+    mask = tree_view.round_mask(r.parents, [show(t) for t in r.tokens], show(r.last_token), cached)
+    names = tree_view.sibling_paths(r.parents)
+    path = " → ".join(f"{names[i]} {show(r.tokens[i])}" for i in r.accepted_nodes) or "no draft accepted"
+    st.markdown(f"Round {j + 1}: {len(r.tokens)} drafted nodes after **n = {r.n_cached}** cached characters; "
+                f"accepted path: **{path}**, then a {r.correction} token **{show(r.closing_token)}**.")
+    st.plotly_chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
+                                           f"Round {j + 1}: the tree mask of its one target pass (last 8 cached keys)"),
+                    key="tree-gpt-mask")
+
+
+def gen_vocab() -> str:
+    from specsim.gpt import api
+    return api.load_pair("distilled", "cpu").vocab
+
+
+def _bench_view(store) -> None:
+    st.markdown(f"Every scheme with a budget of 4 drafted tokens (`{SCHEMES}`), interleaved with plain "
+                "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
+                "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
+    if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:
+        with st.spinner("Timing plain decoding and every scheme…"):
+            from specsim.gpt import bench, bench_schemes
+            store["benches"]["rows"] = bench_schemes.bench_schemes(_pair(), SCHEMES, n_tokens=60, repeats=1,
+                                                                   prompts=bench.heldout_prompts(2))
+    result = store["benches"].get("rows")
+    if result:
+        st.dataframe([{"scheme": r["scheme"], "drafted": r["drafted_tokens"], "tokens / pass": r["tokens_per_pass"],
+                       "α": r["alpha"], "verify cost (target steps)": r["verify_cost"], "speedup": r["speedup"]}
+                      for r in result["schemes"]], hide_index=True, key="tree-gpt-table")
+        st.caption(f"{result['prompts']} held-out prompts × {result['tokens']} characters, one repeat, target step "
+                   f"{result['target_step_ms']:.2f} ms: tokens per pass are counts; the speedups are single timings "
+                   "on a shared CPU (`specsim gpt bench --schemes` takes medians of several).")
