@@ -111,12 +111,22 @@ def page(browser):
 
 
 def wait_idle(pg, timeout=60_000) -> None:
-    """Wait until the app's script run is over (the 'running' status widget is gone)."""
+    """Wait until the app's script run is over (the 'running' status widget is gone) and stays over
+    for a moment: a rerun queued behind the one that just ended starts right after it."""
     pg.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    pg.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !/Running|Stop/.test(document.querySelector('[data-testid=\"stStatusWidget\"]').innerText)",
-        timeout=timeout)
+    for _ in range(2):
+        pg.wait_for_function(
+            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+            " || !/Running|Stop/.test(document.querySelector('[data-testid=\"stStatusWidget\"]').innerText)",
+            timeout=timeout)
+        pg.wait_for_timeout(250)
+
+
+def click(pg, name: str) -> None:
+    """Click a button once the page is idle, as a person does after seeing the last click's result
+    (a click that lands while a fragment is still drawing can be dropped by Streamlit)."""
+    wait_idle(pg)
+    pg.get_by_role("button", name=name, exact=True).click()
 
 
 def open_page(pg, server, path: str):
@@ -166,12 +176,12 @@ def test_stepper_round(server, page):
     sync_api.expect(status).to_contain_text("round ")
     if "round 1 · event 1 of" not in status.inner_text():  # seen once in CI on a loaded machine
         print(f"\nstepper opened at {status.inner_text()[:40]!r}; pressing Reset")
-        page.get_by_role("button", name="Reset", exact=True).click()
+        click(page, "Reset")
     sync_api.expect(status).to_contain_text("round 1 · event 1 of", timeout=15_000)
     clicks = 0
     while "emit" not in status.inner_text() and clicks < 12:
         before = status.inner_text()
-        page.get_by_role("button", name="Next step", exact=True).click()
+        click(page, "Next step")
         sync_api.expect(status).not_to_have_text(before)
         clicks += 1
         assert f"event {clicks + 1} of" in status.inner_text()
@@ -180,19 +190,18 @@ def test_stepper_round(server, page):
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
     wait_idle(page)
     screenshot(page, "stepper-after-one-round")
-    page.get_by_role("button", name="Next round", exact=True).click()
+    click(page, "Next round")
     sync_api.expect(status).to_contain_text("round 2 ·")
     no_exception(page)
-    page.get_by_role("button", name="Reset", exact=True).click()
+    click(page, "Reset")
     sync_api.expect(status).to_contain_text("round 1 · event 1 of")
     no_exception(page)
-    wait_idle(page)  # as a person would: the page has finished its rerun before the next click
     # Play advances on its own (one event per 0.6 s); Pause stops it.
-    page.get_by_role("button", name="Play", exact=True).click()
+    click(page, "Play")
     page.get_by_role("button", name="Pause", exact=True).wait_for(timeout=30_000)
     sync_api.expect(status).to_contain_text("event 3 of", timeout=30_000)
     page.get_by_role("button", name="Pause", exact=True).click()
-    page.get_by_role("button", name="Play", exact=True).wait_for()
+    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
     wait_idle(page)
     paused = status.inner_text()
     page.wait_for_timeout(1500)
@@ -285,12 +294,18 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
     sync_api.expect(status).to_contain_text("decision 0 of")
     total = int(re.search(r"of (\d+)", status.inner_text()).group(1))
     for k in range(1, total + 1):
-        page.get_by_role("button", name="Next", exact=True).click()
+        click(page, "Next")
         sync_api.expect(status).to_contain_text(f"decision {k} of {total}")
         no_exception(page)
     sync_api.expect(page.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text("Emitted")
     assert page.get_by_text("after the rejection").count() >= 1  # the residual row after the last rejection
     assert page.get_by_text("← back to lesson 16").count() == 1
+    # Play starts the walk again from the first decision and advances on its own (one per second)
+    click(page, "Play")
+    page.get_by_role("button", name="Pause", exact=True).wait_for(timeout=30_000)
+    sync_api.expect(status).to_contain_text("decision 2 of", timeout=30_000)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
     wait_idle(page)
     shot(page, "trees", 1400)
