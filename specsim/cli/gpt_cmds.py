@@ -13,15 +13,19 @@ import os
 import re
 import sys
 
+from . import gpt_hf_cmds
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
 
 MAX_TOKENS = 4096
-DRAFT_HELP = "drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers)"
+DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers); "
+              "with --target, the drafter's checkpoint directory")
 
 
 def draft_arg(text: str) -> str:
-    """A drafter spec, checked without torch (K's range is checked when the target is loaded)."""
+    """A drafter spec, checked without torch (K's range is checked when the target is loaded), or a path."""
+    if gpt_hf_cmds.looks_like_path(text):  # your own pair's drafter (--target PATH --draft PATH)
+        return text
     if text in ("distilled", "trained") or re.fullmatch(r"(lookup:[1-9]\d*|early-exit:[1-9]\d*)", text):
         return text
     raise argparse.ArgumentTypeError(f"unknown drafter {text!r}; choose distilled, trained, lookup:N or early-exit:K")
@@ -49,6 +53,7 @@ def register(subparsers) -> None:
     g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
     g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    gpt_hf_cmds.add_pair_args(g)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
                    help="entries of each p and q row in the JSON trace (default 5)")
@@ -57,11 +62,15 @@ def register(subparsers) -> None:
 
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
     b.add_argument("--gammas", type=gammas_arg, default="1-8", help=GAMMAS_HELP + " (default 1-8)")
-    b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=200)
+    b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=None, help="default 200")
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
-    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
+    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=None, help="default 3")
     b.add_argument("--seed", type=seed_arg, default=0)
     b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    gpt_hf_cmds.add_pair_args(b)
+    b.add_argument("--peer", choices=["hf"], default=None,
+                   help="hf: specsim plain and speculative against transformers' generate and assisted generation "
+                        "on the same pair, interleaved, T = 1 and greedy (defaults: 160 tokens, 5 repeats)")
     b.add_argument("--drafters", type=drafters_arg, default=None,
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
@@ -81,6 +90,8 @@ def register(subparsers) -> None:
     t.add_argument("--draft-steps", type=int_in_range("draft-steps", 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.set_defaults(func=cmd_train)
+
+    gpt_hf_cmds.add_export(sub, needs_torch)
 
 
 def _sampling_args(p):
@@ -103,6 +114,9 @@ def needs_torch(handler):
 
 
 def _pair(args):
+    gpt_hf_cmds.check_pair_args(args)
+    if args.target is not None:
+        return gpt_hf_cmds.own_pair(args)
     from ..gpt.api import load_pair
     return load_pair(args.draft, args.device)
 
@@ -157,7 +171,11 @@ def cmd_bench(args) -> int:
 
     from ..gpt.bench import bench
     torch.set_num_threads(args.threads)
-    if args.drafters or args.draft not in ("distilled", "trained"):
+    gpt_hf_cmds.check_pair_args(args)
+    if args.peer:
+        return gpt_hf_cmds.cmd_peer(args, _pair(args))
+    args.tokens, args.repeats = args.tokens or 200, args.repeats or 3
+    if args.target is None and (args.drafters or args.draft not in ("distilled", "trained")):
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:

@@ -106,7 +106,8 @@ class HFTokenizer:
         try:
             return list(self.hf.encode(text, add_special_tokens=False))
         except Exception as e:  # tokenizers raises a bare Exception for text it cannot encode
-            raise ValueError(f"the tokenizer cannot encode this text: {str(e).splitlines()[0]}") from None
+            raise ValueError(f"the tokenizer cannot encode this text (something outside its vocabulary): "
+                             f"{_line(e)}") from None
 
     def decode(self, ids) -> str:
         return self.hf.decode(list(ids), clean_up_tokenization_spaces=False)
@@ -157,7 +158,7 @@ def _load_one(path: str, role: str, device: torch.device):
     try:
         model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
         tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # missing or mis-shaped weights
         raise ValueError(f"cannot load the {role} checkpoint {path}: {_line(e)}") from None
     return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
 
