@@ -11,10 +11,9 @@ unchanged (nothing in ``decode.py`` knows about transformers).
 Loading checks, each refused with one line: the path exists, is a
 checkpoint (``config.json``), is a causal LM, both models share one
 tokenizer (same vocabulary) and one logit width (``vocab_size``), and
-transformers is installed. Models run in float32.
-
->>> HFTokenizer.__name__, HFCausalLM.__name__   # see tests/test_gpt_hf.py for a real pair
-('HFTokenizer', 'HFCausalLM')
+transformers is installed. Models run in float32. ``tests/test_gpt_hf.py``
+runs the exported tiny pair through it: the same tokens and the same trace as
+specsim's own models, greedy and sampled.
 """
 from __future__ import annotations
 
