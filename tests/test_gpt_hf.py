@@ -199,3 +199,22 @@ def test_every_gpt_command_refuses_cuda_without_a_gpu(cli, argv, tmp_path, monke
     code, out, err = cli("gpt", *argv, "--device", "cuda")
     assert code == 2 and "CUDA is not available" in err and err.count("\n") == 1
     assert os.listdir(tmp_path) == []  # refused before writing anything
+
+
+# -- the Tiny GPT page ---------------------------------------------------------------
+
+def test_tiny_gpt_page_runs_your_own_pair(exported):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"),
+                           default_timeout=120).run()
+    at.session_state["gpt-n"] = 12  # a short run
+    at.session_state["gpt-own-target"] = exported["target"]
+    at.session_state["gpt-own-draft"] = exported["draft"]
+    at.switch_page("views/tiny_gpt.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("Running your own pair" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) >= 4
+    at.text_input(key="gpt-own-draft").set_value("").run()  # one path alone is refused, in one line
+    assert not at.exception and any("needs both paths" in e.value for e in at.error)

@@ -70,7 +70,8 @@ def register(subparsers) -> None:
     gpt_hf_cmds.add_pair_args(b)
     b.add_argument("--peer", choices=["hf"], default=None,
                    help="hf: specsim plain and speculative against transformers' generate and assisted generation "
-                        "on the same pair, interleaved, T = 1 and greedy (defaults: 160 tokens, 5 repeats)")
+                        "on the same pair, interleaved, T = 1 and greedy at --gamma (defaults: 160 tokens, 5 repeats; "
+                        "--gammas and --temperature do not apply)")
     b.add_argument("--drafters", type=drafters_arg, default=None,
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
