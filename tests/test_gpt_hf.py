@@ -172,6 +172,8 @@ def test_peer_bench_json_and_token_counts(cli_json, monkeypatch):
     for mode, m in d["modes"].items():
         assert set(m["runs"]) == set(peer.DECODERS)
         assert {"specsim_spec_over_hf_assisted_gamma", "specsim_spec_over_hf_assisted_best"} <= set(m["ratios"])
+        assert set(m["ratios_of_fastest_runs"]) == {"specsim_spec_over_hf_assisted_gamma",
+                                                   "specsim_spec_over_hf_assisted_best"}
         for name, r in m["runs"].items():
             assert r["tokens_per_prompt"] == [8] and r["tokens"] == 8, (mode, name)
             assert len(r["tokens_per_s_runs"]) == 1 and r["tokens_per_s"] > 0
