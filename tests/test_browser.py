@@ -423,3 +423,5 @@ def test_page_renders(server, page, path):
     if path == "tiny_gpt" and not WEIGHTS:  # no shipped weights: a clear error, not a traceback
         assert page.get_by_text("Cannot run the tiny GPT").count() == 1
     screenshot(page, f"page-{path or 'home'}")
+    shot(page, f"page-{path or 'home'}", 420)  # a phone's width: test-artifacts/page-NAME-420.png
+    no_exception(page)

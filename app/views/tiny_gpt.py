@@ -2,7 +2,8 @@
 
 The only page that imports torch (through ``specsim.gpt.api``). The model pair
 loads once per (drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set
-``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones.
+``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones. "Your own model pair"
+runs two local Hugging Face causal-LM checkpoints (``specsim.gpt.hf_pair``) through the same decoder.
 """
 import os
 
@@ -44,6 +45,14 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
     seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 
+with st.expander("Your own model pair"):
+    st.caption("Two local Hugging Face causal-LM checkpoint directories that share a tokenizer (for example a "
+               "gpt2 and a distilgpt2 downloaded beforehand, or `specsim gpt export-hf` output). Nothing is "
+               "downloaded. Leave both empty for the shipped pair; when set, the drafter choice above is ignored.")
+    o1, o2 = st.columns(2)
+    own_target = o1.text_input("target checkpoint directory", "", key="gpt-own-target").strip()
+    own_draft = o2.text_input("draft checkpoint directory", "", key="gpt-own-draft").strip()
+
 
 @st.cache_resource
 def store() -> dict:
@@ -52,6 +61,7 @@ def store() -> dict:
 
 
 def get_pair(draft: str, device: str, weights_dir):
+    """``draft`` is a shipped drafter, or a (target path, draft path) pair of your own checkpoints."""
     pairs, key = store()["pairs"], (draft, device, weights_dir)
     if key not in pairs:
         with st.status("Loading the tiny GPT pair…", expanded=True) as status:
@@ -59,7 +69,11 @@ def get_pair(draft: str, device: str, weights_dir):
             from specsim.gpt import api, bench
 
             bar.progress(0.4, "reading the weights of the target and the drafter")
-            pair = api.load_pair(draft, device, weights_dir)
+            if isinstance(draft, tuple):
+                from specsim.gpt import hf_pair
+                pair = hf_pair.load_hf_pair(*draft, device)
+            else:
+                pair = api.load_pair(draft, device, weights_dir)
             bar.progress(0.8, "warming both models up")
             bench.prepare(pair)
             bar.progress(1.0, "loaded")
@@ -85,6 +99,12 @@ def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
 
 
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
+if own_target or own_draft:
+    if not (own_target and own_draft):
+        st.error("Your own model pair needs both paths: the target's and the draft's checkpoint directories.")
+        st.stop()
+    draft = (own_target, own_draft)
+    st.info(f"Running your own pair: target `{own_target}`, draft `{own_draft}`.")
 try:
     pair, result = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
 except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or damaged weights

@@ -13,16 +13,20 @@ import os
 import re
 import sys
 
+from . import gpt_hf_cmds
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
 from .exact_cmds import tree_args
 
 MAX_TOKENS = 4096
-DRAFT_HELP = "drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers)"
+DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers); "
+              "with --target, the drafter's checkpoint directory")
 
 
 def draft_arg(text: str) -> str:
-    """A drafter spec, checked without torch (K's range is checked when the target is loaded)."""
+    """A drafter spec, checked without torch (K's range is checked when the target is loaded), or a path."""
+    if gpt_hf_cmds.looks_like_path(text):  # your own pair's drafter (--target PATH --draft PATH)
+        return text
     if text in ("distilled", "trained") or re.fullmatch(r"(lookup:[1-9]\d*|early-exit:[1-9]\d*)", text):
         return text
     raise argparse.ArgumentTypeError(f"unknown drafter {text!r}; choose distilled, trained, lookup:N or early-exit:K")
@@ -76,6 +80,7 @@ def register(subparsers) -> None:
     g.add_argument("--order", choices=["dfs", "bfs"], default="dfs",
                    help="how a draft tree is flattened for its verify pass (default dfs)")
     g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    gpt_hf_cmds.add_pair_args(g)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
                    help="entries of each p and q row in the JSON trace (default 5)")
@@ -85,11 +90,17 @@ def register(subparsers) -> None:
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
     b.add_argument("--gammas", type=gammas_arg, default="1-8", help=GAMMAS_HELP + " (default 1-8)")
     b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=None,
-                   help="tokens per prompt (default 200; 150 with --schemes, so that no run slides the window)")
+                   help="tokens per prompt (default 200; 150 with --schemes, so that no run slides the window; "
+                        "160 with --peer)")
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
-    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=3)
+    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=None, help="default 3")
     b.add_argument("--seed", type=seed_arg, default=0)
     b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    gpt_hf_cmds.add_pair_args(b)
+    b.add_argument("--peer", choices=["hf"], default=None,
+                   help="hf: specsim plain and speculative against transformers' generate and assisted generation "
+                        "on the same pair, interleaved, T = 1 and greedy at --gamma (defaults: 160 tokens, 5 repeats; "
+                        "--gammas and --temperature do not apply)")
     b.add_argument("--drafters", type=drafters_arg, default=None,
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
@@ -113,6 +124,8 @@ def register(subparsers) -> None:
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.set_defaults(func=cmd_train)
 
+    gpt_hf_cmds.add_export(sub, needs_torch)
+
 
 def _sampling_args(p):
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
@@ -134,6 +147,9 @@ def needs_torch(handler):
 
 
 def _pair(args):
+    gpt_hf_cmds.check_pair_args(args)
+    if args.target is not None:
+        return gpt_hf_cmds.own_pair(args)
     from ..gpt.api import load_pair
     return load_pair(args.draft, args.device)
 
@@ -197,10 +213,16 @@ def cmd_bench(args) -> int:
 
     from ..gpt.bench import bench
     torch.set_num_threads(args.threads)
+    gpt_hf_cmds.check_pair_args(args)
     if args.schemes:
+        if args.peer:
+            raise UsageError("--schemes and --peer do not combine: run them one at a time")
+        args.repeats = args.repeats or 3
         return _schemes(args)
-    args.tokens = args.tokens or 200
-    if args.drafters or args.draft not in ("distilled", "trained"):
+    if args.peer:
+        return gpt_hf_cmds.cmd_peer(args, _pair(args))
+    args.tokens, args.repeats = args.tokens or 200, args.repeats or 3
+    if args.target is None and (args.drafters or args.draft not in ("distilled", "trained")):
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
