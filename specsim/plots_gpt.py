@@ -67,6 +67,8 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     fig.add_scatter(x=[None], y=[None], mode="lines", name="end of the cached keys",
                     line=dict(color=RESIDUAL_COLOR, width=2, dash="dash"))
     style(fig, "Which keys each verification query may attend to (keys seen per query)", height=560)
+    # room for the first subplot's two-line title between the figure's title and its panel (420 px)
+    fig.update_layout(margin_t=fig.layout.margin.t + 44, height=fig.layout.height + 44)
     return fig
 
 
