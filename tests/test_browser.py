@@ -417,7 +417,9 @@ def test_server_exits_on_sigterm_while_a_page_computes(tmp_path, browser):
 # timing) after the page has drawn, which would slow down the interactive tests after it
 @pytest.mark.parametrize("path", [p for p in PAGES if p != "tiny_gpt"] + ["tiny_gpt"])
 def test_page_renders(server, page, path):
+    t = time.time()
     open_page(page, server, path)
+    print(f"\nFIRST RENDER {path or 'home'}: {time.time() - t:.2f} s to a complete page (title, charts, idle)")
     no_exception(page)
     assert page.get_by_text(PAGES[path]).count() >= 1
     if path == "tiny_gpt" and not WEIGHTS:  # no shipped weights: a clear error, not a traceback
