@@ -265,3 +265,20 @@ def test_lesson_links_carry_their_settings_and_the_lesson_number():
             match = [l for l in links if l.page.split("/")[-1].removesuffix(".py") == stem
                      and parse_qs(l.query_string) == {**{a: [b] for a, b in params.items()}, "from_lesson": [str(k)]}]
             assert match, (path.name, page.path, params, [(l.page, l.query_string) for l in links])
+
+
+def test_stepper_ignores_a_late_change_from_the_previous_rounds_slider():
+    """Seen in the browser while playing: the slider of a round that Play has left sends one more
+    change after its key was dropped; it used to raise KeyError on the page."""
+    at = AppTest.from_file(str(ENTRY), default_timeout=30).run()
+    at.switch_page("views/stepper.py").run()
+    at.button(key="stepper-round").click().run()  # to the end of the round: its slider is shown
+    stale = at.slider(key="stepper-slider-0")
+    at.button(key="stepper-round").click().run()  # the next round: the old slider's key is dropped
+    assert "stepper-slider-0" not in at.session_state
+    player = at.session_state["stepper"]["player"]
+    where = (player.round, player.event)
+    stale.set_value(2).run()  # the late change arrives
+    assert not at.exception, [e.value for e in at.exception]
+    player = at.session_state["stepper"]["player"]
+    assert (player.round, player.event) == where  # ignored: the stepper stays where Play had it

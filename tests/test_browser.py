@@ -122,6 +122,22 @@ def wait_idle(pg, timeout=60_000) -> None:
         pg.wait_for_timeout(250)
 
 
+def toggle(pg, name: str, becomes: str, tries: int = 3) -> None:
+    """Press Play or Pause until the button turns into ``becomes``. While playing the page reruns
+    every fraction of a second and Streamlit can drop a click that lands mid-rerun; a person then
+    clicks again, and so does this (each retry is printed)."""
+    for attempt in range(tries):
+        if name == "Play":
+            wait_idle(pg)
+        pg.get_by_role("button", name=name, exact=True).click()
+        try:
+            pg.get_by_role("button", name=becomes, exact=True).wait_for(timeout=10_000)
+            return
+        except Exception:  # playwright's TimeoutError
+            print(f"\n{name} click not taken (attempt {attempt + 1}); clicking again")
+    raise AssertionError(f"{name} did not turn into {becomes} after {tries} clicks")
+
+
 def click(pg, name: str) -> None:
     """Click a button once the page is idle, as a person does after seeing the last click's result
     (a click that lands while a fragment is still drawing can be dropped by Streamlit)."""
@@ -197,11 +213,9 @@ def test_stepper_round(server, page):
     sync_api.expect(status).to_contain_text("round 1 · event 1 of")
     no_exception(page)
     # Play advances on its own (one event per 0.6 s); Pause stops it.
-    click(page, "Play")
-    page.get_by_role("button", name="Pause", exact=True).wait_for(timeout=30_000)
+    toggle(page, "Play", "Pause")
     sync_api.expect(status).to_contain_text("event 3 of", timeout=30_000)
-    page.get_by_role("button", name="Pause", exact=True).click()
-    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
+    toggle(page, "Pause", "Play")
     wait_idle(page)
     paused = status.inner_text()
     page.wait_for_timeout(1500)
@@ -250,8 +264,7 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     speed.press("ArrowLeft")  # 0.6 -> 0.3 s per event
     sync_api.expect(speed).to_have_attribute("aria-valuetext", "0.3")
     wait_idle(page)
-    page.get_by_role("button", name="Play", exact=True).click()
-    page.get_by_role("button", name="Pause", exact=True).wait_for()
+    toggle(page, "Play", "Pause")
     steps, mismatched, samples, run, longest = [], 0, 0, 0, 0
     t0 = time.time()
     while time.time() - t0 < 10:
@@ -265,8 +278,7 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
             run = run + 1 if differ else 0
             longest = max(longest, run)
         page.wait_for_timeout(50)
-    page.get_by_role("button", name="Pause", exact=True).click()
-    page.get_by_role("button", name="Play", exact=True).wait_for()
+    toggle(page, "Pause", "Play")
     wait_idle(page)
     advanced = steps[-1][1] - steps[0][1]
     nominal = (steps[-1][0] - steps[0][0]) / 0.3
@@ -301,11 +313,11 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
     assert page.get_by_text("after the rejection").count() >= 1  # the residual row after the last rejection
     assert page.get_by_text("← back to lesson 16").count() == 1
     # Play starts the walk again from the first decision and advances on its own (one per second)
-    click(page, "Play")
-    page.get_by_role("button", name="Pause", exact=True).wait_for(timeout=30_000)
+    toggle(page, "Play", "Pause")
     sync_api.expect(status).to_contain_text("decision 2 of", timeout=30_000)
-    page.get_by_role("button", name="Pause", exact=True).click()
+    # ... and stops by itself at the last decision
     page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
+    sync_api.expect(status).to_contain_text(f"decision {total} of {total}")
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
     wait_idle(page)
     shot(page, "trees", 1400)

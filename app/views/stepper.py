@@ -70,7 +70,12 @@ def play_pause():
 
 
 def slide(key):
-    state()["player"].event = st.session_state[key] - 1
+    """The slider moved. Its key names its round; a change that arrives after Play has moved on to
+    the next round (and dropped that key) is stale and ignored."""
+    value = st.session_state.get(key)
+    pl = state()["player"]
+    if value is not None and key == f"{KEY}-slider-{pl.round}":
+        pl.event = value - 1
 
 
 def keep_time(s):
