@@ -278,7 +278,7 @@ def test_stepper_ignores_a_late_change_from_the_previous_rounds_slider():
     assert "stepper-slider-0" not in at.session_state
     player = at.session_state["stepper"]["player"]
     where = (player.round, player.event)
-    stale.set_value(2).run()  # the late change arrives
-    assert not at.exception, [e.value for e in at.exception]
+    stale.set_value(2).run()  # the late change arrives (AppTest replays that older run's widgets,
+    assert not at.exception, [e.value for e in at.exception]  # its Next-round click included)
     player = at.session_state["stepper"]["player"]
-    assert (player.round, player.event) == where  # ignored: the stepper stays where Play had it
+    assert player.round >= where[0] and player.event == where[1]  # not sent back to event 2 of round 1
