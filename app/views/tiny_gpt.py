@@ -10,6 +10,7 @@ import os
 import streamlit as st
 
 import gallery_section
+import gpt_runs
 import tokens
 import tryit
 from specsim import formulas, plots_gpt
@@ -54,50 +55,6 @@ with st.expander("Your own model pair"):
     own_draft = o2.text_input("draft checkpoint directory", "", key="gpt-own-draft").strip()
 
 
-@st.cache_resource
-def store() -> dict:
-    """Loaded pairs and finished runs, shared by every session (computed below, with progress bars)."""
-    return {"pairs": {}, "runs": {}}
-
-
-def get_pair(draft: str, device: str, weights_dir):
-    """``draft`` is a shipped drafter, or a (target path, draft path) pair of your own checkpoints."""
-    pairs, key = store()["pairs"], (draft, device, weights_dir)
-    if key not in pairs:
-        with st.status("Loading the tiny GPT pair…", expanded=True) as status:
-            bar = st.progress(0.0, "importing PyTorch")
-            from specsim.gpt import api, bench
-
-            bar.progress(0.4, "reading the weights of the target and the drafter")
-            if isinstance(draft, tuple):
-                from specsim.gpt import hf_pair
-                pair = hf_pair.load_hf_pair(*draft, device)
-            else:
-                pair = api.load_pair(draft, device, weights_dir)
-            bar.progress(0.8, "warming both models up")
-            bench.prepare(pair)
-            bar.progress(1.0, "loaded")
-            status.update(label="Tiny GPT pair loaded", state="complete", expanded=False)
-        pairs[key] = pair
-    return pairs[key]
-
-
-def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
-    runs, key = store()["runs"], (draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
-    pair = get_pair(draft, device, weights_dir)
-    if key not in runs:
-        from specsim.gpt import bench
-
-        with st.status("Generating, then timing plain decoding and one step of each model…") as status:
-            bar = st.progress(0.0, "starting")
-            runs[key] = bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed,
-                                            progress=lambda f, text: bar.progress(f, text))
-            status.update(label="Generated and timed", state="complete", expanded=False)
-        while len(runs) > 16:
-            runs.pop(next(iter(runs)))
-    return pair, runs[key]
-
-
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
 if own_target or own_draft:
     if not (own_target and own_draft):
@@ -106,7 +63,7 @@ if own_target or own_draft:
     draft = (own_target, own_draft)
     st.info(f"Running your own pair: target `{own_target}`, draft `{own_draft}`.")
 try:
-    pair, result = run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
+    pair, result = gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
 except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or damaged weights
     message = str(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
     st.error(f"Cannot run the tiny GPT: {message}")

@@ -6,14 +6,13 @@ walk is the library's), completed into the whole drafted tree by
 ``specsim.tree_view.drafted_tree``; Play advances by the clock, like the
 Round stepper. Query parameters: ``?tree=2,2&drafts=distinct&seed=3&budget=4&from_lesson=16``.
 """
-import time
-
 import streamlit as st
 
 import tree_gpt_section
+import tree_walk
 import tryit
 import widgets
-from specsim import bounds, compare, plots, plots_tree, scheme_view, toy, tree, tree_view
+from specsim import bounds, compare, plots_tree, scheme_view, toy, tree, tree_view
 
 KEY = "trees"
 DEFAULT_SHAPE = "2,2,1"
@@ -73,90 +72,8 @@ st.header("A tree round, one decision at a time")
 scheme = parsed_tree()
 
 
-def state() -> dict:
-    """{"trace", "nodes", "steps", "k", "playing", "clock"}, new when the settings change."""
-    settings = (model.to_json(), context, scheme.shape, scheme.drafts, seed)
-    s = st.session_state.get(KEY)
-    if s is None or s["settings"] != settings:
-        trace = scheme.trace(model, context, seed=seed)
-        s = st.session_state[KEY] = {
-            "settings": settings, "trace": trace, "nodes": tree_view.drafted_tree(model, context, scheme, trace, seed),
-            "steps": tree_view.walk_steps(trace), "k": 0, "playing": False, "clock": None}
-    return s
+walked = tree_walk.show(model, context, scheme, seed, speed) if scheme is not None else None
 
-
-def move(delta=None, to=None):
-    s = state()
-    s["k"] = min(max(s["k"] + delta if to is None else to, 0), len(s["steps"]))
-
-
-def play_pause():
-    s = state()
-    s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
-    if s["playing"] and s["k"] == len(s["steps"]):
-        s["k"] = 0  # Play at the end starts the walk again
-
-
-def slide():
-    move(to=st.session_state[f"{KEY}-slider"])
-
-
-def keep_time(s):
-    """While playing, show the decision the clock says is due; stop at the end."""
-    now = time.monotonic()
-    if s["clock"] is None or s["clock"][1] != speed:
-        s["clock"] = (now, speed, s["k"])
-    start, _, first = s["clock"]
-    s["k"] = tree_view.due_step(start, now, speed, first, s["k"], len(s["steps"]))
-    if s["k"] == len(s["steps"]):
-        s["playing"], s["rerun_app"] = False, True
-
-
-def walk_view():
-    s = state()
-    if s.pop("rerun_app", False):
-        st.rerun(scope="app")
-    if s["playing"]:
-        keep_time(s)
-    nodes, steps, k = s["nodes"], s["steps"], s["k"]
-    bar = st.container(horizontal=True, wrap=True)
-    bar.button("Previous", on_click=move, args=(-1,), icon=":material/skip_previous:", key=f"{KEY}-prev",
-               disabled=k == 0)
-    bar.button("Next", on_click=move, args=(1,), icon=":material/skip_next:", key=f"{KEY}-next", type="primary",
-               disabled=k == len(steps))
-    bar.button("Pause" if s["playing"] else "Play", on_click=play_pause, key=f"{KEY}-play",
-               icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
-    bar.button("Reset", on_click=move, kwargs={"to": 0}, icon=":material/restart_alt:", key=f"{KEY}-reset")
-    st.session_state[f"{KEY}-slider"] = k
-    st.slider("decisions shown", 0, len(steps), key=f"{KEY}-slider", on_change=slide)
-    line = (tree_view.describe(steps[k - 1]) if k else
-            f"{len(nodes)} drafted tokens; one target pass gives p at every node. Press **Next**.")
-    st.markdown(f"decision {k} of {len(steps)} · {line}")
-    if k == len(steps):
-        t = s["trace"]
-        st.success(f"Emitted **{' '.join(t['emitted'])}**: {t['accepted']} accepted draft(s) and one "
-                   f"{steps[-1]['kind']} token, for one target pass.")
-    left, right = st.columns([3, 2])
-    with left:
-        st.plotly_chart(plots_tree.tree_figure(context, nodes, steps, k, f"{scheme.name}, seed {seed}"),
-                        key=f"{KEY}-tree")
-    with right:
-        rows = tree_view.rows_after(steps, k)
-        if rows is not None:
-            st.plotly_chart(plots.pq_bars(model.vocab, rows[0], rows[1],
-                                          "after the rejection: p' (the residual) and q'"), key=f"{KEY}-rows")
-            st.caption("The next child of this node (or the closing token) is judged against these rows, "
-                       "not against the node's own p and q.")
-        else:
-            st.info("The residual row appears here after a rejection.")
-
-
-if scheme is not None:
-    @st.fragment(run_every=speed if state()["playing"] else None)
-    def walk():
-        walk_view()
-
-    walk()
 
 # -- 2. block vs token-wise on one chain ---------------------------------------------------------
 st.header("Block vs token-wise on one drafted chain")
@@ -202,8 +119,7 @@ if widgets.within_bounds(scheme_view.check_budget, model, budget):
 # -- 4. the tree attention mask ------------------------------------------------------------------
 st.header("The tree attention mask")
 if scheme is not None:
-    s = state()
-    mask = tree_view.verify_mask(context, s["nodes"])
+    mask = tree_view.verify_mask(context, walked["nodes"])
     st.markdown("One target pass verifies the whole drafted tree: each query sees the cached context, the root "
                 "and its own ancestors, never a sibling. Siblings share a **position id**: they are alternatives "
                 "for the same place in the text.")
