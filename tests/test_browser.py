@@ -214,7 +214,9 @@ def test_stepper_round(server, page):
     no_exception(page)
     # Play advances on its own (one event per 0.6 s); Pause stops it.
     toggle(page, "Play", "Pause")
-    sync_api.expect(status).to_contain_text("event 3 of", timeout=30_000)
+    # Play goes to the event the clock says is due, so a slow rerun can skip an event: wait for any later one
+    sync_api.expect(status).to_contain_text(re.compile(r"round 1 · event ([3-9]|\d\d+) of|round ([2-9]|\d\d+) ·"),
+                                            timeout=30_000)
     toggle(page, "Pause", "Play")
     wait_idle(page)
     paused = status.inner_text()
@@ -310,11 +312,13 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
         sync_api.expect(status).to_contain_text(f"decision {k} of {total}")
         no_exception(page)
     sync_api.expect(page.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text("Emitted")
-    assert page.get_by_text("after the rejection").count() >= 1  # the residual row after the last rejection
-    assert page.get_by_text("← back to lesson 16").count() == 1
+    # the residual row after the last rejection (a plotly title: drawn a moment after the caption)
+    sync_api.expect(page.get_by_text("after the rejection").first).to_be_visible(timeout=30_000)
+    sync_api.expect(page.get_by_text("← back to lesson 16")).to_have_count(1)
     # Play starts the walk again from the first decision and advances on its own (one per second)
     toggle(page, "Play", "Pause")
-    sync_api.expect(status).to_contain_text("decision 2 of", timeout=30_000)
+    sync_api.expect(status).not_to_contain_text("decision 0 of", timeout=30_000)  # it advances (the clock
+    # may skip a decision when a rerun is slow, so no particular one is waited for)
     # ... and stops by itself at the last decision
     page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
     sync_api.expect(status).to_contain_text(f"decision {total} of {total}")
