@@ -11,7 +11,7 @@ import streamlit as st
 
 from specsim import plots_gallery
 
-DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
+from specsim.gpt.specs import GALLERY as DRAFTERS
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "tokens_per_pass": "tokens / pass",
            "drafted_per_round": "drafted / round", "best_gamma": "best γ (formula)",
            "formula_speedup": "formula speedup", "speedup": "measured speedup"}
@@ -40,7 +40,8 @@ def show(device: str) -> None:
     st.markdown("Four ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
                 "trained on the corpus alone), **prompt lookup** (copy what followed the last 3 characters the "
                 "last time they occurred: no model, c ≈ 0, a one-hot q) and **early exit** (the target's own "
-                "first 2 layers with its final norm and head). Each is measured at γ = 4 against plain decoding "
+                "first 2 layers, on the target's KV cache, with its final norm and head, or with a small exit "
+                "head trained to match p: `+head`). Each is measured at γ = 4 against plain decoding "
                 "of the target, interleaved in the same run.")
     with st.form("gallery-form"):
         c1, c2, c3 = st.columns(3)

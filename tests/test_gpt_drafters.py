@@ -11,7 +11,7 @@ from specsim.gpt.decode import Sampling, speculative_generate  # noqa: E402
 from specsim.gpt.drafters import LookupDrafter, make_drafter, parse_spec  # noqa: E402
 from specsim.toy import ToyModel, load_model  # noqa: E402
 
-SPECS = ["distilled", "trained", "lookup:3", "early-exit:2"]
+SPECS = ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"]
 PROMPT = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef "
 
 
@@ -66,15 +66,43 @@ def test_lookup_falls_back_to_shorter_ngrams_and_most_recent_match():
     assert d.propose_ids([1, 2, 3], 2) == []
 
 
-def test_early_exit_shares_the_target_weights_and_own_cache():
+def test_early_exit_shares_the_target_weights_and_its_kv_cache():
     pair = api.load_pair("early-exit:2", "cpu")
     assert pair.draft.target is pair.target and pair.draft.config.n_layer == 2
     ids = pair.tokenizer.encode(PROMPT)
-    g = speculative_generate(pair.target, pair.drafter(), ids, 20, 3, Sampling(greedy=True))
+    shared = pair.drafter()
+    g = speculative_generate(pair.target, shared, ids, 120, 3, Sampling(), seed=5)
     assert g.draft_passes == 3 * len(g.rounds)
+    assert shared.cache.k.shape[0] == pair.target.config.n_layer  # the target's own cache, all 5 layers
+    for r in g.rounds:  # one cache: the drafter's lengths are the target's, drafts cropped before verifying
+        assert r.cache["draft"] == r.cache["target"]
+        assert r.cache["target"]["before_verify"] == r.cache["target"]["start"]
+    own = speculative_generate(pair.target, shared.own_cache(), ids, 120, 3, Sampling(), seed=5)
+    assert own.rounds[1].cache["draft"] != own.rounds[1].cache["target"]  # a K-layer cache of its own
+    assert own.tokens == g.tokens  # the same keys and values, so the same q rows and the same draws
+    for a, b in zip(g.rounds, own.rounds):
+        torch.testing.assert_close(a.q_rows, b.q_rows, rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("bad", ["lookup", "lookup:x", "early-exit:0", "early-exit:5", "medusa", "lookup:0"])
+def test_a_trained_exit_head_raises_teacher_forced_alpha_on_held_out_text():
+    from specsim.gpt import corpus
+    from specsim.gpt.train import teacher_forced_alpha
+    plain, headed = api.load_pair("early-exit:2", "cpu"), api.load_pair("early-exit:2+head", "cpu")
+    assert headed.draft.exit_head is not None and plain.draft.exit_head is None
+    _, heldout = corpus.shipped_splits()
+    data = torch.tensor(plain.tokenizer.encode(heldout[:1025]))  # 4 windows of 256, no sampling
+    a = [teacher_forced_alpha(p.target, p.draft, data, block=256, max_windows=4) for p in (plain, headed)]
+    assert a[1] > a[0]
+
+
+def test_tree_decoding_gives_early_exit_a_cache_of_its_own():
+    pair = api.load_pair("early-exit:2", "cpu")
+    g = api.tree_generate(pair, PROMPT, 30, [2, 1], greedy=True)
+    assert g.tokens == api.plain_generate(pair, PROMPT, 30, greedy=True).tokens
+
+
+@pytest.mark.parametrize("bad", ["lookup", "lookup:x", "early-exit:0", "early-exit:5", "medusa", "lookup:0",
+                                 "early-exit:5+head", "early-exit:2+hed"])
 def test_bad_specs_are_one_line_errors(bad):
     with pytest.raises(ValueError) as e:
         api.load_pair(bad, "cpu")

@@ -6,7 +6,7 @@ import torch
 
 from specsim.gpt import weights
 from specsim.gpt.config import PRESETS
-from specsim.gpt.recipe import Recipe, run_stage
+from specsim.gpt.recipe import STAGES, Recipe, run_stage
 from specsim.gpt.tokenizer import ASCII_VOCAB, CharTokenizer
 
 TEXT = "def add(a, b):\n    return a + b\n\n" * 40
@@ -19,19 +19,72 @@ def tiny_data():
 
 def test_stages_train_save_and_reload(tmp_path):
     torch.set_num_threads(1)
-    recipe = Recipe(target_steps=40, draft_steps=30, target_batch=4, draft_batch=4, target_lr=1e-2,
-                    draft_lr=1e-2, target_preset="tiny", draft_preset="tiny")
+    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5,
+                    target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2, exit_rank=4,
+                    target_preset="tiny-2", draft_preset="tiny")
     out = str(tmp_path)
-    entries = {s: run_stage(s, out, recipe, progress=False, data=tiny_data())
-               for s in ("target", "draft_trained", "draft_distilled")}
-    curve = entries["target"]["notes"]["curve"]
-    assert curve[-1][1] < curve[0][1]  # the loss went down
+    entries = {s: run_stage(s, out, recipe, progress=False, data=tiny_data()) for s in STAGES}
+    target = entries["target_more"]  # the second phase rewrote the target's entry
+    phases = target["notes"]["phases"]
+    assert [p["steps"] for p in phases] == [40, 10] and target["notes"]["steps"] == 50
+    assert phases[0]["curve"][-1][1] < phases[0]["curve"][0][1]  # the loss went down
     assert entries["draft_distilled"]["notes"]["loss"].startswith("KL")
+    assert entries["draft_distilled"]["notes"]["init"] == "draft_trained"
     assert 0 < entries["draft_distilled"]["notes"]["teacher_forced_alpha"] <= 1
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert sorted(manifest["models"]) == sorted(entries)
-    model = weights.load_gpt("draft_distilled", out)
-    assert model.config == PRESETS["tiny"]
+    assert sorted(manifest["models"]) == ["draft_distilled", "draft_trained", "exit_heads", "target"]
+    assert weights.load_gpt("draft_distilled", out).config == PRESETS["tiny"]
+    assert not list(tmp_path.glob("*.ckpt"))  # checkpoints go once the weights are written
+    heads = weights.load_exit_heads(out)
+    assert sorted(heads) == [1] and set(entries["exit_heads"]["notes"]["teacher_forced_alpha"]) == {"1"}
+    with pytest.raises(ValueError, match="target_more continues a target that had one phase"):
+        run_stage("target_more", out, recipe, progress=False, data=tiny_data())
+
+
+def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, monkeypatch):
+    from specsim.gpt import train
+    data, _ = tiny_data()
+    whole = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False)
+    ckpt = str(tmp_path / "run.ckpt")
+    save = train._save_checkpoint
+
+    def save_then_stop(*args, **kwargs):  # the machine goes away right after the first checkpoint
+        save(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "_save_checkpoint", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
+                       checkpoint=ckpt, checkpoint_every=3)
+    monkeypatch.setattr(train, "_save_checkpoint", save)
+    resumed = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
+                             checkpoint=ckpt, checkpoint_every=3)
+    assert resumed.losses == whole.losses
+    assert all(torch.equal(a, b) for a, b in zip(whole.model.state_dict().values(),
+                                                 resumed.model.state_dict().values()))
+    with pytest.raises(ValueError, match="checkpoint .* is from a different run \\(differs in lr\\)"):
+        train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, lr=0.5, progress=False,
+                       checkpoint=ckpt)
+
+
+def test_an_untrained_exit_head_is_the_plain_early_exit():
+    from specsim.gpt.drafters import EarlyExit, ExitHead
+    from specsim.gpt.model import GPT
+    torch.manual_seed(0)
+    target = GPT(PRESETS["tiny-2"]).eval()
+    head = ExitHead(16, rank=4)
+    head.ln.load_state_dict(target.ln_f.state_dict())
+    x = torch.tensor([[1, 2, 3, 4]])
+    torch.testing.assert_close(EarlyExit(target, 1, head)(x), EarlyExit(target, 1)(x), rtol=0, atol=1e-6)
+    torch.nn.init.normal_(head.up.weight)  # a trained head moves away from it
+    assert not torch.allclose(EarlyExit(target, 1, head)(x), EarlyExit(target, 1)(x), atol=1e-3)
+
+
+def test_bfloat16_autocast_only_where_it_runs_natively():
+    from specsim.gpt.train import native_bf16
+    assert native_bf16(torch.device("cuda"))
+    assert native_bf16(torch.device("cpu")) == (torch.cpu._is_avx512_bf16_supported()
+                                                or torch.cpu._is_amx_tile_supported())
 
 
 def test_same_seed_same_losses():

@@ -15,6 +15,7 @@ import tokens
 import tryit
 from specsim import formulas, plots_gpt
 from specsim.gpt import masks
+from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 
 def md(ch: str) -> str:
@@ -37,11 +38,12 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
     gamma = f2.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
     f3, f4, f5, f6 = st.columns(4)
     temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
-    draft = f4.selectbox("drafter", ["distilled", "trained", "lookup:3", "early-exit:2"], key="gpt-draft",
+    draft = f4.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
                               "trained on the corpus alone; lookup:3: prompt lookup (copies what followed the last "
                               "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
-                              "layers with its final norm and head")
+                              "layers with its final norm and head; early-exit:2+head: the same layers with a "
+                              "small trained exit head")
     device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")

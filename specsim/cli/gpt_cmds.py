@@ -16,10 +16,12 @@ import sys
 from . import gpt_hf_cmds
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
+from ..gpt.specs import parse_spec
 from .exact_cmds import tree_args
 
 MAX_TOKENS = 4096
-DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup) or early-exit:K (target's first K layers); "
+DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup), early-exit:K (target's first K layers) "
+              "or early-exit:K+head (the same with a trained exit head); "
               "with --target, the drafter's checkpoint directory")
 
 
@@ -27,9 +29,13 @@ def draft_arg(text: str) -> str:
     """A drafter spec, checked without torch (K's range is checked when the target is loaded), or a path."""
     if gpt_hf_cmds.looks_like_path(text):  # your own pair's drafter (--target PATH --draft PATH)
         return text
-    if text in ("distilled", "trained") or re.fullmatch(r"(lookup:[1-9]\d*|early-exit:[1-9]\d*)", text):
-        return text
-    raise argparse.ArgumentTypeError(f"unknown drafter {text!r}; choose distilled, trained, lookup:N or early-exit:K")
+    try:
+        kind, n = parse_spec(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if n is not None and n < 1:
+        raise argparse.ArgumentTypeError(f"{kind} needs a number >= 1, got {text!r}")
+    return text
 
 
 def drafters_arg(text: str) -> list:
@@ -115,12 +121,14 @@ def register(subparsers) -> None:
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_bench)
 
-    t = sub.add_parser("train", help="train the target and both drafters (progress bar, seeded)")
+    t = sub.add_parser("train", help="train the target, both drafters and the exit heads (progress bar, seeded, "
+                                     "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
-    t.add_argument("--stage", choices=["all", "target", "draft_trained", "draft_distilled"], default="all")
+    t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
+                                       "exit_heads"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
-    t.add_argument("--target-steps", type=int_in_range("target-steps", 1, 10**6), default=None)
-    t.add_argument("--draft-steps", type=int_in_range("draft-steps", 1, 10**6), default=None)
+    for name in ("target", "more", "draft", "distill", "exit"):
+        t.add_argument(f"--{name}-steps", type=int_in_range(f"{name}-steps", 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.set_defaults(func=cmd_train)
 
@@ -290,17 +298,21 @@ def cmd_train(args) -> int:
     from ..gpt.api import resolve_device
     from ..gpt.recipe import STAGES, Recipe, run_stage
     recipe = Recipe(seed=args.seed)
-    if args.target_steps:
-        recipe = replace(recipe, target_steps=args.target_steps)
-    if args.draft_steps:
-        recipe = replace(recipe, draft_steps=args.draft_steps)
+    for name in ("target", "more", "draft", "distill", "exit"):
+        if getattr(args, f"{name}_steps"):
+            recipe = replace(recipe, **{f"{name}_steps": getattr(args, f"{name}_steps")})
     device = resolve_device(args.device)
     stages = STAGES if args.stage == "all" else (args.stage,)
     for stage in stages:
         entry = run_stage(stage, args.out, recipe, device=device, progress=True)
         notes = entry["notes"]
-        extra = f", teacher-forced alpha {notes['teacher_forced_alpha']}" if "teacher_forced_alpha" in notes else ""
-        print(f"{stage}: {entry['parameters']} parameters, train loss {notes['final_train_loss']}, "
-              f"validation loss {notes['val_loss']}{extra}, {notes['seconds']} s -> "
+        if stage == "exit_heads":
+            alphas = ", ".join(f"K={k} {a['without_head']} -> {a['with_head']}"
+                               for k, a in notes["teacher_forced_alpha"].items())
+            summary = f"mean KL {notes['final_mean_kl']}, teacher-forced alpha without -> with head: {alphas}"
+        else:
+            extra = f", teacher-forced alpha {notes['teacher_forced_alpha']}" if "teacher_forced_alpha" in notes else ""
+            summary = f"train loss {notes['final_train_loss']}, validation loss {notes['val_loss']}{extra}"
+        print(f"{stage}: {entry['parameters']} parameters, {summary}, {notes['seconds']} s -> "
               f"{os.path.join(args.out, entry['file'])}")
     return 0

@@ -24,10 +24,10 @@ import torch
 
 from . import decode
 from .decode import Generation, Sampling
-from .drafters import Drafter, ModelDrafter, make_drafter, parse_spec
+from .drafters import Drafter, ModelDrafter, SharedExitDrafter, make_drafter, parse_spec
 from .model import GPT
 from .tokenizer import CharTokenizer
-from .weights import load_gpt, read_manifest
+from .weights import load_exit_heads, load_gpt, read_manifest
 
 DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}  # the shipped small drafters
 
@@ -77,6 +77,8 @@ class GPTModels:
     def drafter(self) -> Drafter:
         if self.draft is None:
             return make_drafter(self.draft_name, self.target)
+        if self.draft_name.startswith("early-exit"):
+            return SharedExitDrafter(self.draft, self.draft_name)
         return ModelDrafter(self.draft, self.draft_name)
 
 
@@ -85,12 +87,18 @@ def _model(name: str, device: str, weights_dir):
     return load_gpt(name, weights_dir, torch.device(device))
 
 
+@functools.lru_cache(maxsize=4)
+def _exit_heads(device: str, weights_dir):
+    return load_exit_heads(weights_dir, torch.device(device))
+
+
 @functools.lru_cache(maxsize=16)
 def _load(draft: str, device: str, weights_dir) -> GPTModels:
     target = _model("target", device, weights_dir)
     kind, _ = parse_spec(draft)
     small = {kind: _model(DRAFTS[kind], device, weights_dir)} if kind in DRAFTS else None
-    d = make_drafter(draft, target, small)
+    heads = _exit_heads(device, weights_dir) if kind == "early-exit+head" else None
+    d = make_drafter(draft, target, small, heads)
     model = getattr(d, "model", None)
     vocab = read_manifest(weights_dir)["vocab"]
     return GPTModels(target, model, CharTokenizer(vocab), torch.device(device), draft)

@@ -39,7 +39,7 @@ def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str
     """Fixed prompts from held-out corpus files: ``chars`` characters from the first
     line starting with "def " or "class " in each of the first ``n`` held-out files."""
     n = n or N_PROMPTS
-    _, val = corpus.splits(corpus.load_files())
+    _, val = corpus.shipped_splits()
     prompts, pos = [], 0
     while len(prompts) < n:
         hits = [i for i in (val.find("\ndef ", pos), val.find("\nclass ", pos)) if i >= 0]
@@ -177,7 +177,8 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
         _, t_plain = timed(plain)
         plain_tps.append(len(ids) * n_tokens / t_plain)
         for g in gammas:
-            spec = lambda i, s, g=g: speculative_generate(pair.target, pair.draft, i, n_tokens, g, sampling, seed + s)
+            spec = lambda i, s, g=g: speculative_generate(pair.target, pair.drafter(), i, n_tokens, g, sampling,
+                                                          seed + s)
             gens[g], t_spec = timed(spec)
             spec_tps[g].append(len(ids) * n_tokens / t_spec)
             ratios[g].append(spec_tps[g][-1] / plain_tps[-1])

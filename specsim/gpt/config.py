@@ -52,4 +52,5 @@ PRESETS = {
     "target": GPTConfig(n_layer=5, n_head=6, n_embd=384),
     "draft": GPTConfig(n_layer=1, n_head=4, n_embd=128),
     "tiny": GPTConfig(block_size=32, n_layer=1, n_head=2, n_embd=16),  # tests
+    "tiny-2": GPTConfig(block_size=32, n_layer=2, n_head=2, n_embd=16),  # tests (a layer to exit after)
 }

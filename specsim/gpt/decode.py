@@ -256,6 +256,8 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
     gen = torch.Generator(device).manual_seed(seed)
     ctx = _Context([target], prompt_ids, device, window=drafter.window)
     t_cache = ctx.caches[0]
+    if hasattr(drafter, "attach"):  # early exit shares the target's cache
+        drafter.attach(t_cache)
     drafter.start(ctx.view)
     passes_before = drafter.passes
     out, rounds, t_passes = [], [], 0

@@ -8,11 +8,18 @@ everything else -- verification, acceptance, residual, bonus, crop, the trace
 
 * ``distilled`` and ``trained``: the shipped small GPTs (``ModelDrafter``);
 * ``early-exit:K``: the target's own first K layers, then its final layer
-  norm and LM head (self-speculation without training). Choice made here: the
-  drafter keeps *its own* K-layer cache. Sharing the target's cache for those
-  layers would also be correct (same weights, same inputs) but ties the two
-  caches' crop bookkeeping together; its own cache is the simplest correct
-  option and costs one extra K-layer pass per accepted token;
+  norm and LM head (self-speculation without training), ``early-exit:K+head``
+  the same K layers with a small trained exit head instead
+  (``ExitHead``, trained by KL(p || q) against the full target with the target
+  frozen; shipped for every K). In chain decoding both *share the target's KV
+  cache* (``SharedExitDrafter``): for positions the target has verified,
+  layers 0 .. K-1 of its cache hold exactly the keys and values the drafter
+  would compute (same weights, same tokens, same positions), so the drafter
+  keeps no cache of its own and needs no prefill. It writes its drafts' keys
+  into those K layers above the verified length and crops them away before
+  the verify pass, which recomputes them for all layers. A draft tree is
+  laid out differently from the chain, so the tree decoder gives early exit
+  its own K-layer cache (``ModelDrafter``);
 * ``lookup:N``: prompt lookup, model-free. It finds the most recent earlier
   occurrence of the last N tokens of the sequence and proposes what followed
   it, falling back to N - 1, ..., 1 tokens; with no match it proposes
@@ -41,12 +48,12 @@ engine on a toy model whose q rows are one-hot.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
-SPECS = "distilled, trained, lookup:N or early-exit:K"
+from .specs import GALLERY, SPECS, parse_spec  # noqa: F401  (the names, without torch)
 
 
 class Drafter:
@@ -115,15 +122,33 @@ class ModelDrafter(Drafter):
             self.fed = len(ids) - 1
 
 
-class EarlyExit(nn.Module):
-    """The target's first ``k`` blocks, then its final layer norm and head (shared weights)."""
+class ExitHead(nn.Module):
+    """A trained exit after block K: a low-rank residual MLP and a LayerNorm, then
+    the target's tied head. Zero-initialized up-projection and the target's final
+    norm: untrained, it is exactly the plain early exit."""
 
-    def __init__(self, target, k: int):
+    def __init__(self, n_embd: int, rank: int = 64):
+        super().__init__()
+        self.down = nn.Linear(n_embd, rank, bias=False)
+        self.up = nn.Linear(rank, n_embd, bias=False)
+        self.ln = nn.LayerNorm(n_embd)
+        nn.init.normal_(self.down.weight, std=0.02)
+        nn.init.zeros_(self.up.weight)
+
+    def forward(self, x):
+        return self.ln(x + self.up(F.gelu(self.down(x), approximate="tanh")))  # (B, T, C)
+
+
+class EarlyExit(nn.Module):
+    """The target's first ``k`` blocks, then its final layer norm and head (shared
+    weights), or a trained ``ExitHead`` and the target's head."""
+
+    def __init__(self, target, k: int, head: ExitHead | None = None):
         super().__init__()
         n = target.config.n_layer
         if not 1 <= k < n:
             raise ValueError(f"early-exit needs 1 <= K < {n} (the target's layers), got {k}")
-        self.target, self.k = target, k
+        self.target, self.k, self.exit_head = target, k, head
         self.config = dataclasses.replace(target.config, n_layer=k)
         self.wte = target.wte
 
@@ -132,8 +157,49 @@ class EarlyExit(nn.Module):
         p = self.wte.weight
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
+    def _head(self, x):
+        return self.target.lm_head(self.exit_head(x))  # (B, T, V)
+
     def forward(self, idx, cache=None, last_only=False, pos=None, mask=None):
-        return self.target(idx, cache, last_only, n_layers=self.k, pos=pos, mask=mask)  # (B, T, V): first K blocks
+        head = self._head if self.exit_head is not None else None
+        return self.target(idx, cache, last_only, n_layers=self.k, pos=pos, mask=mask, head=head)  # (B, T, V)
+
+
+class SharedExitDrafter(Drafter):
+    """Early exit on the target's own KV cache (chain decoding; see the module docstring).
+
+    The decoder calls ``attach(target_cache)`` before the first round.
+    """
+
+    def __init__(self, model: EarlyExit, name: str):
+        self.model, self.name = model, name
+        self.window = model.config.block_size
+        self.cache = None
+        self.passes = 0
+
+    def attach(self, cache) -> None:
+        self.cache = cache
+
+    def start(self, ids):
+        if self.cache is None:
+            raise ValueError("a shared-cache drafter needs the target's cache: call attach() first")
+
+    def propose(self, ids, gamma, sampling, gen):
+        n = self.cache.length  # the target's verified prefix; layers 0 .. K-1 are the drafter's too
+        feed = torch.tensor([ids[-1:]], device=self.model.wte.weight.device)  # (1, 1): the last token
+        q_rows, drafts = [], []
+        for _ in range(gamma):
+            q = sampling.row(self.model(feed, self.cache, last_only=True)[0, -1])  # (V,)
+            feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
+            q_rows.append(q)
+            drafts.append(int(feed))
+        self.cache.crop(n)  # the verify pass writes these positions again, in every layer
+        self.passes += gamma
+        return drafts, torch.stack(q_rows)  # (gamma, V)
+
+    def own_cache(self) -> "ModelDrafter":
+        """The same drafter with a K-layer cache of its own (for the tree decoder)."""
+        return ModelDrafter(self.model, self.name)
 
 
 class LookupDrafter(Drafter):
@@ -160,24 +226,21 @@ class LookupDrafter(Drafter):
         return drafts, _one_hot(drafts, self.vocab_size, self.device)
 
 
-def parse_spec(spec: str) -> tuple[str, int | None]:
-    """'distilled' -> ('distilled', None); 'lookup:3' -> ('lookup', 3); bad -> ValueError (one line)."""
-    if spec in ("distilled", "trained"):
-        return spec, None
-    m = re.fullmatch(r"(lookup|early-exit):(\d+)", spec or "")
-    if not m:
-        raise ValueError(f"unknown drafter {spec!r}; choose {SPECS}")
-    return m.group(1), int(m.group(2))
-
-
-def make_drafter(spec: str, target, small_models: dict | None = None) -> Drafter:
+def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None) -> Drafter:
     """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
-    'trained' to loaded GPTs (``specsim.gpt.api.load_pair`` passes them)."""
+    'trained' to loaded GPTs and ``exit_heads`` K to trained ``ExitHead``s
+    (``specsim.gpt.api.load_pair`` passes them)."""
     kind, n = parse_spec(spec)
     if kind == "lookup":
         return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
-    if kind == "early-exit":
-        return ModelDrafter(EarlyExit(target, n).eval(), spec)
+    if kind.startswith("early-exit"):
+        head = None
+        if kind == "early-exit+head":
+            EarlyExit(target, n)  # the one-line error for a K out of range comes first
+            if not exit_heads or n not in exit_heads:
+                raise ValueError(f"no trained exit head for K = {n} is loaded")
+            head = exit_heads[n]
+        return SharedExitDrafter(EarlyExit(target, n, head).eval(), spec)
     if not small_models or kind not in small_models:
         raise ValueError(f"the {kind} drafter is not loaded")
     return ModelDrafter(small_models[kind], kind)

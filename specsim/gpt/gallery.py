@@ -34,8 +34,9 @@ from ..stats import ratio_se
 from ..timing import measure
 from . import api, bench
 from .decode import plain_generate, speculative_generate
+from .specs import GALLERY
 
-DEFAULT_DRAFTERS = ("distilled", "trained", "lookup:3", "early-exit:2")
+DEFAULT_DRAFTERS = GALLERY
 MAX_GAMMA = 8
 BLOCK_CHARS = 90  # characters of held-out code repeated by a repetitive prompt (3 copies fit the window)
 

@@ -187,13 +187,16 @@ class GPT(nn.Module):
         return KVCache(self.config, device=p.device, dtype=p.dtype)
 
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False,
-                n_layers: int | None = None, pos: torch.Tensor | None = None, mask: torch.Tensor | None = None):
+                n_layers: int | None = None, pos: torch.Tensor | None = None, mask: torch.Tensor | None = None,
+                head: nn.Module | None = None):
         """Logits for the new positions: idx (B, T) -> (B, T, V), or (B, 1, V) with ``last_only``.
 
         With a cache (B = 1) the T positions follow the ``cache.length`` cached
         ones, their keys and values are appended and the length grows by T.
         ``n_layers`` runs only the first blocks, then the final norm and head
-        (the early-exit drafter); its cache then needs only that many layers.
+        (the early-exit drafter); its cache then needs only that many layers,
+        and ``head`` (a module from hidden states to logits) replaces the final
+        norm and head (a trained exit head).
         ``pos`` (T,) replaces the position ids n .. n + T - 1 and ``mask``
         (T, n + T) booleans the lower-right causal mask (True: may attend):
         a draft tree's siblings share a position and see only their ancestors.
@@ -217,4 +220,15 @@ class GPT(nn.Module):
             cache.length = n + T
         if last_only:
             x = x[:, -1:]  # (B, 1, C)
+        if head is not None:
+            return head(x)  # (B, T, V)
         return self.lm_head(self.ln_f(x))  # (B, T, V)
+
+    def hidden_states(self, idx: torch.Tensor) -> list:
+        """The residual stream after each block, no cache: [(B, T, C)] * n_layer."""
+        x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))  # (B, T, C)
+        out = []
+        for i, block in enumerate(self.blocks):
+            x = block(x, None, i)  # (B, T, C)
+            out.append(x)
+        return out

@@ -6,7 +6,15 @@ KL(p || q): the drafter learns to match the target's next-token
 distribution p at every position, which is exactly what raises
 alpha = 1 - TV(p, q). Without one it is the usual cross-entropy on the
 next character. Every random choice (init, windows) comes from ``seed``.
-bfloat16 autocast is used where the device supports it (weights stay float32).
+bfloat16 autocast is used where the hardware runs it natively: CUDA, and CPUs
+with AVX-512 BF16 or AMX (elsewhere PyTorch emulates it, about 20 times slower
+than float32 on an AVX2 machine). Weights stay float32.
+
+``init`` starts from given weights instead of a fresh model (a second phase on
+more data). With ``checkpoint`` a path, the run saves its whole state there
+every ``checkpoint_every`` steps (weights, optimizer, window generator, losses)
+and, if the file exists when it starts, resumes from it: an interrupted run
+resumed ends with the same weights as one never interrupted.
 
 >>> import torch
 >>> from specsim.gpt.config import PRESETS
@@ -18,6 +26,7 @@ bfloat16 autocast is used where the device supports it (weights stay float32).
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -59,28 +68,74 @@ def lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def native_bf16(device: torch.device) -> bool:
+    """Whether bfloat16 matmuls run natively here (else autocast would emulate them)."""
+    if device.type == "cuda":
+        return True
+    cpu = getattr(torch, "cpu", None)
+    return device.type == "cpu" and any(getattr(cpu, f, lambda: False)() for f in
+                                        ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+
+
 def _autocast(device: torch.device):
-    ok = device.type == "cuda" or (device.type == "cpu" and torch.backends.mkldnn.is_available())
-    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=ok)
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=native_bf16(device))
+
+
+def _run_key(config, steps, batch_size, block, lr, warmup, seed, teacher) -> dict:
+    return {"config": config.to_dict(), "steps": steps, "batch_size": batch_size, "block": block,
+            "lr": lr, "warmup": warmup, "seed": seed, "distilled": teacher is not None}
+
+
+def _save_checkpoint(path, key, step, model, opt, gen, losses, curve, seconds):
+    state = {"key": key, "step": step, "model": model.state_dict(), "opt": opt.state_dict(),
+             "gen": gen.get_state(), "losses": losses, "curve": curve, "seconds": seconds}
+    tmp = f"{path}.tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # a run killed mid-save keeps the previous checkpoint
+
+
+def _load_checkpoint(path, key) -> dict:
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    if state["key"] != key:
+        diff = sorted(k for k in key if state["key"].get(k) != key[k])
+        raise ValueError(f"checkpoint {path} is from a different run (differs in {', '.join(diff)}); "
+                         "delete it or pass the same settings")
+    return state
 
 
 def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor, steps: int,
              batch_size: int = 8, block: int | None = None, lr: float = 1e-3, warmup: int = 100,
              seed: int = 0, device="cpu", teacher: GPT | None = None, progress: bool = True,
-             desc: str = "train") -> TrainResult:
-    """Train a fresh ``GPT(config)`` for ``steps`` steps; returns it with its losses."""
+             desc: str = "train", init: GPT | None = None, checkpoint: str | None = None,
+             checkpoint_every: int = 100) -> TrainResult:
+    """Train ``GPT(config)`` (fresh, or from ``init``'s weights) for ``steps`` steps."""
     device = torch.device(device)
     block = min(block or config.block_size, config.block_size, len(train_data) - 2)
     torch.manual_seed(seed)
     model = GPT(config).to(device)
+    if init is not None:
+        if init.config != config:
+            raise ValueError(f"init model has config {init.config}, not {config}")
+        model.load_state_dict(init.state_dict())
+    model.train()
     gen = torch.Generator().manual_seed(seed)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
-    losses, curve, t0 = [], [], time.time()
+    losses, curve, start, before = [], [], 0, 0.0
+    key = _run_key(config, steps, batch_size, block, lr, warmup, seed, teacher)
+    if checkpoint and os.path.exists(checkpoint):
+        state = _load_checkpoint(checkpoint, key)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        gen.set_state(state["gen"])
+        losses, curve = list(state["losses"]), [tuple(c) for c in state["curve"]]
+        start, before = state["step"], state["seconds"]
+    t0 = time.time()
     every = max(1, min(50, steps // 10))  # a point of the loss curve every ``every`` steps
-    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=2)
+    bar = tqdm(range(start, steps), desc=desc, disable=not progress, mininterval=2,
+               initial=start, total=steps)
     for step in bar:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
@@ -106,9 +161,12 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
             recent = losses[-every:]
             curve.append((step + 1, sum(recent) / len(recent)))
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}")
+        if checkpoint and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
+            _save_checkpoint(checkpoint, key, step + 1, model, opt, gen, losses, curve,
+                             before + time.time() - t0)
     model.eval()
     val = evaluate(model, val_data, block, device=device)
-    return TrainResult(model, losses, val, time.time() - t0, curve)
+    return TrainResult(model, losses, val, before + time.time() - t0, curve)
 
 
 @torch.inference_mode()
@@ -142,3 +200,57 @@ def teacher_forced_alpha(target: GPT, draft: GPT, data: torch.Tensor, block: int
         q = adjust(draft(x[i:i + 8]).float(), temperature)  # (b, T, V)
         total += alpha(p, q).sum().item()  # alpha: (b, T)
     return total / (n * block)
+
+
+def train_exit_heads(target: GPT, train_data: torch.Tensor, val_data: torch.Tensor, steps: int,
+                     batch_size: int = 8, lr: float = 2e-3, warmup: int = 50, seed: int = 0, rank: int = 64,
+                     device="cpu", progress: bool = True) -> tuple[dict, dict]:
+    """Train one ``ExitHead`` per K = 1 .. n_layer - 1 on a frozen target, by KL(p || q_K).
+
+    One target pass per step gives both p (the full model's row) and the
+    hidden state after every block. Returns ({K: head}, notes with the
+    teacher-forced alpha of early exit with and without the head, per K).
+    """
+    from .drafters import EarlyExit, ExitHead
+    device = torch.device(device)
+    torch.manual_seed(seed)
+    layers = list(range(1, target.config.n_layer))
+    heads = {k: ExitHead(target.config.n_embd, rank).to(device) for k in layers}
+    for h in heads.values():  # start as the plain early exit (zero up-projection, the target's norm)
+        h.ln.load_state_dict(target.ln_f.state_dict())
+    for p in target.parameters():
+        p.requires_grad_(False)
+    params = [p for h in heads.values() for p in h.parameters()]
+    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
+    gen = torch.Generator().manual_seed(seed)
+    block, V = target.config.block_size, target.config.vocab_size
+    losses, t0 = [], time.time()
+    bar = tqdm(range(steps), desc="exit_heads", disable=not progress, mininterval=2)
+    for step in bar:
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
+        x, _ = windows(train_data, batch_size, block, gen)
+        x = x.to(device)
+        with torch.no_grad(), _autocast(device):
+            hidden = target.hidden_states(x)  # n_layer x (B, T, C)
+            log_p = F.log_softmax(target.lm_head(target.ln_f(hidden[-1])).float().view(-1, V), dim=-1)
+        loss = 0.0
+        for k in layers:
+            logits = target.lm_head(heads[k](hidden[k - 1].float())).view(-1, V)  # (B*T, V)
+            loss = loss + F.kl_div(F.log_softmax(logits, dim=-1), log_p, log_target=True, reduction="batchmean")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item() / len(layers))
+        bar.set_postfix(kl=f"{losses[-1]:.3f}")
+    for p in target.parameters():
+        p.requires_grad_(True)
+    notes = {"steps": steps, "batch": batch_size, "lr": lr, "rank": rank, "seed": seed,
+             "loss": "KL(p || q_K) against the full target, target frozen", "seconds": round(time.time() - t0, 1),
+             "final_mean_kl": round(sum(losses[-20:]) / len(losses[-20:]), 4), "teacher_forced_alpha": {}}
+    for k in layers:
+        heads[k].eval()
+        plain = teacher_forced_alpha(target, EarlyExit(target, k), val_data, block, device=device)
+        trained = teacher_forced_alpha(target, EarlyExit(target, k, heads[k]), val_data, block, device=device)
+        notes["teacher_forced_alpha"][str(k)] = {"without_head": round(plain, 4), "with_head": round(trained, 4)}
+    return heads, notes

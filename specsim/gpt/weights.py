@@ -2,12 +2,13 @@
 
 ``weights/manifest.json`` holds the tokenizer vocabulary and, per model
 (``target``, ``draft_distilled``, ``draft_trained``), the file name, its
-sha256, the ``GPTConfig`` and training notes. Tensors are stored in float16
+sha256, the ``GPTConfig`` and training notes; ``exit_heads`` holds the
+trained exit heads of the early-exit drafter, one per K, in one file. Tensors are stored in float16
 (half the bytes) and loaded as float32; the tied head is stored once (as the
 token embedding). Nothing is unpickled: safetensors holds raw tensors only.
 
 >>> sorted(read_manifest()["models"])
-['draft_distilled', 'draft_trained', 'target']
+['draft_distilled', 'draft_trained', 'exit_heads', 'target']
 """
 from __future__ import annotations
 
@@ -55,15 +56,58 @@ def _read_bytes(weights_dir, file: str) -> bytes:
         raise WeightsError(f"weight file {file} is missing") from None
 
 
-def save_model(model: GPT, out_dir: str, name: str, notes: dict | None = None) -> dict:
-    """Write ``name.safetensors`` (float16) and return its manifest entry."""
-    state = {k: v.detach().to("cpu", torch.float16).contiguous()
-             for k, v in model.state_dict().items() if k != "lm_head.weight"}  # tied to wte
-    data = st_save(state)
-    file = f"{name}.safetensors"
+def _checked(weights_dir, name: str) -> tuple[dict, bytes]:
+    manifest = read_manifest(weights_dir)
+    if name not in manifest["models"]:
+        raise WeightsError(f"no model named {name!r}; the manifest has {sorted(manifest['models'])}")
+    entry = manifest["models"][name]
+    data = _read_bytes(weights_dir, entry["file"])
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry["sha256"]:
+        raise WeightsError(f"checksum mismatch for {entry['file']}: expected {entry['sha256'][:16]}..., "
+                           f"got {digest[:16]}... (the file was modified or corrupted)")
+    return entry, data
+
+
+def _write(out_dir: str, file: str, state: dict) -> tuple[bytes, str]:
+    data = st_save({k: v.detach().to("cpu", torch.float16).contiguous() for k, v in state.items()})
     with open(os.path.join(out_dir, file), "wb") as f:
         f.write(data)
-    return {"file": file, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def save_exit_heads(heads: dict, out_dir: str, notes: dict | None = None) -> dict:
+    """Write ``exit_heads.safetensors`` ({K: ExitHead}, float16) and return its manifest entry."""
+    state = {f"k{k}.{name}": t for k, h in heads.items() for name, t in h.state_dict().items()}
+    data, digest = _write(out_dir, "exit_heads.safetensors", state)
+    any_head = next(iter(heads.values()))
+    config = {"layers": sorted(heads), "n_embd": any_head.ln.normalized_shape[0],
+              "rank": any_head.down.out_features}
+    return {"file": "exit_heads.safetensors", "sha256": digest, "bytes": len(data), "dtype": "float16",
+            "config": config, "parameters": sum(p.numel() for h in heads.values() for p in h.parameters()),
+            "notes": notes or {}}
+
+
+def load_exit_heads(weights_dir=None, device="cpu") -> dict:
+    """The trained exit heads as {K: ExitHead} (float32, eval mode), checksum verified."""
+    from .drafters import ExitHead
+    entry, data = _checked(weights_dir, "exit_heads")
+    state = st_load(data)
+    heads = {}
+    for k in entry["config"]["layers"]:
+        head = ExitHead(entry["config"]["n_embd"], entry["config"]["rank"])
+        prefix = f"k{k}."
+        head.load_state_dict({n[len(prefix):]: t.float() for n, t in state.items() if n.startswith(prefix)})
+        heads[int(k)] = head.to(device).eval()
+    return heads
+
+
+def save_model(model: GPT, out_dir: str, name: str, notes: dict | None = None) -> dict:
+    """Write ``name.safetensors`` (float16) and return its manifest entry."""
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}  # tied to wte
+    file = f"{name}.safetensors"
+    data, digest = _write(out_dir, file, state)
+    return {"file": file, "sha256": digest, "bytes": len(data),
             "dtype": "float16", "config": model.config.to_dict(),
             "parameters": model.num_parameters(), "notes": notes or {}}
 
@@ -86,15 +130,7 @@ def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None 
 
 def load_gpt(name: str, weights_dir=None, device="cpu") -> GPT:
     """Load one model in float32, eval mode, after checking the file's sha256."""
-    manifest = read_manifest(weights_dir)
-    if name not in manifest["models"]:
-        raise WeightsError(f"no model named {name!r}; the manifest has {sorted(manifest['models'])}")
-    entry = manifest["models"][name]
-    data = _read_bytes(weights_dir, entry["file"])
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != entry["sha256"]:
-        raise WeightsError(f"checksum mismatch for {entry['file']}: expected {entry['sha256'][:16]}..., "
-                           f"got {digest[:16]}... (the file was modified or corrupted)")
+    entry, data = _checked(weights_dir, name)
     model = GPT(GPTConfig.from_dict(entry["config"]))
     state = {k: v.float() for k, v in st_load(data).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
