@@ -30,6 +30,8 @@ def test_stages_train_save_and_reload(tmp_path):
     assert phases[0]["curve"][-1][1] < phases[0]["curve"][0][1]  # the loss went down
     assert entries["draft_distilled"]["notes"]["loss"].startswith("KL")
     assert entries["draft_distilled"]["notes"]["init"] == "draft_trained"
+    control = entries["draft_distilled"]["notes"]["control"]  # same start and windows, cross-entropy
+    assert control["steps"] == 10 and 0 < control["teacher_forced_alpha"] <= 1
     assert 0 < entries["draft_distilled"]["notes"]["teacher_forced_alpha"] <= 1
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert sorted(manifest["models"]) == ["draft_distilled", "draft_trained", "exit_heads", "target"]

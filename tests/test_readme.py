@@ -1,5 +1,5 @@
-"""The README's console examples are real: each `$ specsim ...` line is run and
-its output compared with the lines that follow it."""
+"""The READMEs' console examples are real: each `$ specsim ...` line is run and
+its output compared with the lines that follow it (README.md and specsim/gpt/README.md)."""
 import re
 import shlex
 from pathlib import Path
@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+READMES = [README, ROOT / "specsim" / "gpt" / "README.md"]
 
 
 def examples():
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(r.read_text(encoding="utf-8") for r in READMES)
     found = []
     for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
         command, output = None, []

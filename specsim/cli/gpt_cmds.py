@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import re
 import sys
 
 from . import gpt_hf_cmds
@@ -131,6 +130,10 @@ def register(subparsers) -> None:
         t.add_argument(f"--{name}-steps", type=int_in_range(f"{name}-steps", 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.set_defaults(func=cmd_train)
+
+    w = sub.add_parser("weights", help="what the shipped weights are and how they were trained (from the manifest)")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=cmd_weights)
 
     gpt_hf_cmds.add_export(sub, needs_torch)
 
@@ -289,6 +292,17 @@ def _gallery(args) -> int:
 
 def _fmt(v):
     return round(v, 3) if isinstance(v, float) else v
+
+
+def cmd_weights(args) -> int:
+    """No torch: the manifest is JSON."""
+    from ..gpt import weights_report as wr
+    m = wr.manifest()
+    if args.json:
+        print_json({"models": wr.rows(m), "corpus": {k: v for k, v in wr.corpus_meta().items() if k != "files"}})
+        return 0
+    print("\n".join(wr.header_lines(m) + ["", table(wr.table_rows(wr.rows(m)), wr.HEADERS), ""] + wr.footer_lines(m)))
+    return 0
 
 
 @needs_torch

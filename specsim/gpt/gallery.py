@@ -19,9 +19,9 @@ gallery reports
   (every wall time by ``specsim.timing.measure``).
 
 Two prompt sets: ``heldout`` (``bench.heldout_prompts``: held-out corpus
-files) and ``repetitive`` (``repetitive_prompts``: a held-out code block
-written twice and then started a third time, so the continuation repeats earlier
-lines -- where lookup shines).
+files) and ``repetitive`` (``repetitive_prompts``: a held-out code block of at
+least three lines written twice and then started a third time, so the
+continuation repeats earlier lines -- where lookup shines).
 """
 from __future__ import annotations
 
@@ -38,16 +38,35 @@ from .specs import GALLERY
 
 DEFAULT_DRAFTERS = GALLERY
 MAX_GAMMA = 8
-BLOCK_CHARS = 90  # characters of held-out code repeated by a repetitive prompt (3 copies fit the window)
+PROMPT_CHARS = 148  # a repetitive prompt's most characters: it, 100 tokens and a round's drafts fit 256
+STARTS = ("def ", "class ", "if ", "for ", "while ", "with ", "try:")
+BLOCK_LINES = 3  # at least this many lines, so the copy has something left to repeat after its first line
 
 
-def repetitive_prompts(n: int | None = None) -> list[str]:
-    """Held-out code blocks (whole lines, at most ``BLOCK_CHARS``), written twice,
-    then the block's first line a third time: the model is invited to repeat."""
-    out = []
-    for text in bench.heldout_prompts(n, chars=BLOCK_CHARS):
-        block = text[:text.rfind("\n") + 1] if "\n" in text else text + "\n"
-        out.append(block + block + block.split("\n")[0] + "\n")
+def _repeated(block: list) -> str:
+    text = "\n".join(block) + "\n"
+    return text + text + block[0] + "\n"
+
+
+def repetitive_prompts(n: int | None = None, chars: int = PROMPT_CHARS, lines: int = BLOCK_LINES) -> list[str]:
+    """Held-out code written twice, then its first line a third time: the continuation is
+    invited to repeat lines 2, 3, ... The block starts at a line that opens a statement (``STARTS``), holds
+    at least ``lines`` whole non-blank lines, and the prompt at most ``chars`` characters;
+    the first ``n`` such blocks, each from a part of the text well after the previous one."""
+    from . import corpus
+    _, val = corpus.shipped_splits()
+    text = val.split("\n")
+    out, i, n = [], 0, n or bench.N_PROMPTS
+    while len(out) < n and i < len(text):
+        if text[i].lstrip().startswith(STARTS):
+            j = i
+            while j < len(text) and text[j].strip() and len(_repeated(text[i:j + 1])) <= chars:
+                j += 1
+            if j - i >= lines:
+                out.append(_repeated(text[i:j]))
+                i = j + 100  # the next block from a part well ahead
+                continue
+        i += 1
     return out
 
 

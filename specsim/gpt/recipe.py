@@ -9,8 +9,10 @@ Stages, in order:
   cosine decay;
 * ``draft_trained``: the drafter preset, cross-entropy on the whole corpus;
 * ``draft_distilled``: starts from ``draft_trained`` and is then trained for
-  ``distill_steps`` on the loss KL(p || q) against the target (same windows
-  as the first ``distill_steps`` of ``draft_trained``);
+  ``distill_steps`` on the loss KL(p || q) against the target. Its notes
+  also record a *control*: the same start, steps, windows and learning rate
+  with cross-entropy instead, so that what distillation adds is told apart
+  from what more steps add;
 * ``exit_heads``: one small ``ExitHead`` per K = 1 .. n_layer - 1 for the
   early-exit drafter, KL(p || q_K) with the target frozen.
 
@@ -126,6 +128,13 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
                          lr=recipe.distill_lr, seed=recipe.seed, device=device, teacher=target,
                          progress=progress, desc=stage, init=init, checkpoint=ckpt)
             notes = r.notes() | {"loss": "KL(p || q) against the target", "init": "draft_trained"}
+            control = train_lm(draft_cfg, train_ids, val_ids, recipe.distill_steps, recipe.draft_batch,
+                               lr=recipe.distill_lr, seed=recipe.seed, device=device, progress=progress,
+                               desc="control", init=init)
+            notes["control"] = {"loss": "cross-entropy", "init": "draft_trained", "steps": recipe.distill_steps,
+                                "val_loss": round(control.val_loss, 4),
+                                "teacher_forced_alpha": round(teacher_forced_alpha(
+                                    target, control.model, val_ids, draft_cfg.block_size, device=device), 4)}
         else:
             r = train_lm(draft_cfg, train_ids, val_ids, recipe.draft_steps, recipe.draft_batch,
                          lr=recipe.draft_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
