@@ -43,7 +43,7 @@ STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_hea
 @dataclass(frozen=True)
 class Recipe:
     target_steps: int = 1600
-    more_steps: int = 2400
+    more_steps: int = 1900
     draft_steps: int = 3000
     distill_steps: int = 800
     exit_steps: int = 400
@@ -74,10 +74,14 @@ def corpus_tensors(files=None, base_only: bool = False):
 
 
 def _target_phases(out_dir: str) -> list:
+    """The training phases of the target in ``out_dir`` (weights from before phases were
+    recorded count as one phase on the base corpus)."""
     try:
-        return read_manifest(out_dir)["models"]["target"]["notes"].get("phases", [])
+        notes = read_manifest(out_dir)["models"]["target"]["notes"]
     except (ValueError, KeyError):
         return []
+    phases = notes.get("phases") or [{k: v for k, v in notes.items() if k != "recipe"} | {"data": "base corpus"}]
+    return [{k: v for k, v in p.items() if k != "phases"} for p in phases]
 
 
 def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu", progress=True,
@@ -96,7 +100,7 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
                      lr=recipe.target_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
                      checkpoint=ckpt)
         notes = r.notes() | {"data": "base corpus"}
-        notes["phases"] = [dict(notes)]
+        notes["phases"] = [dict(notes, recipe=dict(recipe.__dict__))]
         name = "target"
     elif stage == "target_more":
         phases = _target_phases(out_dir)
@@ -108,7 +112,7 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
                      lr=recipe.more_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
                      init=init, checkpoint=ckpt)
         notes = r.notes() | {"data": "whole corpus (base and package files)"}
-        notes["phases"] = phases + [dict(notes)]
+        notes["phases"] = phases + [dict(notes, recipe=dict(recipe.__dict__))]
         notes["steps"] = sum(p["steps"] for p in notes["phases"])
         notes["seconds"] = round(sum(p["seconds"] for p in notes["phases"]), 1)
         name = "target"
