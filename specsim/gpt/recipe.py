@@ -111,7 +111,7 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
         r = train_lm(init.config, train_ids, val_ids, recipe.more_steps, recipe.target_batch,
                      lr=recipe.more_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
                      init=init, checkpoint=ckpt)
-        notes = r.notes() | {"data": "whole corpus (base and package files)"}
+        notes = r.notes() | {"data": "whole corpus: base and package files"}
         notes["phases"] = phases + [dict(notes, recipe=dict(recipe.__dict__))]
         notes["steps"] = sum(p["steps"] for p in notes["phases"])
         notes["seconds"] = round(sum(p["seconds"] for p in notes["phases"]), 1)

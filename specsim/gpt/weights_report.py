@@ -47,6 +47,8 @@ def rows(m: dict) -> list:
             shape = f"{c['n_layer']} x d{c['n_embd']}, {c['n_head']} heads"
             batch = recipe.get("target_batch" if name == "target" else "draft_batch", "?")
             steps = " + ".join(f"{p['steps']} x {batch}" for p in _phases(n))
+            if n.get("init"):  # trained on from another model's weights
+                steps = f"{n['init']} + {steps}"
             loss = "KL(p || q)" if n.get("loss", "").startswith("KL") else "cross-entropy"
             val, tf = n.get("val_loss"), n.get("teacher_forced_alpha")
         out.append({"model": name, "shape": shape, "parameters": e["parameters"], "mib": e["bytes"] / MiB,
