@@ -13,9 +13,9 @@ def shipped_dir():
     return str(weights.default_dir())
 
 
-def test_manifest_lists_three_models_with_checksums_and_fits_20_mb():
+def test_manifest_lists_the_models_and_exit_heads_with_checksums_and_fits_20_mb():
     m = weights.read_manifest()
-    assert set(m["models"]) == set(weights.MODEL_NAMES) and m["vocab"] == ASCII_VOCAB
+    assert set(m["models"]) == set(weights.MODEL_NAMES) | {"exit_heads"} and m["vocab"] == ASCII_VOCAB
     total = 0
     for entry in m["models"].values():
         assert len(entry["sha256"]) == 64 and entry["dtype"] == "float16"
@@ -28,6 +28,20 @@ def test_shipped_models_load_in_float32():
         model = weights.load_gpt(name)
         assert model.wte.weight.dtype == torch.float32 and not model.training
         assert model.lm_head.weight is model.wte.weight
+
+
+def test_exit_heads_load_for_every_k_and_a_tampered_file_is_refused(tmp_path):
+    heads = weights.load_exit_heads()
+    assert sorted(heads) == list(range(1, weights.load_gpt("target").config.n_layer))
+    assert all(not h.training for h in heads.values())
+    d = tmp_path / "w"
+    shutil.copytree(shipped_dir(), d)
+    path = d / "exit_heads.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(weights.WeightsError, match="checksum mismatch for exit_heads.safetensors"):
+        weights.load_exit_heads(str(d))
 
 
 def test_tampered_weights_are_refused(tmp_path):
