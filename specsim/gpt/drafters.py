@@ -86,6 +86,18 @@ def _one_hot(ids: list, vocab_size: int, device) -> torch.Tensor:
     return q
 
 
+def draft_chain(model, cache, feed, gamma: int, sampling, gen):
+    """Sample ``gamma`` drafts one by one from ``model`` on ``cache``, feeding ``feed`` (1, T)
+    first: (draft ids, their rows q as a (gamma, V) tensor)."""
+    q_rows, drafts = [], []
+    for _ in range(gamma):
+        q = sampling.row(model(feed, cache, last_only=True)[0, -1])  # (V,)
+        feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
+        q_rows.append(q)
+        drafts.append(int(feed))
+    return drafts, torch.stack(q_rows)  # (gamma, V)
+
+
 class ModelDrafter(Drafter):
     """A causal LM with a KV cache (a small GPT, or the target's first layers)."""
 
@@ -105,14 +117,8 @@ class ModelDrafter(Drafter):
 
     def propose(self, ids, gamma, sampling, gen):
         feed = torch.tensor([ids[self.fed:]], device=self.device)  # (1, 1) or (1, 2): one behind
-        q_rows, drafts = [], []
-        for _ in range(gamma):
-            q = sampling.row(self.model(feed, self.cache, last_only=True)[0, -1])  # (V,)
-            feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
-            q_rows.append(q)
-            drafts.append(int(feed))
         self.passes += gamma
-        return drafts, torch.stack(q_rows)  # (gamma, V)
+        return draft_chain(self.model, self.cache, feed, gamma, sampling, gen)
 
     def keep(self, ids, kept, crop=True):
         if crop:  # after a full acceptance the last draft was never fed: kept - 1 stay
@@ -187,15 +193,10 @@ class SharedExitDrafter(Drafter):
     def propose(self, ids, gamma, sampling, gen):
         n = self.cache.length  # the target's verified prefix; layers 0 .. K-1 are the drafter's too
         feed = torch.tensor([ids[-1:]], device=self.model.wte.weight.device)  # (1, 1): the last token
-        q_rows, drafts = [], []
-        for _ in range(gamma):
-            q = sampling.row(self.model(feed, self.cache, last_only=True)[0, -1])  # (V,)
-            feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
-            q_rows.append(q)
-            drafts.append(int(feed))
+        out = draft_chain(self.model, self.cache, feed, gamma, sampling, gen)
         self.cache.crop(n)  # the verify pass writes these positions again, in every layer
         self.passes += gamma
-        return drafts, torch.stack(q_rows)  # (gamma, V)
+        return out
 
     def own_cache(self) -> "ModelDrafter":
         """The same drafter with a K-layer cache of its own (for the tree decoder)."""
