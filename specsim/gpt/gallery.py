@@ -32,7 +32,7 @@ import torch
 from .. import formulas
 from ..stats import ratio_se
 from ..timing import measure
-from . import api, bench
+from . import api, bench, corpus
 from .decode import plain_generate, speculative_generate
 from .specs import GALLERY
 
@@ -53,7 +53,6 @@ def repetitive_prompts(n: int | None = None, chars: int = PROMPT_CHARS, lines: i
     invited to repeat lines 2, 3, ... The block starts at a line that opens a statement (``STARTS``), holds
     at least ``lines`` whole non-blank lines, and the prompt at most ``chars`` characters;
     the first ``n`` such blocks, each from a part of the text well after the previous one."""
-    from . import corpus
     _, val = corpus.shipped_splits()
     text = val.split("\n")
     out, i, n = [], 0, n or bench.N_PROMPTS
