@@ -125,6 +125,14 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
                u: Sequence[float], accepted_flags: Sequence[bool], top: int = 6) -> go.Figure:
     """p and q at each drafted position: the ``top`` tokens by max(p, q), the draft outlined."""
     g = len(drafts)
+    if g == 0:  # a drafter may propose nothing (prompt lookup with no match): the target alone emits
+        fig = go.Figure()
+        fig.add_annotation(text="no drafts this round: the drafter proposed nothing, so the target's pass "
+                                "emitted one token alone", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        style(fig, "p and q at each drafted position (none this round)", height=160)
+        return fig
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"

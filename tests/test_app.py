@@ -278,3 +278,13 @@ def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
         assert list(table["drafter"]) == ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"]
         assert (table["tokens / pass"] >= 1).all()
     assert sum(1 for f in charts(at) if any(t.get("type") == "contour" for t in f["data"])) == 2
+
+
+def test_tiny_gpt_page_generates_with_lookup_from_the_default_prompt():
+    """The default prompt gives prompt lookup rounds with no match (zero drafts): the page draws
+    them (it raised ValueError from the per-draft chart before)."""
+    at = open_page("views/tiny_gpt.py", timeout=300)
+    at.selectbox(key="gpt-draft").set_value("lookup:3")
+    at.button[0].click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "measured" in " ".join(m.label for m in at.metric)

@@ -238,3 +238,11 @@ def test_cache_slots_without_a_drafter_cache_draw_the_target_only():
              "draft": {"start": None, "before_verify": None, "after_verify": None, "after_crop": None}}
     fig = plots_gpt.cache_slots(cache, gamma=2, k=0)
     assert len(fig.data[0].y) == 3 and all(y.startswith("target") for y in fig.data[0].y)
+
+
+def test_draft_rows_with_no_drafts_says_so_instead_of_raising():
+    """A round with no drafts (prompt lookup found no match) has no per-draft panel: the figure
+    says so in words, where make_subplots with zero columns used to raise."""
+    fig = plots_gpt.draft_rows("ab", [[0.5, 0.5]], [], [], [], [], [])
+    assert not fig.data
+    assert "no drafts" in fig.layout.annotations[0].text
