@@ -92,27 +92,57 @@ class Estimate:
         return abs(float(x) - self.value) <= k * self.se
 
 
-def mean_se(values) -> Estimate:
+def _linearized_se(z, clusters=None) -> float:
+    """Standard error of mean(z) when units in one cluster may be correlated.
+
+    The units' deviations from the mean are summed per cluster and the
+    clusters are treated as independent: SE^2 = G / (G - 1) * sum_g S_g^2 / n^2
+    ("sandwich" or cluster-robust SE). With ``clusters=None`` every unit is its
+    own cluster and this is the textbook s / sqrt(n).
+    """
+    n = len(z)
+    mean = sum(z) / n
+    if clusters is None:
+        sums = [x - mean for x in z]
+    else:
+        if len(clusters) != n:
+            raise ValueError(f"need one cluster label per value, got {len(clusters)} for {n} values")
+        by = {}
+        for x, g in zip(z, clusters):
+            by[g] = by.get(g, 0.0) + (x - mean)
+        sums = list(by.values())
+    g = len(sums)
+    if g < 2:
+        raise ValueError(f"a standard error needs at least 2 clusters, got {g}")
+    return math.sqrt(g / (g - 1) * sum(s * s for s in sums)) / n
+
+
+def mean_se(values, clusters=None) -> Estimate:
     """Sample mean and its standard error s / sqrt(n) (s with n - 1 in the denominator).
+
+    ``clusters`` (one label per value, e.g. the generation a round came from)
+    gives the cluster-robust SE instead: values of one cluster may be correlated.
 
     >>> e = mean_se([1, 2, 3, 4])
     >>> e.value, round(e.se, 4), e.n
     (2.5, 0.6455, 4)
+    >>> round(mean_se([1, 2, 3, 4], clusters=[0, 0, 1, 1]).se, 4)     # two clusters: (1, 2) and (3, 4)
+    1.0
     """
     xs = [float(v) for v in values]
     n = len(xs)
     if n < 2:
         raise ValueError(f"a standard error needs at least 2 values, got {n}")
-    mean = sum(xs) / n
-    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
-    return Estimate(mean, math.sqrt(var / n), n)
+    return Estimate(sum(xs) / n, _linearized_se(xs, clusters), n)
 
 
-def ratio_se(numerators, denominators) -> Estimate:
-    """sum(num) / sum(den) over independent units (rounds), with its delta-method SE.
+def ratio_se(numerators, denominators, clusters=None) -> Estimate:
+    """sum(num) / sum(den) over units (rounds), with its delta-method SE.
 
     The acceptance rate accepted / checked is such a ratio: each round gives
-    its accepted and checked drafts. SE = sqrt(sum (a_i - R b_i)^2 / (n (n - 1))) / mean(b).
+    its accepted and checked drafts. Each unit's influence on the ratio is
+    z_i = (a_i - R b_i) / mean(b), so SE = sqrt(sum z_i^2 / (n (n - 1))) for
+    independent units; ``clusters`` sums the z_i per cluster first.
 
     >>> e = ratio_se([1, 2, 0, 3], [2, 2, 1, 3])
     >>> e.value, round(e.se, 4)
@@ -122,6 +152,87 @@ def ratio_se(numerators, denominators) -> Estimate:
     n = len(a)
     if n < 2 or len(b) != n:
         raise ValueError(f"need at least 2 paired values, got {n} and {len(b)}")
-    r = sum(a) / sum(b)
-    spread = sum((x - r * y) ** 2 for x, y in zip(a, b)) / (n * (n - 1))
-    return Estimate(r, math.sqrt(spread) / (sum(b) / n), n)
+    if sum(b) <= 0:
+        raise ValueError("the denominators sum to 0: nothing was checked")
+    r, mean_b = sum(a) / sum(b), sum(b) / n
+    return Estimate(r, _linearized_se([(x - r * y) / mean_b for x, y in zip(a, b)], clusters), n)
+
+
+# -- measured tokens per round against a formula at the measured alpha -------------------------
+
+def gap_se(accepted, checked, formula, slope, clusters=None) -> Estimate:
+    """D = mean tokens per round - formula(alpha_hat), with its delta-method standard error.
+
+    Round i accepted ``accepted[i]`` drafts out of ``checked[i]`` judged and
+    emitted accepted[i] + 1 tokens; alpha_hat = sum(accepted) / sum(checked)
+    comes from the same rounds as the mean, so the two errors are correlated
+    and largely cancel in D. Linearizing D around the estimates, round i
+    contributes z_i = (t_i - T) - slope(alpha_hat) (a_i - alpha_hat c_i) / mean(c),
+    and SE(D) = the SE of mean(z) (clustered when ``clusters`` is given).
+    ``formula`` and ``slope`` are f and f' (``specsim.formulas`` supplies them).
+
+    >>> f = lambda a: 1 + a + a * a          # gamma = 2: 1 + alpha + alpha^2
+    >>> d = gap_se([2, 0, 1, 2, 2, 1], [2, 1, 2, 2, 2, 2], f, lambda a: 1 + 2 * a)
+    >>> round(d.value, 4), round(d.se, 4)
+    (0.0771, 0.0988)
+    """
+    a, c = [float(v) for v in accepted], [float(v) for v in checked]
+    n = len(a)
+    if n < 2 or len(c) != n:
+        raise ValueError(f"need at least 2 rounds with accepted and checked counts, got {n} and {len(c)}")
+    if sum(c) <= 0:
+        raise ValueError("no draft was checked in these rounds")
+    alpha, mean_t, mean_c = sum(a) / sum(c), 1 + sum(a) / n, sum(c) / n
+    s = slope(alpha)
+    z = [(x + 1 - mean_t) - s * (x - alpha * y) / mean_c for x, y in zip(a, c)]
+    return Estimate(mean_t - formula(alpha), _linearized_se(z, clusters), n)
+
+
+def cluster_bootstrap_se(totals, statistic, n_boot: int = 2000, seed: int = 0) -> float:
+    """Bootstrap SE of a statistic of column sums, resampling whole clusters.
+
+    ``totals`` has one row per cluster (e.g. per generation: rounds, tokens,
+    accepted, checked); a resample draws as many clusters with replacement,
+    sums their rows and applies ``statistic`` to the sums, vectorized: it gets
+    an (n_boot, columns) array and returns n_boot values. Returns their
+    standard deviation.
+
+    >>> import numpy as np
+    >>> rows = [(1, 3), (1, 5), (1, 4), (1, 8)]                     # (count, value) per cluster
+    >>> round(cluster_bootstrap_se(rows, lambda s: s[:, 1] / s[:, 0], 4000, seed=1), 2)
+    0.93
+    """
+    import numpy as np
+
+    rows = np.asarray(totals, dtype=float)  # (G, m)
+    if rows.ndim != 2 or len(rows) < 2:
+        raise ValueError(f"a bootstrap needs at least 2 clusters, got {len(rows)}")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(rows), size=(n_boot, len(rows)))  # (n_boot, G)
+    values = np.asarray(statistic(rows[picks].sum(axis=1)), dtype=float)  # (n_boot,)
+    return float(values.std(ddof=1))
+
+
+def position_acceptance(accepted, checked, clusters=None) -> list:
+    """Per-position conditional acceptance: accepted at draft position i among rounds that checked it.
+
+    A round with ``checked`` drafts judged reached positions 1..checked and
+    accepted positions 1..accepted. Under i.i.d. acceptance every position's
+    rate is alpha; rates that change with the position are the direct sign
+    that acceptances are not i.i.d. Returns one ``Estimate`` per position
+    reached by at least one round, ``n`` = rounds that reached it, with the
+    ratio estimator's SE over rounds (or clusters).
+
+    >>> [(round(e.value, 3), e.n) for e in position_acceptance([2, 0, 1, 2, 2, 1], [2, 1, 2, 2, 2, 2])]
+    [(0.833, 6), (0.6, 5)]
+    """
+    a, c = list(accepted), list(checked)
+    if len(a) < 2 or len(c) != len(a):
+        raise ValueError(f"need at least 2 rounds with accepted and checked counts, got {len(a)} and {len(c)}")
+    out = []
+    for i in range(1, max(c) + 1):
+        reached = [int(y >= i) for y in c]
+        kept = [int(x >= i) for x in a]
+        e = ratio_se(kept, reached, clusters)
+        out.append(Estimate(e.value, e.se, sum(reached)))
+    return out

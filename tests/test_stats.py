@@ -48,3 +48,112 @@ def test_too_few_values():
         stats.mean_se([1.0])
     with pytest.raises(ValueError, match="paired"):
         stats.ratio_se([1, 2], [1])
+
+
+# -- the gap between measured tokens per round and the formula (issue 24 item 1) ---------------
+# Simulated datasets from processes whose truth we know: G generations of R rounds with gamma = 4,
+# acceptance at draft position i drawn with a known rate. The spread of D over many datasets is the
+# true SE(D); the estimates must match it. With 300 datasets the empirical SD itself is off by about
+# 1/sqrt(2 * 299) = 4% (one SE), so a 15% tolerance is a false-alarm rate far below 1e-3.
+
+import numpy as np  # noqa: E402
+
+GAMMA = 4
+FLAT = (0.7,) * GAMMA  # i.i.d. acceptance
+FALLING = (0.9, 0.75, 0.6, 0.5)  # non-i.i.d.: each position its own rate
+KINDS = ((0.95, 0.6, 0.6, 0.6), (0.5, 0.9, 0.9, 0.9))  # each generation one of two profiles
+
+
+def f(a):
+    return sum(a ** j for j in range(GAMMA + 1))  # the i.i.d. formula, vectorizes over numpy
+
+
+def slope(a):
+    return sum(j * a ** (j - 1) for j in range(1, GAMMA + 1))
+
+
+def simulate(rng, generations, rounds, profile):
+    """accepted, checked and the generation of every round; profile(rng) gives a generation's rates."""
+    acc, chk, gen = [], [], []
+    for g in range(generations):
+        ok = rng.random((rounds, GAMMA)) < np.asarray(profile(rng))  # (rounds, gamma)
+        k = np.where(ok.all(1), GAMMA, ok.argmin(1))
+        acc += k.tolist()
+        chk += np.minimum(k + 1, GAMMA).tolist()
+        gen += [g] * rounds
+    return acc, chk, gen
+
+
+def gap_statistic(sums):  # columns: rounds, accepted, checked (summed over the resampled generations)
+    return 1 + sums[:, 1] / sums[:, 0] - f(sums[:, 1] / sums[:, 2])
+
+
+def spread_and_estimates(profile, datasets=300, generations=20, rounds=20, seed=1):
+    rng = np.random.default_rng(seed)
+    gaps, by_round, by_gen, boot, tokens_se = [], [], [], [], []
+    for rep in range(datasets):
+        acc, chk, gen = simulate(rng, generations, rounds, profile)
+        d = stats.gap_se(acc, chk, f, slope)
+        gaps.append(d.value)
+        by_round.append(d.se)
+        by_gen.append(stats.gap_se(acc, chk, f, slope, clusters=gen).se)
+        totals = [(rounds, sum(acc[i:i + rounds]), sum(chk[i:i + rounds])) for i in range(0, len(acc), rounds)]
+        boot.append(stats.cluster_bootstrap_se(totals, gap_statistic, 500, seed=rep))
+        tokens_se.append(stats.mean_se([k + 1 for k in acc]).se)
+    return float(np.std(gaps, ddof=1)), {"round": np.mean(by_round), "generation": np.mean(by_gen),
+                                         "bootstrap": np.mean(boot), "tokens": np.mean(tokens_se)}
+
+
+@pytest.mark.parametrize("profile", [lambda rng: FLAT, lambda rng: FALLING], ids=["iid", "by-position"])
+def test_gap_se_matches_the_spread_of_the_gap_over_simulated_datasets(profile):
+    sd, se = spread_and_estimates(profile)
+    for way in ("round", "generation", "bootstrap"):
+        assert se[way] == pytest.approx(sd, rel=0.15), (way, se[way], sd)
+    # the mistake of issue 24: judging D with SE(mean tokens) overstates its spread several times over
+    assert se["tokens"] > 2.5 * sd
+
+
+def test_clustered_se_follows_generations_that_differ_and_the_round_level_one_does_not():
+    sd, se = spread_and_estimates(lambda rng: KINDS[rng.integers(2)])
+    assert se["generation"] == pytest.approx(sd, rel=0.15) and se["bootstrap"] == pytest.approx(sd, rel=0.15)
+    assert se["round"] < 0.6 * sd  # rounds of one generation share its profile: not independent
+
+
+def test_gap_se_is_the_delta_method_by_hand():
+    # gamma = 1: f(alpha) = 1 + alpha and every round checks one draft, so D = 0 exactly and its SE too
+    d = stats.gap_se([1, 0, 1, 1], [1, 1, 1, 1], lambda a: 1 + a, lambda a: 1)
+    assert d.value == pytest.approx(0, abs=1e-12) and d.se == pytest.approx(0, abs=1e-12)
+    with pytest.raises(ValueError, match="at least 2 rounds"):
+        stats.gap_se([1], [1], f, slope)
+    with pytest.raises(ValueError, match="cluster label"):
+        stats.gap_se([1, 0], [1, 1], f, slope, clusters=[0])
+    with pytest.raises(ValueError, match="2 clusters"):
+        stats.gap_se([1, 0], [1, 1], f, slope, clusters=[0, 0])
+
+
+def test_cluster_bootstrap_is_seeded():
+    rows = [(1, 3), (1, 5), (1, 4), (1, 8)]
+    one = stats.cluster_bootstrap_se(rows, lambda s: s[:, 1] / s[:, 0], 300, seed=5)
+    assert one == stats.cluster_bootstrap_se(rows, lambda s: s[:, 1] / s[:, 0], 300, seed=5)
+    with pytest.raises(ValueError, match="2 clusters"):
+        stats.cluster_bootstrap_se([(1, 3)], lambda s: s[:, 1], 10)
+
+
+# -- per-position conditional acceptance ---------------------------------------------------------
+
+def test_position_acceptance_counts_by_hand():
+    # rounds (accepted, checked) with gamma = 3: (3, 3) (0, 1) (1, 2) (2, 3)
+    rates = stats.position_acceptance([3, 0, 1, 2], [3, 1, 2, 3])
+    assert [(e.value, e.n) for e in rates] == [(0.75, 4), (2 / 3, 3), (0.5, 2)]
+    # a draft the drafter never proposed is never reached (prompt lookup: 0 drafts in a round)
+    assert [e.n for e in stats.position_acceptance([0, 1], [0, 2])] == [1, 1]
+
+
+@pytest.mark.parametrize("rates", [FLAT, FALLING], ids=["iid", "by-position"])
+def test_position_acceptance_covers_the_true_rate_of_every_position(rates):
+    rng = np.random.default_rng(2)
+    hits = np.zeros(GAMMA)
+    for _ in range(200):
+        acc, chk, _ = simulate(rng, 1, 400, lambda r: rates)
+        hits += [e.within(a) for e, a in zip(stats.position_acceptance(acc, chk), rates)]
+    assert all(180 <= h <= 200 for h in hits), hits  # binomial(200, 0.95): mean 190, sd 3.1
