@@ -5,9 +5,10 @@ plus, where the mistake is about what the models are asked, a transform of
 the model pair. ``evaluate`` runs it through the exact engine and reports the
 total variation distance between the next-N-token distribution it produces
 and the distribution it was meant to produce, and the expected tokens per
-round. Sources are the file names of the source documents a misconception
-comes from (see ``shared/seeds/README.md``), or None; each pitfall's source
-and description are data, in ``pitfalls.json`` next to this file.
+round. A pitfall's source says in a few words where the rule or the claim
+is found ("common pseudocode", a paper), or is None; the source, a longer
+``source_text`` and the description are data, in ``pitfalls.json`` next to
+this file.
 
 Two seed errors are not a rule of the round and are priced by functions at
 the end: the extra target pass after a rejection (``extra_pass_cost``) and
@@ -37,12 +38,8 @@ from .pitfalls_tree import (AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TreeNoRe
 from .rule import CORRECT, RoundRule, acceptance_probability, residual, total_variation
 from .transforms import TransformedPair, greedy, identity, temperature
 
-SEED_001 = "001_5fa6a468e5bdda45.txt"
-SEED_002 = "002_87f9b1c167a166f7.txt"
-SEED_003 = "003_633e0d3e3c72db96.txt"
-SEED_004 = "004_e0eca397a2d578e0.txt"
 LAB_TEMPERATURE = Fraction(1, 2)
-LAB_COST = Fraction(1, 5)  # the drafter cost read into source 004's p / (c q)
+LAB_COST = Fraction(1, 5)  # the drafter cost read into the common pseudocode's p / (c q)
 DESCRIPTIONS = json.loads((Path(__file__).with_name("pitfalls.json")).read_text(encoding="utf-8"))
 
 
@@ -94,7 +91,7 @@ class AcceptIfPAboveQ(_ResidualWhereDefined):
 
 
 class AcceptPOverCQ(ResampleFromTarget):
-    """Source 004: keep x with probability p(x) / (c q(x)) (clamped at 1), else draw from p.
+    """Common pseudocode: keep x with probability p(x) / (c q(x)) (clamped at 1), else draw from p.
 
     ``cost=None`` reads c as the rejection-sampling bound max_x p(x)/q(x) of the row.
     """
@@ -221,14 +218,11 @@ def _temper_draft(models):
                            label=f"q at temperature {LAB_TEMPERATURE}")
 
 
-_SOURCES = {s[:3]: s for s in (SEED_001, SEED_002, SEED_003, SEED_004)}
-
-
 def _pitfall(name, rule=CORRECT, speculative=identity, target=identity) -> Pitfall:
     """A table entry: the code here, the source and the description from pitfalls.json."""
     d = DESCRIPTIONS[name]
     text = d["description"].format(temperature=LAB_TEMPERATURE, cost=LAB_COST)
-    return Pitfall(name, _SOURCES.get(d["source"]), text, rule, speculative, target)
+    return Pitfall(name, d["source"], text, rule, speculative, target)
 
 
 _ALL = [
@@ -259,7 +253,7 @@ TREE_PITFALLS = {p.name: p for p in [_pitfall("tree-no-residual-update", TreeNoR
 
 # -- errors that are not a rule ------------------------------------------------
 def extra_pass_cost(models, context, gamma: int) -> dict:
-    """Source 001's rollback: one more target pass after every rejection, priced exactly.
+    """A common rollback claim: one more target pass after every rejection, priced exactly.
 
     The real round costs one target pass; with the extra pass a round costs
     1 + P(K < gamma). The tokens per round are the same, so the target passes
@@ -279,7 +273,7 @@ def extra_pass_cost(models, context, gamma: int) -> dict:
 
 
 def off_by_one_first_token(models, context) -> dict:
-    """Source 004's pseudocode scores draft y_i with the row one position later.
+    """Common pseudocode that scores draft y_i with the row one position later.
 
     ``softmax(logits_L[i])[y]`` over the draft positions reads p(. | prefix, y)
     (the row that predicts the token *after* y) instead of p(. | prefix). All

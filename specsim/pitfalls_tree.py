@@ -38,8 +38,14 @@ def typical_threshold(p) -> float:
 
 
 class TypicalAcceptance(RoundRule):
-    """Medusa's typical acceptance: keep x when p(x) > min(eps, delta exp(-H(p))), deterministically;
-    the first rejected draft is replaced by the target's greedy token; bonus from p."""
+    """Medusa's typical acceptance as published (Cai et al. 2024, arXiv:2401.10774).
+
+    Step 3 (accept): keep x when p(x) > min(eps, delta exp(-H(p))), with no coin.
+    Step 4 (correct) and step 5 (bonus): the token after the accepted prefix is
+    the target's argmax, whether a draft was rejected or every draft was kept
+    (the paper's "greedy decoding for the first token", the reference code's
+    default path). Nothing in a round is drawn from p.
+    """
 
     name = "typical-acceptance"
 
@@ -48,6 +54,9 @@ class TypicalAcceptance(RoundRule):
         return one if float(p[x]) - typical_threshold(p) > TYPICAL_TIE else one - one
 
     def replacement(self, p, q):
+        return greedy(p)
+
+    def bonus(self, p):
         return greedy(p)
 
 

@@ -89,14 +89,15 @@ def test_pitfall_entries_have_titles_and_plain_sources():
     for name, entry in pitfalls.DESCRIPTIONS.items():
         if "title" in entry:  # new rules may arrive without one; the page then shows the slug
             assert entry["title"] and "-" not in entry["title"].split()[0], name
-            assert entry["source_text"] is None or "source" in entry["source_text"] or "No document" in entry["source_text"]
+            assert entry["source_text"] is None or "common" in entry["source_text"].lower() \
+                or "No document" in entry["source_text"] or "arXiv:" in entry["source_text"]
 
 
 def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
     at = open_page("views/pitfalls.py")
     at.selectbox(key="pit-rule").set_value("resample-from-target").run()
     assert not at.exception
-    assert "Study notes" in at.caption[0].value and "source 004" in at.caption[0].value
+    assert "common explanation" in at.caption[0].value and "pseudocode" in at.caption[0].value
     tv = at.metric[0].value
     assert "/" not in tv or "≈" in tv or len(tv) <= 5
     rows = at.dataframe[0].value

@@ -22,7 +22,7 @@ def test_names_required_by_the_issue_are_present():
     for p in pitfalls.PITFALLS.values():
         assert p.rule.name == p.name or p.rule is rule.CORRECT
         assert len(p.description) > 80
-        assert p.source is None or p.source.endswith(".txt")
+        assert p.source is None or (p.source and ".txt" not in p.source and "00" not in p.source)
 
 
 @pytest.mark.parametrize("preset", ["seed", "zeros", "order2"])
@@ -162,3 +162,58 @@ def test_extra_pass_speedup_pays_one_step_per_rejection():
     from specsim.formulas import extra_pass_speedup, speedup
     assert extra_pass_speedup(F(1), 4, F(1, 20)) == speedup(F(1), 4, F(1, 20))
     assert extra_pass_speedup(F(0), 4, F(1, 20)) == 1 / (4 * F(1, 20) + 2)
+
+
+# -- Medusa's typical acceptance as published: the closing token is the argmax --
+
+def _typical_joint_by_hand(model, ctx):
+    """Two tokens, gamma = 1, enumerated from the rule's definition (not from the engine).
+
+    Draft x ~ q; kept when p(x) > min(0.09, 0.3 exp(-H(p))), else replaced by argmax p;
+    a kept draft is followed by argmax p(. | x). In both cases below every token q can
+    propose clears the threshold (asserted), so the joint puts q(x) on (x, argmax p(. | x)).
+    """
+    import math
+    p, q = model.p(ctx), model.q(ctx)
+    h = -sum(float(v) * math.log(float(v)) for v in p if v)
+    threshold = min(0.09, 0.3 * math.exp(-h))
+    out = {}
+    for i, x in enumerate(model.vocab):
+        if not q[i]:
+            continue
+        assert float(p[i]) > threshold  # in both cases below every proposable draft is kept
+        row = model.p(ctx + (x,))
+        best = max(range(len(row)), key=lambda j: (row[j], -j))
+        out[(x, model.vocab[best])] = out.get((x, model.vocab[best]), 0) + q[i]
+    return out
+
+
+def _tv(a, b):
+    return sum(abs(a.get(k, 0) - b.get(k, 0)) for k in set(a) | set(b)) / 2
+
+
+@pytest.mark.parametrize("preset, ctx, expected", [("zeros", ("z",), F(5, 16)), ("seed", ("a",), F(11, 25))])
+def test_typical_acceptance_closes_on_the_argmax(preset, ctx, expected):
+    model = load_model(preset)
+    by_hand = _typical_joint_by_hand(model, ctx)
+    wanted = exact.target_joint(model, ctx, 2)
+    assert _tv(by_hand, wanted) == expected
+    assert tv("typical-acceptance", gamma=1, n=2, model=model, ctx=ctx) == expected
+
+
+def test_typical_acceptance_cli_reports_five_sixteenths():
+    from specsim.cli import main
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["pitfalls", "zeros", "--context", "z", "--gamma", "1", "--tokens", "2",
+                     "--rule", "typical-acceptance"])
+    assert code in (0, None)
+    assert "5/16" in out.getvalue()
+
+
+def test_pitfall_sources_are_readable_and_cite_no_seed_file():
+    for name, entry in pitfalls.DESCRIPTIONS.items():
+        text = " ".join(str(entry.get(k) or "") for k in ("title", "source_text", "source", "description"))
+        assert "source 00" not in text.lower() and ".txt" not in text, name
