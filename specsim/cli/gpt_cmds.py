@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 
-from . import gpt_hf_cmds
+from . import gpt_hf_cmds, selfcheck_cmds
 from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
                      print_json, seed_arg, table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
@@ -136,6 +136,7 @@ def register(subparsers) -> None:
     w.set_defaults(func=cmd_weights)
 
     gpt_hf_cmds.add_export(sub, needs_torch)
+    selfcheck_cmds.add_selfcheck(sub, needs_torch)
 
 
 def _sampling_args(p):

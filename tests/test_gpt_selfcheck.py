@@ -1,0 +1,59 @@
+"""`specsim gpt selfcheck`: every check passes on the shipped pair on CPU, each one fails when
+the thing it checks is broken, and a missing device is one line."""
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from specsim.gpt import api, selfcheck
+
+
+@pytest.fixture(scope="module")
+def pair():
+    torch.set_num_threads(1)
+    return api.load_pair("distilled", device="cpu")
+
+
+def test_selfcheck_cli_passes_on_cpu_and_prints_json():
+    out = subprocess.run([sys.executable, "-m", "specsim.cli", "gpt", "selfcheck", "--device", "cpu",
+                          "--json"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["passed"] and report["device"] == "cpu"
+    assert len(report["checks"]) == 6 and all(c["passed"] for c in report["checks"])
+    assert report["bench"]["plain_tokens_per_s"] > 0 and report["bench"]["repeats"] == selfcheck.BENCH_REPEATS
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: cuda is a valid device here")
+def test_cuda_without_a_gpu_is_one_line():
+    out = subprocess.run([sys.executable, "-m", "specsim.cli", "gpt", "selfcheck", "--device", "cuda"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "CUDA is not available" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_greedy_check_fails_when_the_decoder_keeps_rejected_drafts(pair, monkeypatch):
+    real = api.speculative_generate
+    monkeypatch.setattr(api, "speculative_generate", lambda *a, **k: real(*a, **{**k, "crop": False}))
+    checks = {c.name: c for c in selfcheck.check_greedy(pair)}
+    assert not checks["greedy chain:4 = plain greedy"].passed
+    assert "differs" in checks["greedy chain:4 = plain greedy"].detail
+    assert checks["greedy tree:2,2,1 = plain greedy"].passed  # the tree decoder was left alone
+
+
+def test_mask_check_fails_on_an_upper_left_mask(monkeypatch):
+    assert selfcheck.check_tree_mask(torch.device("cpu")).passed
+    monkeypatch.setattr(selfcheck, "tree_mask", lambda parents, n, device=None: torch.ones(
+        len(parents) + 1, n + len(parents) + 1, dtype=torch.bool))
+    assert not selfcheck.check_tree_mask(torch.device("cpu")).passed
+
+
+def test_cache_check_measures_a_real_gap(pair, monkeypatch):
+    assert selfcheck.check_caches(pair, rounds=3).passed
+    real = selfcheck._cache_gap
+    other = lambda ids: ids[:-1] + [(ids[-1] + 1) % len(pair.vocab)]  # same length, last character changed
+    monkeypatch.setattr(selfcheck, "_cache_gap", lambda model, cache, ids, device: real(model, cache, other(ids), device))
+    check = selfcheck.check_caches(pair, rounds=2)  # compared against the wrong text: the last slot differs
+    assert not check.passed and "inf" not in check.detail
