@@ -288,30 +288,90 @@ def best_gamma_verdict(alpha, cost, max_gamma: int = DEFAULT_MAX_GAMMA) -> dict:
     return {"gamma": g, "speedup": s, "kind": kind, "message": message}
 
 
-def measured_vs_formula(accepted_per_round, gamma: int, k: float = 2) -> dict:
+def tokens_slope(alpha, gamma: int):
+    """d/d alpha of expected_tokens: 1 + 2 alpha + ... + gamma alpha^(gamma-1) (for the delta method).
+
+    >>> from fractions import Fraction as F
+    >>> tokens_slope(F(1, 2), 3)
+    Fraction(11, 4)
+    """
+    return sum(j * alpha ** (j - 1) for j in range(1, gamma + 1))
+
+
+def _checked(accepted, gamma: int, checked=None) -> list:
+    """Drafts judged per round: given, or min(K + 1, gamma) when every round drafted gamma."""
+    ks = list(accepted)
+    if checked is None:
+        return [min(x + 1, gamma) for x in ks]
+    cs = list(checked)
+    if len(cs) != len(ks) or any(not 0 <= x <= c for x, c in zip(ks, cs)):
+        raise ValueError("checked must give one count per round, each at least that round's accepted drafts")
+    return cs
+
+
+def gap_bootstrap_se(accepted_per_round, gamma: int, clusters, checked=None, n_boot: int = 2000,
+                     seed: int = 0) -> float:
+    """Bootstrap SE of tokens per round - formula(alpha), resampling whole clusters (generations).
+
+    >>> round(gap_bootstrap_se([4, 0, 2, 4, 1, 3], 4, clusters=[0, 0, 1, 1, 2, 2], seed=0), 3)
+    0.193
+    """
+    from .stats import cluster_bootstrap_se
+
+    ks, cs = list(accepted_per_round), _checked(accepted_per_round, gamma, checked)
+    if len(clusters) != len(ks):
+        raise ValueError(f"need one cluster label per round, got {len(clusters)} for {len(ks)} rounds")
+    totals = {}
+    for x, c, g in zip(ks, cs, clusters):  # per cluster: rounds, accepted, checked
+        t = totals.setdefault(g, [0, 0, 0])
+        t[0], t[1], t[2] = t[0] + 1, t[1] + x, t[2] + c
+
+    def gap(sums):  # (n_boot, 3) -> (n_boot,); sum of powers, so alpha = 1 needs no special case
+        alpha = sums[:, 1] / sums[:, 2]
+        return 1 + sums[:, 1] / sums[:, 0] - sum(alpha ** j for j in range(gamma + 1))
+
+    return cluster_bootstrap_se(list(totals.values()), gap, n_boot, seed)
+
+
+def measured_vs_formula(accepted_per_round, gamma: int, k: float = 2, checked=None, clusters=None) -> dict:
     """Measured tokens per round against the i.i.d. formula at the measured α, with standard errors.
 
-    Each round is one independent unit: it accepted ``k_i`` drafts, checked
-    min(k_i + 1, gamma) of them and emitted k_i + 1 tokens. α is their ratio
+    Round i accepted ``k_i`` drafts, checked ``checked[i]`` of them (by default
+    min(k_i + 1, gamma)) and emitted k_i + 1 tokens. α is their ratio
     (``stats.ratio_se``), tokens per round their mean (``stats.mean_se``).
-    The gap to (1 − α^(γ+1)) / (1 − α) is "within noise" when it is at most
-    ``k`` standard errors of the measured mean, else "beyond noise".
+    α comes from the same rounds as the mean, so the gap
+    D = tokens − (1 − α^(γ+1)) / (1 − α) is judged against its own standard
+    error (``stats.gap_se``, the delta method), which is several times smaller
+    than the mean's: "within noise" when |D| ≤ ``k`` SE(D), else "beyond
+    noise". ``clusters`` (a label per round, e.g. its generation) makes every
+    SE cluster-robust. ``positions`` is the per-position conditional
+    acceptance (``stats.position_acceptance``), the direct look at i.i.d.
 
     >>> m = measured_vs_formula([4, 0, 2, 4, 1, 3], 4)
     >>> round(m["alpha"].value, 3), round(m["tokens"].value, 3), m["verdict"]
     (0.778, 3.333, 'within noise')
+    >>> round(m["gap"], 3), round(m["gap_se"], 3), round(m["tokens"].se, 3)
+    (0.114, 0.227, 0.667)
+    >>> [round(e.value, 2) for e in m["positions"]]
+    [0.83, 0.8, 0.75, 0.67]
     """
-    from .stats import mean_se, ratio_se
+    from .stats import gap_se, mean_se, position_acceptance, ratio_se
 
     _check(gamma=gamma)
     ks = list(accepted_per_round)
     if len(ks) < 2:
         raise ValueError(f"a standard error needs at least 2 rounds, got {len(ks)}")
-    alpha = ratio_se(ks, [min(x + 1, gamma) for x in ks])
-    tokens = mean_se([x + 1 for x in ks])
-    formula = float(expected_tokens(min(alpha.value, 1.0), gamma))
-    gap = tokens.value - formula
-    within = abs(gap) <= k * tokens.se
-    return {"alpha": alpha, "tokens": tokens, "formula_tokens": formula, "gap": gap, "rounds": len(ks),
-            "gap_in_se": gap / tokens.se if tokens.se else (0.0 if gap == 0 else float("inf")),
-            "verdict": "within noise" if within else "beyond noise"}
+    cs = _checked(ks, gamma, checked)
+    alpha = ratio_se(ks, cs, clusters)
+    tokens = mean_se([x + 1 for x in ks], clusters)
+    d = gap_se(ks, cs, lambda a: float(expected_tokens(a, gamma)), lambda a: float(tokens_slope(a, gamma)),
+               clusters)
+    formula = tokens.value - d.value
+    tiny = 1e-9 * max(1.0, tokens.value)  # gamma = 1: D and its SE are 0 up to rounding
+    if d.se > tiny:
+        in_se = d.value / d.se
+    else:
+        in_se = 0.0 if abs(d.value) <= tiny else float("inf")
+    return {"alpha": alpha, "tokens": tokens, "formula_tokens": formula, "gap": d.value, "gap_se": d.se,
+            "gap_in_se": in_se, "rounds": len(ks), "positions": position_acceptance(ks, cs, clusters),
+            "verdict": "within noise" if abs(in_se) <= k else "beyond noise"}

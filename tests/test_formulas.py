@@ -96,3 +96,55 @@ def test_exact_speedup_is_expected_tokens_over_the_round_cost():
     assert formulas.exact_speedup(F(1659, 500), 3, F(1, 20)) == F(1659, 500) / (3 * F(1, 20) + 1)
     for a, g, c in [(F(9, 10), 3, F(1, 20)), (F(3, 5), 8, F(1, 5))]:  # with the i.i.d. E[tokens]: the formula
         assert formulas.exact_speedup(formulas.expected_tokens(a, g), g, c) == formulas.speedup(a, g, c)
+
+
+# -- the gap to the formula is judged by its own standard error (issue 24 item 1) ----------------
+
+def _rounds(rates, n, seed):
+    """n rounds whose draft at position i is accepted with rates[i] (independent rounds)."""
+    import random
+    rng, out = random.Random(seed), []
+    for _ in range(n):
+        k = 0
+        while k < len(rates) and rng.random() < rates[k]:
+            k += 1
+        out.append(k)
+    return out
+
+
+def test_gap_is_judged_by_its_own_standard_error_not_the_mean_tokens_one():
+    # acceptance that falls with the position (non-i.i.d.), 400 rounds of gamma = 4
+    ks = _rounds((0.85, 0.75, 0.7, 0.65), 400, seed=3)
+    m = formulas.measured_vs_formula(ks, 4)
+    assert m["gap_in_se"] == pytest.approx(m["gap"] / m["gap_se"])
+    assert m["tokens"].se > 3 * m["gap_se"]
+    # the old test (gap against SE of the mean) called this gap noise; its own SE does not
+    assert abs(m["gap"]) < 2 * m["tokens"].se and m["verdict"] == "beyond noise"
+    # the per-position rates show why: they fall with the position
+    first, last = m["positions"][0], m["positions"][-1]
+    assert first.value - last.value > 2 * (first.se ** 2 + last.se ** 2) ** 0.5
+
+
+def test_gamma_one_has_no_gap_and_no_noise():
+    m = formulas.measured_vs_formula([1, 0, 1, 1, 0], 1)
+    assert m["gap"] == pytest.approx(0, abs=1e-12) and m["verdict"] == "within noise" and m["gap_in_se"] == 0
+
+
+def test_clusters_and_checked_pass_through():
+    ks, gens = [2, 0, 1, 2, 2, 1, 0, 2], [0, 0, 1, 1, 2, 2, 3, 3]
+    m = formulas.measured_vs_formula(ks, 2, clusters=gens)
+    from specsim import stats
+    assert m["alpha"] == stats.ratio_se(ks, [2, 1, 2, 2, 2, 2, 1, 2], gens)
+    # with drafts missing (prompt lookup): the round that drafted nothing checked nothing
+    m = formulas.measured_vs_formula([0, 1, 2], 2, checked=[0, 2, 2])
+    assert m["alpha"].value == pytest.approx(3 / 4) and m["positions"][0].n == 2
+    with pytest.raises(ValueError, match="checked must give one count per round"):
+        formulas.measured_vs_formula([0, 1, 2], 2, checked=[0, 0, 2])
+
+
+def test_bootstrap_and_delta_method_agree_on_many_generations():
+    ks = _rounds((0.9, 0.8, 0.7, 0.6), 600, seed=4)
+    gens = [i // 20 for i in range(600)]  # 30 generations of 20 rounds
+    delta = formulas.measured_vs_formula(ks, 4, clusters=gens)["gap_se"]
+    boot = formulas.gap_bootstrap_se(ks, 4, gens, n_boot=4000, seed=0)
+    assert boot == pytest.approx(delta, rel=0.2)  # 30 clusters: each estimate is itself ~13% noisy
