@@ -10,9 +10,17 @@ algebraic one, see lesson 14). Otherwise the first violation is shrunk
 (``specsim.shrink``) while it persists: fewer tokens, a lower order, smaller
 γ and N, simpler fractions.
 
-The rule is wrapped in ``ValidatedRule``: a method that raises, a row that is
-negative, of the wrong length or not summing to 1, or an acceptance outside
-[0, 1] is a one-line ``RuleError`` instead of a traceback from the engine.
+The rule is wrapped in ``ValidatedRule`` (``specsim.rule_proxy``): what it
+returns is read into plain numbers first (bounded), then a method that
+raises, a row that is negative, of the wrong length or not summing to 1, or
+an acceptance outside [0, 1] is a one-line ``RuleError`` instead of a
+traceback from the engine. ``check_total_work`` bounds the whole check
+(every model, γ and N together) before it starts.
+
+This runs the rule in *this* process, with no clock: for a rule from a file
+you did not write, use ``specsim.sandbox.check_rule_file`` (what
+``specsim check-rule`` does), which runs it in a child process with a clock
+and a memory limit.
 
 Example
 -------
@@ -33,80 +41,13 @@ from fractions import Fraction
 
 from . import bounds, exact, shrink
 from .rule import CORRECT, RoundRule
-from .toy import PRESETS, ToyModel, random_row
+from .rule_proxy import RuleError, ValidatedRule  # noqa: F401 (part of this module's API)
+from .toy import PRESETS, ToyModel, model_from_dict, random_row
 from .transforms import identity
 
 SHAPES = [(2, 1), (3, 1), (2, 2), (4, 1), (3, 2), (4, 2)]  # (vocab, order), smallest first
 DENOMINATORS = (2, 3, 4, 5, 6, 8, 10, 12)
 ROW_KINDS = ("random", "random", "equal", "q-zero", "p-zero")
-
-
-class RuleError(ValueError):
-    """A user's rule misbehaved (raised, or returned a bad row or probability); one line."""
-
-
-# -- the validating proxy --------------------------------------------------------
-def _row_text(row) -> str:
-    return "(" + ", ".join(str(x) for x in row) + ")"
-
-
-class ValidatedRule(RoundRule):
-    """Calls the wrapped rule's methods and checks what they return (see module docstring)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        name = getattr(inner, "name", None)
-        inherited = name == RoundRule.name and type(inner) is not RoundRule  # "correct" from the base class
-        self.name = type(inner).__name__ if name is None or inherited else str(name)
-
-    def _call(self, method, *args):
-        try:
-            return getattr(self.inner, method)(*args)
-        except RuleError:
-            raise
-        except Exception as e:  # the user's code: any exception becomes one line
-            text = str(e).splitlines()[0] if str(e) else ""
-            raise RuleError(f"rule {self.name!r}: {method}() raised {type(e).__name__}"
-                            + (f": {text}" if text else "")) from None
-
-    def _number(self, x, what):
-        if isinstance(x, bool) or not isinstance(x, (int, Fraction)):
-            raise RuleError(f"rule {self.name!r}: {what} returned {str(x)[:40]!r} "
-                            f"({type(x).__name__}); return Fractions or ints (the check is exact)")
-        return x
-
-    def _row(self, row, size, what):
-        try:
-            row = list(row)
-        except TypeError:
-            raise RuleError(f"rule {self.name!r}: {what} returned {type(row).__name__}, not a row") from None
-        if len(row) != size:
-            raise RuleError(f"rule {self.name!r}: {what} returned {len(row)} entries; the vocabulary has {size}")
-        for x in row:
-            if self._number(x, what) < 0:
-                raise RuleError(f"rule {self.name!r}: {what} returned a negative entry {x} in {_row_text(row)}")
-        if sum(row, Fraction(0)) != 1:
-            raise RuleError(f"rule {self.name!r}: {what} returned {_row_text(row)}, "
-                            f"which sums to {sum(row, Fraction(0))}, not 1")
-        return row
-
-    def draft_row(self, q):
-        return self._row(self._call("draft_row", q), len(q), f"draft_row(q = {_row_text(q)})")
-
-    def accept(self, p, q, x):
-        a = self._number(self._call("accept", p, q, x), "accept")
-        if not 0 <= a <= 1:
-            raise RuleError(f"rule {self.name!r}: accept(p = {_row_text(p)}, q = {_row_text(q)}, x = {x}) "
-                            f"returned {a}, outside [0, 1]")
-        return a
-
-    def replacement(self, p, q):
-        return self._row(self._call("replacement", p, q), len(p),
-                         f"replacement(p = {_row_text(p)}, q = {_row_text(q)})")
-
-    def bonus(self, p):
-        row = self._call("bonus", p)
-        return None if row is None else self._row(row, len(p), f"bonus(p = {_row_text(p)})")
 
 
 # -- the models it is checked on -------------------------------------------------
@@ -175,6 +116,16 @@ class CounterExample:
                 "found_on": self.found_on, "tokens_per_round": str(self.tokens_rule),
                 "tokens_per_round_correct": str(self.tokens_correct)}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "CounterExample":
+        """The inverse of ``to_dict``, strict: a wrong key or type is a ValueError (or KeyError, TypeError)."""
+        diffs = [(_strs(x["tokens"], "tokens"), _fraction(x["target"]), _fraction(x["rule"]))
+                 for x in _typed(d["differences"], list, "differences")]
+        return cls(model_from_dict(d["model"]), _strs(d["context"], "context"), _typed(d["gamma"], int, "gamma"),
+                   _typed(d["n_tokens"], int, "n_tokens"), _fraction(d["total_variation"]), diffs,
+                   _typed(d["found_on"], str, "found_on"), _fraction(d["tokens_per_round"]),
+                   _fraction(d["tokens_per_round_correct"]))
+
 
 @dataclass
 class CheckResult:
@@ -196,12 +147,90 @@ class CheckResult:
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None,
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "CheckResult":
+        """The inverse of ``to_dict`` (for a report read back from a child process), strict."""
+        ce = d["counterexample"]
+        exact_ = _typed(d["exact"], bool, "exact")
+        if exact_ != (ce is None):
+            raise ValueError("report: exact and counterexample disagree")
+        ints = {k: _typed(d[k], int, k) for k in ("models", "contexts", "checks", "skipped")}
+        pairs = [(_typed(g, int, "pairs"), _typed(n, int, "pairs")) for g, n in _typed(d["pairs"], list, "pairs")]
+        tokens = [(_typed(t["gamma"], int, "gamma"), _fraction(t["rule"]), _fraction(t["correct"]))
+                  for t in _typed(d["tokens_per_round"], list, "tokens_per_round")]
+        seconds = {_typed(k, str, "seconds"): float(_typed(v, (int, float), "seconds"))
+                   for k, v in _typed(d["seconds"], dict, "seconds").items()}
+        return cls(_typed(d["rule"], str, "rule"), exact_, ints["models"], ints["contexts"], pairs,
+                   ints["checks"], ints["skipped"], tokens, None if ce is None else CounterExample.from_dict(ce),
+                   seconds)
+
+
+def _typed(value, kinds, what):
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if type(value) not in kinds:
+        raise ValueError(f"report: {what} has the wrong type")
+    return value
+
+
+def _fraction(text) -> Fraction:
+    return Fraction(_typed(text, str, "a number")[:4000])
+
+
+def _strs(items, what) -> tuple:
+    return tuple(_typed(x, str, what) for x in _typed(items, list, what))
+
 
 def model_json(model) -> str:
     """A toy model as compact JSON (one line per table), readable by ``toy.loads_model``."""
     d = model.to_dict()
     head = json.dumps({k: d[k] for k in ("name", "vocab", "order")})[:-1]
     return f"{head},\n \"target\": {json.dumps(d['target'])},\n \"draft\": {json.dumps(d['draft'])}}}"
+
+
+# -- the work of a whole check ----------------------------------------------------------
+TOTAL_WORK = 10**8  # estimated steps of one whole check (every model, γ and N): a few minutes on this machine
+
+
+def model_work(model, gammas, n_tokens: int) -> float:
+    """Estimated steps of checking one model (``bounds.exact_work``: the joints and the rounds counted)."""
+    c = len(model.contexts())
+    return bounds.exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=c, rounds=2 * c * len(gammas))
+
+
+def _densest(v: int, order: int) -> ToyModel:
+    """The costliest model of a family shape: every entry positive, two-digit fractions (denominator 12)."""
+    vocab = tuple(f"t{k}" for k in range(v))
+    row = tuple([Fraction(1, 12)] * (v - 1) + [Fraction(13 - v, 12)])
+    contexts = ToyModel(vocab, order, {}, {}).contexts()
+    return ToyModel(vocab, order, {c: row for c in contexts}, {c: row for c in contexts}, f"densest-{v}-{order}")
+
+
+def total_work(models: int, gammas, n_tokens: int) -> float:
+    """Upper bound on the steps of ``check_rule``, computed without building the random models.
+
+    The presets' own estimates, plus for each random model its shape's densest
+    model (every family model has denominators <= 12), capped at the per-model
+    limit: a model over it is skipped, not checked. Shrinking is not counted.
+
+    >>> total_work(6, (1,), 1) < total_work(600, (1,), 1) < total_work(600, (1, 2, 3), 2)
+    True
+    """
+    gammas = sorted(set(gammas))
+    work = sum(model_work(make(), gammas, n_tokens) for make in PRESETS.values())
+    for i, (v, order) in enumerate(SHAPES):
+        count = len(range(i, models, len(SHAPES)))  # family model i has shape SHAPES[i % len(SHAPES)]
+        if count:
+            work += count * min(model_work(_densest(v, order), gammas, n_tokens), bounds.LIMITS.exact_work)
+    return work
+
+
+def check_total_work(models: int, gammas, n_tokens: int, limit: int | None = None) -> None:
+    """Refuse (``bounds.WorkRefused``, one line) a whole check over ``limit`` (default ``TOTAL_WORK``)."""
+    gammas = sorted(set(gammas))
+    gamma = f"γ = {gammas[0]}" if len(gammas) == 1 else f"{len(gammas)} values of γ up to {gammas[-1]}"
+    what = f"checking {len(PRESETS)} presets + {models:,} random models with {gamma} and N = {n_tokens}"
+    bounds.check(total_work(models, gammas, n_tokens), what, "the number of models, γ or N",
+                 TOTAL_WORK if limit is None else limit, "steps")
 
 
 # -- the check --------------------------------------------------------------------
@@ -230,18 +259,21 @@ class Setup:
 
 
 def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, seed: int = 0,
-               speculative=identity, target=identity, shrink_it: bool = True) -> CheckResult:
+               speculative=identity, target=identity, shrink_it: bool = True,
+               max_work: int | None = None) -> CheckResult:
     """Prove ``rule`` exact on the presets and ``models`` random models, or return its smallest counter-example.
 
     ``rule`` is a ``RoundRule`` instance (wrapped in ``ValidatedRule``);
     ``speculative`` and ``target`` transform the model pair as a pitfall does
     (``specsim.pitfalls.Pitfall``). Raises ``RuleError`` for a misbehaving
-    rule and ``bounds.WorkRefused`` when a preset is over the work limit
-    (a random model over it is skipped and counted).
+    rule and ``bounds.WorkRefused`` when the whole check is over ``max_work``
+    steps (``check_total_work``) or a preset is over the per-model limit (a
+    random model over it is skipped and counted).
     """
     gammas = sorted(set(int(g) for g in gammas))
     if not gammas or gammas[0] < 1 or n_tokens < 1 or models < 0:
         raise ValueError("gammas must be >= 1, the number of tokens >= 1 and models >= 0")
+    check_total_work(models, gammas, n_tokens, max_work)
     setup = Setup(ValidatedRule(rule), speculative, target)
     start = time.perf_counter()
     n_models = n_contexts = checks = skipped = 0
@@ -250,7 +282,8 @@ def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, see
     for k, model in enumerate(models_checked(models, seed)):
         contexts = model.contexts()
         try:
-            bounds.check_joint(model, n_tokens, gammas, len(contexts), rounds=2 * len(contexts) * len(gammas))
+            bounds.check(model_work(model, gammas, n_tokens), f"{model.name}: {n_tokens} token(s) with γ up to "
+                         f"{max(gammas)} from {len(contexts)} context(s)", "γ or N", unit="steps")
         except bounds.WorkRefused:
             if k < len(PRESETS):
                 raise

@@ -27,6 +27,7 @@ import math
 from fractions import Fraction
 
 from . import bounds
+from .rule_proxy import RuleError
 from .toy import ToyModel
 
 MAX_STEPS = 200  # shrinking steps at most (each strictly smaller; a guard, never reached in the tests)
@@ -109,7 +110,6 @@ def _candidates(model, ctx, gamma, n_tokens):
 
 
 def _violates(setup, model, gamma, n_tokens):
-    from .checker import RuleError
     try:
         bounds.check_joint(model, n_tokens, [gamma], len(model.contexts()))
         return setup.violation(model, gamma, n_tokens)

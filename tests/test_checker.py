@@ -203,8 +203,8 @@ def test_cli_prints_a_loadable_counterexample(cli, rules):
 
 
 def _load(rules, name):
-    from specsim.cli.check_cmds import load_rule_class
-    return load_rule_class(f"{rules}/my_rules.py:{name}")
+    from specsim.sandbox_child import load_rule_class
+    return load_rule_class(f"{rules}/my_rules.py", name)
 
 
 @pytest.mark.parametrize("target, words", [
