@@ -1,53 +1,69 @@
 """``st.cache_data`` wrappers around the exact engine, keyed by the model's JSON text.
 
 Each wrapper only calls one library function; the pages call these so that
-moving a widget does not enumerate the same rounds again.
+moving a widget does not enumerate the same rounds again. Every cache is bounded
+(``max_entries``; ``TTL`` for the toy-model results). Streamlit computes one key
+once even when several sessions ask at the same time (a lock per key), and an
+exact computation whose estimated work is large takes a ``heavy.exact_slot``, so
+a few heavy ones run at once and light pages stay quick.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from specsim import exact, formulas, pitfalls, toy
+import heavy
+from specsim import bounds, exact, formulas, pitfalls, toy
+
+TTL = 3600  # seconds a toy model's result is kept unused (uploaded models come and go)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def round_distribution(model_json: str, context: tuple, gamma: int):
-    return exact.round_distribution(toy.loads_model(model_json), context, gamma)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, gamma, rounds=1)):
+        return exact.round_distribution(model, context, gamma)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, ttl=TTL, show_spinner=False)
 def expected_tokens(model_json: str, state: tuple, gamma: int):
     """Exact E[tokens per round] from a context; cached by the model's state of that context."""
     return round_distribution(model_json, state, gamma).expected_tokens
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def check_exactness(model_json: str, n_tokens: int, gammas: tuple):
-    return exact.check_exactness(toy.loads_model(model_json), n_tokens, gammas)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=len(model.contexts()))):
+        return exact.check_exactness(model, n_tokens, gammas)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def exact_vs_iid(model_json: str, context: tuple, gammas: tuple) -> list:
     model = toy.loads_model(model_json)
-    return [formulas.exact_vs_iid(model, context, g) for g in gammas]
+    with heavy.exact_slot(sum(bounds.exact_work(model, g, rounds=1) for g in gammas)):
+        return [formulas.exact_vs_iid(model, context, g) for g in gammas]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def pitfall_lab(model_json: str, context: tuple, gamma: int, n_tokens: int) -> list:
-    return pitfalls.run_lab(toy.loads_model(model_json), context, gamma, n_tokens)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens, rounds=1, rules=len(pitfalls.PITFALLS))):
+        return pitfalls.run_lab(model, context, gamma, n_tokens)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def pitfall_joints(model_json: str, context: tuple, gamma: int, n_tokens: int, name: str):
     """(produced, wanted): the rule's next-N-token joint and the one it should produce."""
-    return pitfalls.joints(pitfalls.get(name), toy.loads_model(model_json), context, gamma, n_tokens)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens)):
+        return pitfalls.joints(pitfalls.get(name), model, context, gamma, n_tokens)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False)
 def best_gamma_grid(max_gamma: int) -> dict:
     return formulas.best_gamma_grid(max_gamma=max_gamma)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner=False)
 def speedup_curve(alpha, cost, max_gamma: int) -> dict:
     return formulas.speedup_curve(alpha, cost, max_gamma)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+import gpt_runs
+import heavy
+import widgets
 from specsim import plots_gallery
 
 from specsim.gpt.specs import GALLERY as DRAFTERS
@@ -18,9 +21,13 @@ COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c"
 SETS = {"heldout": "held-out corpus files", "repetitive": "repetitive code (a block written twice)"}
 
 
-@st.cache_resource
-def _results() -> dict:
-    return {}
+MAX_RESULTS = 8  # galleries kept for every session (each a few small tables)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _results() -> heavy.Store:
+    """Finished galleries per settings, shared by every session, at most MAX_RESULTS, each measured once."""
+    return heavy.Store(MAX_RESULTS)
 
 
 def table_rows(rows) -> list:
@@ -52,17 +59,24 @@ def show(device: str) -> None:
     key = (device, n_tokens, repeats, n_prompts)
     results = _results()
     if go and key not in results:
-        from specsim.gpt import gallery
+        def measure():
+            from specsim.gpt import gallery
 
-        with st.status("Timing plain decoding and every drafter…", expanded=True) as status:
-            bar = st.progress(0.0, "loading the drafters")
-            results[key] = gallery.gallery(DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats, 0, device,
-                                           n_prompts, progress=lambda f, text: bar.progress(f, text))
-            status.update(label="Drafter gallery measured", state="complete", expanded=False)
-    if key not in results:
+            with st.status("Timing plain decoding and every drafter…", expanded=True) as status:
+                bar = st.progress(0.0, "loading the drafters")
+                out = gallery.gallery(DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats, 0, device,
+                                      n_prompts, progress=lambda f, text: bar.progress(f, text))
+                status.update(label="Drafter gallery measured", state="complete", expanded=False)
+            return out
+        try:
+            results.get_or_compute(key, measure, heavy=True, on_wait=gpt_runs.queued)
+        except Exception as e:  # noqa: BLE001  a failed load or device: one line
+            st.error(f"Cannot measure the drafters: {widgets.one_line(e)}")
+            return
+    result = results.get(key)
+    if result is None:
         st.info("Press **Measure every drafter** (about a minute on one CPU thread at the default settings).")
         return
-    result = results[key]
     for name, rows in result["sets"].items():
         st.subheader(SETS.get(name, name))
         st.dataframe(table_rows(rows), hide_index=True, width="stretch")

@@ -1,20 +1,77 @@
-"""The Tiny GPT page's runs: model pairs loaded once per (drafter, device, weights) and finished
-runs kept per settings, for every session (``st.cache_resource``), each with a progress bar."""
+"""The Tiny GPT page's runs: model pairs loaded once per choice and finished runs kept per settings,
+for every session, each with a progress bar, each computed once (``heavy.Store``) and at most
+``heavy.HEAVY_SLOTS`` at a time.
+
+Bounds: at most ``MAX_PAIRS`` loaded pairs (a shipped pair is ~20 MB, a gpt2-sized pair of your
+own ~0.8 GB) and ``MAX_RUNS`` finished runs (a run keeps its rounds: well under 1 MB), least
+recently used evicted first. A pair of your own is keyed by its checkpoints' resolved paths, so
+one checkpoint is loaded once however it is reached.
+
+"Your own model pair" is off unless the operator sets ``SPECSIM_PAIRS_DIR`` to a directory; a
+visitor then picks a target and a draft among that directory's subdirectories that hold a
+``config.json`` (``own_choices``) and nothing else: no path is typed, no message says anything
+about other paths.
+"""
 from __future__ import annotations
+
+import os
 
 import streamlit as st
 
+import heavy
 
-@st.cache_resource
+PAIRS_ENV = "SPECSIM_PAIRS_DIR"
+MAX_PAIRS = 3
+MAX_RUNS = 16
+MAX_CHOICES = 100  # subdirectories listed at most
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
 def store() -> dict:
-    """Loaded pairs and finished runs, shared by every session (computed below, with progress bars)."""
-    return {"pairs": {}, "runs": {}}
+    """Loaded pairs and finished runs, shared by every session and bounded (see the module docstring)."""
+    return {"pairs": heavy.Store(MAX_PAIRS), "runs": heavy.Store(MAX_RUNS)}
 
 
-def get_pair(draft: str, device: str, weights_dir):
-    """``draft`` is a shipped drafter, or a (target path, draft path) pair of your own checkpoints."""
-    pairs, key = store()["pairs"], (draft, device, weights_dir)
-    if key not in pairs:
+def pairs_dir() -> str | None:
+    """The operator's directory of checkpoints (resolved), or None when "your own pair" is off."""
+    root = os.environ.get(PAIRS_ENV, "").strip()
+    if not root:
+        return None
+    root = os.path.realpath(os.path.expanduser(root))
+    return root if os.path.isdir(root) else None
+
+
+def own_choices() -> list[str]:
+    """The checkpoint directories a visitor may pick: names of ``pairs_dir()``'s subdirectories with a
+    config.json whose real path stays inside it (a symlink out of it is not offered)."""
+    root = pairs_dir()
+    if root is None:
+        return []
+    names = []
+    with os.scandir(root) as entries:
+        for entry in entries:
+            path = os.path.realpath(entry.path)
+            if (not entry.name.startswith(".") and os.path.dirname(path) == root and os.path.isdir(path)
+                    and os.path.isfile(os.path.join(path, "config.json"))):
+                names.append(entry.name)
+    return sorted(names)[:MAX_CHOICES]
+
+
+def own_path(name: str) -> str | None:
+    """The resolved checkpoint directory of a listed ``name``, or None for anything not listed."""
+    return os.path.realpath(os.path.join(pairs_dir(), name)) if name in own_choices() else None
+
+
+def queued() -> None:
+    st.info(f"Waiting for the server: {heavy.running()} heavy computation(s) running, "
+            f"at most {heavy.HEAVY_SLOTS} at a time. This page continues when it is done.")
+
+
+def get_pair(draft, device: str, weights_dir):
+    """``draft`` is a shipped drafter, or a (target path, draft path) pair from ``own_path``."""
+    key = (draft, device, weights_dir)
+
+    def load():
         with st.status("Loading the tiny GPT pair…", expanded=True) as status:
             bar = st.progress(0.0, "importing PyTorch")
             from specsim.gpt import api, bench
@@ -29,21 +86,24 @@ def get_pair(draft: str, device: str, weights_dir):
             bench.prepare(pair)
             bar.progress(1.0, "loaded")
             status.update(label="Tiny GPT pair loaded", state="complete", expanded=False)
-        pairs[key] = pair
-    return pairs[key]
+        return pair
+
+    return store()["pairs"].get_or_compute(key, load, heavy=True, on_wait=queued)
 
 
 def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
-    runs, key = store()["runs"], (draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
+    """(pair, ``bench.quick_measure`` result), computed once per settings for every session."""
+    key = (draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
     pair = get_pair(draft, device, weights_dir)
-    if key not in runs:
+
+    def measure():
         from specsim.gpt import bench
 
         with st.status("Generating, then timing plain decoding and one step of each model…") as status:
             bar = st.progress(0.0, "starting")
-            runs[key] = bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed,
-                                            progress=lambda f, text: bar.progress(f, text))
+            result = bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed,
+                                         progress=lambda f, text: bar.progress(f, text))
             status.update(label="Generated and timed", state="complete", expanded=False)
-        while len(runs) > 16:
-            runs.pop(next(iter(runs)))
-    return pair, runs[key]
+        return result
+
+    return pair, store()["runs"].get_or_compute(key, measure, heavy=True, on_wait=queued)

@@ -2,14 +2,37 @@
 
 The pages live in ``app/views/`` (one thin page per topic); this file only
 sets the page config and the navigation.
+
+plotly is imported here, once, before any session runs a page: three sessions
+opening a chart page at once on a fresh server would otherwise import it
+concurrently and one of them could see a half-imported module.
 """
+import plotly.colors  # noqa: F401  (see above)
+import plotly.graph_objects as go
+import plotly.io
+import plotly.subplots
 import streamlit as st
 
 import nav
 
 
+@st.cache_resource(max_entries=1, show_spinner=False)
+def warm_plotly() -> int:
+    """Build and serialize one figure with every trace type the pages draw, once per server (plotly
+    imports its trace classes lazily, on first use: here, before sessions race for them)."""
+    fig = plotly.subplots.make_subplots(rows=1, cols=2)
+    for trace in (go.Bar(x=[1], y=[1]), go.Scatter(x=[1], y=[1]), go.Heatmap(z=[[1]]), go.Contour(z=[[1, 2]])):
+        fig.add_trace(trace, row=1, col=1)
+    fig.add_annotation(x=1, y=1, text="a")
+    fig.add_hline(y=1)
+    fig.add_vline(x=1)
+    fig.add_hrect(y0=0, y1=1)
+    return len(plotly.io.to_json(fig)) + len(plotly.io.to_json(go.Figure(go.Sunburst(labels=["a"], parents=[""]))))
+
+
 def main() -> None:
     st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide")
+    warm_plotly()
     sections = {}
     for page in nav.PAGES:
         sections.setdefault(page.section, []).append(

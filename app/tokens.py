@@ -3,8 +3,11 @@
 The colours are specsim's (``specsim.colors``): accepted drafts green,
 replacements red, bonus tokens purple, pending drafts outlined in q's orange.
 Every token is user data (an uploaded model's vocabulary): it is escaped
-with ``html.escape`` before it enters HTML and with ``md`` before it enters
-Markdown, so a token ``<b>`` shows as the three characters ``<b>``.
+with ``html_text`` before it enters HTML and with ``md`` before it enters
+Markdown, so a token ``<b>`` shows as the three characters ``<b>`` and a token
+``![i](http://host/t.png)`` as those characters, never as an image fetched by
+every viewer's browser. These two are the app's only escapes: every string from
+a model file, an upload or a visitor that reaches Markdown or HTML passes one.
 """
 from __future__ import annotations
 
@@ -40,12 +43,34 @@ def md(text: str) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
 
 
+def html_text(text: str) -> str:
+    """``text`` for HTML that Streamlit's Markdown also reads: ``html.escape`` plus every Markdown/LaTeX
+    special character as a numeric entity (a ``<span>`` does not stop Markdown inside it).
+
+    >>> html_text("<img src=x> ![i](u) $x$ 'q'")
+    '&lt;img src&#61;x&gt; &#33;&#91;i&#93;&#40;u&#41; &#36;x&#36; &#x27;q&#x27;'
+    """
+    return "".join(f"&#{ord(ch)};" if ch in _MD_ENTITY else html.escape(ch) for ch in str(text))
+
+
+_MD_ENTITY = set("\\`*_{}[]()#+-.!|~$:=")  # Markdown/LaTeX specials left by html.escape (it takes <>&"')
+
+
+def md_tokens(tokens, sep: str = " ") -> str:
+    """Several tokens for Markdown, each escaped by ``md``, joined by ``sep``.
+
+    >>> print(md_tokens(["![i](http://x/t.png)", "a"]))
+    \\!\\[i\\]\\(http\\://x/t\\.png\\) a
+    """
+    return sep.join(md(t) for t in tokens)
+
+
 def token_html(token: str, status: str, size: str = "1.15rem") -> str:
     """One token as a coloured chip; the token is escaped (it may be any string from a model file)."""
     css, label = TOKEN_STYLE[status]
     return (f'<span title="{html.escape(label)}" style="{css};font-family:monospace;font-size:{size};'
             f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block;white-space:pre">'
-            f'{html.escape(str(token))}</span>')
+            f'{html_text(token)}</span>')
 
 
 def boundary_html(number: int) -> str:
@@ -138,7 +163,7 @@ def text_html(prompt: str, pieces) -> str:
     draft), "correct" (replacement) or "bonus"; the prompt is shown plain.
     """
     def show(text):
-        return html.escape(text).replace("\n", "↵<br>")
+        return html_text(text).replace("\n", "↵<br>")
 
     out = [f'<span style="color:{DARK_GREY}">{show(prompt)}</span>']
     for chars, status in pieces:

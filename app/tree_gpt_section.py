@@ -2,28 +2,33 @@
 
 torch is imported only when a button is pressed (``specsim.gpt.api.tree_generate``,
 ``specsim.gpt.bench_schemes.bench_schemes``); results are kept per settings for
-every session, like the Tiny GPT page's runs.
+every session, like the Tiny GPT page's runs: at most ``MAX_RUNS`` generations and
+one bench (it has no settings), each computed once however many sessions ask at
+the same time (``heavy.Store``), one heavy computation at a time in the server.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+import gpt_runs
+import heavy
+import widgets
 from specsim import plots_gpt, plots_tree, tree_view
 
 SCHEMES = "chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4"  # 4 drafted tokens each
 MAX_CHARS = 120
+MAX_RUNS = 16  # tree generations kept (each a few rounds of small lists)
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1, show_spinner=False)
 def _store() -> dict:
-    return {"runs": {}, "benches": {}}
+    """Shared by every session: at most MAX_RUNS tree generations and the one scheme bench."""
+    return {"runs": heavy.Store(MAX_RUNS), "benches": heavy.Store(1)}
 
 
 def _pair():
-    from specsim.gpt import api, bench
-    pair = api.load_pair("distilled", "cpu")
-    bench.prepare(pair)
-    return pair
+    """The shipped pair with the distilled drafter on CPU, from the Tiny GPT page's bounded store."""
+    return gpt_runs.get_pair("distilled", "cpu", None)
 
 
 def show(widths, drafts: str) -> None:
@@ -37,18 +42,23 @@ def show(widths, drafts: str) -> None:
         n_tokens = c2.number_input("characters", 8, MAX_CHARS, 40, key="tree-gpt-n")
         seed = c3.number_input("seed", 0, 10**6, 0, key="tree-gpt-seed")
         go = st.form_submit_button(f"Generate with the tree {','.join(map(str, widths))} {drafts}", width="stretch")
+    if widgets.capped_text(prompt, "the prompt") is None:
+        return
     store, key = _store(), (prompt, int(n_tokens), int(seed), tuple(widths), drafts)
     if go and key not in store["runs"]:
+        def generate():
+            from specsim.gpt import api
+            return api.tree_generate(pair, prompt, int(n_tokens), tuple(widths), drafts, 1.0, int(seed))
         try:
-            with st.spinner("Loading the pair and generating…"):
-                from specsim.gpt import api
-                store["runs"][key] = api.tree_generate(_pair(), prompt, int(n_tokens), tuple(widths), drafts,
-                                                       1.0, int(seed))
-        except ValueError as e:  # a character outside the vocabulary, a too large tree
-            st.error(f"Cannot run the tiny GPT: {e}")
+            pair = _pair()  # loaded first: a computation never waits on another store (no lock-order deadlock)
+            with st.spinner("Generating…"):
+                store["runs"].get_or_compute(key, generate, heavy=True, on_wait=gpt_runs.queued)
+        except Exception as e:  # noqa: BLE001  a character outside the vocabulary, a too large tree, a load failure
+            st.error(f"Cannot run the tiny GPT: {widgets.one_line(e)}")
             return
-    if key in store["runs"]:
-        _round_view(store["runs"][key])
+    gen = store["runs"].get(key)
+    if gen is not None:
+        _round_view(gen)
     _bench_view(store)
 
 
@@ -81,10 +91,16 @@ def _bench_view(store) -> None:
                 "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
                 "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
     if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:
-        with st.spinner("Timing plain decoding and every scheme…"):
+        def measure():
             from specsim.gpt import bench, bench_schemes
-            store["benches"]["rows"] = bench_schemes.bench_schemes(_pair(), SCHEMES, n_tokens=60, repeats=1,
-                                                                   prompts=bench.heldout_prompts(2))
+            return bench_schemes.bench_schemes(pair, SCHEMES, n_tokens=60, repeats=1,
+                                               prompts=bench.heldout_prompts(2))
+        try:  # every session that presses at the same time waits for the one bench
+            pair = _pair()
+            with st.spinner("Timing plain decoding and every scheme…"):
+                store["benches"].get_or_compute("rows", measure, heavy=True, on_wait=gpt_runs.queued)
+        except Exception as e:  # noqa: BLE001  missing weights, a failed load: one line
+            st.error(f"Cannot measure the schemes: {widgets.one_line(e)}")
     result = store["benches"].get("rows")
     if result:
         st.dataframe([{"scheme": r["scheme"], "drafted": r["drafted_tokens"], "tokens / pass": r["tokens_per_pass"],

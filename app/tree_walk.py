@@ -13,6 +13,7 @@ import time
 import streamlit as st
 
 from specsim import plots, plots_tree, tree_view
+from tokens import md, md_tokens
 
 KEY = "trees"
 
@@ -73,12 +74,12 @@ def view(model, context, scheme, seed, speed):
     bar.button("Reset", on_click=move, kwargs={"to": 0}, icon=":material/restart_alt:", key=f"{KEY}-reset")
     st.session_state[f"{KEY}-slider"] = k
     st.slider("decisions shown", 0, len(steps), key=f"{KEY}-slider", on_change=slide)
-    line = (tree_view.describe(steps[k - 1]) if k else
+    line = (tree_view.describe({**steps[k - 1], "token": md(steps[k - 1]["token"])}) if k else
             f"{len(nodes)} drafted tokens; one target pass gives p at every node. Press **Next**.")
     st.markdown(f"decision {k} of {len(steps)} · {line}")
     if k == len(steps):
         t = s["trace"]
-        st.success(f"Emitted **{' '.join(t['emitted'])}**: {t['accepted']} accepted draft(s) and one "
+        st.success(f"Emitted **{md_tokens(t['emitted'])}**: {t['accepted']} accepted draft(s) and one "
                    f"{steps[-1]['kind']} token, for one target pass.")
     left, right = st.columns([3, 2])
     with left:

@@ -41,7 +41,7 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
         return None
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def loads_cached(data: bytes, source: str) -> toy.ToyModel:
     try:
         text = data.decode("utf-8")
@@ -108,6 +108,39 @@ def largest_within(check, model, hi: int, *args, lo: int = 1) -> int:
         except bounds.WorkRefused:
             pass
     return lo
+
+
+def int_slider(label: str, lo: int, hi: int, value: int, key: str, **kwargs) -> int:
+    """``st.slider`` over [lo, hi]; when the range holds one value (a slider needs lo < hi, e.g. a budget
+    of 1 for a 64-token model) a caption names that value instead."""
+    if hi <= lo:
+        st.caption(f"{label}: {lo} (the only value allowed for this model)")
+        return lo
+    return st.slider(label, lo, hi, min(max(value, lo), hi), key=key, **kwargs)
+
+
+MAX_TEXT = 1_000  # characters of any text box, checked before anything parses it
+
+
+def capped_text(text: str, name: str, limit: int = MAX_TEXT) -> str | None:
+    """``text`` if it has at most ``limit`` characters; else None after one ``st.error`` line.
+
+    Every text box's value passes here before it is parsed, so a 6,000,000-character
+    row is refused by its length, not parsed first. (The boxes set no ``max_chars``:
+    Streamlit would cut a long text silently and the parser would then complain
+    about something else, such as a wrong number of entries.)
+    """
+    if len(text) > limit:
+        st.error(f"{name} has {len(text):,} characters; the limit is {limit:,}")
+        return None
+    return text
+
+
+def one_line(e: BaseException, limit: int = 300) -> str:
+    """An exception as one line for ``st.error``: its message's first line (cut to ``limit``), or its type."""
+    lines = str(e).strip().splitlines()
+    line = lines[0].strip() if lines else ""
+    return (line[:limit] + ("…" if len(line) > limit else "")) or type(e).__name__
 
 
 def exact_decimal(value: float, name: str):

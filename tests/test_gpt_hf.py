@@ -205,18 +205,19 @@ def test_every_gpt_command_refuses_cuda_without_a_gpu(cli, argv, tmp_path, monke
 
 # -- the Tiny GPT page ---------------------------------------------------------------
 
-def test_tiny_gpt_page_runs_your_own_pair(exported):
+def test_tiny_gpt_page_runs_your_own_pair(exported, monkeypatch):
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
+    monkeypatch.setenv("SPECSIM_PAIRS_DIR", str(Path(exported["target"]).parent))  # the operator's directory
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"),
                            default_timeout=120).run()
     at.session_state["gpt-n"] = 12  # a short run
-    at.session_state["gpt-own-target"] = exported["target"]
-    at.session_state["gpt-own-draft"] = exported["draft"]
+    at.session_state["gpt-own-target"] = "target"  # picked from the directory's list, never a typed path
+    at.session_state["gpt-own-draft"] = "draft"
     at.switch_page("views/tiny_gpt.py").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("Running your own pair" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) >= 4
-    at.text_input(key="gpt-own-draft").set_value("").run()  # one path alone is refused, in one line
-    assert not at.exception and any("needs both paths" in e.value for e in at.error)
+    at.selectbox(key="gpt-own-draft").set_value(at.selectbox(key="gpt-own-draft").options[0]).run()
+    assert not at.exception and any("needs both checkpoints" in e.value for e in at.error)

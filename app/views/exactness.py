@@ -5,6 +5,7 @@ import cached
 import tryit
 import widgets
 from specsim import bounds, plots
+from tokens import md
 
 st.title("Exactness: the proof, in fractions")
 tryit.back_to_lesson()
@@ -30,7 +31,7 @@ checks = cached.check_exactness(model.to_json(), int(n_tokens), gamma_list)
 differ = [c for c in checks if not c.exact]
 if not differ:
     st.success(f"speculative = target exactly for all {len(checks)} (context, γ) pairs of "
-               f"model **{model.name}**, N = {n_tokens} tokens.")
+               f"model **{md(model.name)}**, N = {n_tokens} tokens.")
 else:
     st.error(f"{len(differ)} of {len(checks)} (context, γ) pairs differ.")
 

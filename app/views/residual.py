@@ -33,6 +33,8 @@ def load_example():
 
 def tokens_changed():
     """A new number of tokens: restart p and q as uniform rows, so the charts never go blank."""
+    if max(len(st.session_state[k]) for k in ("res-tokens", "res-p")) > widgets.MAX_TEXT:
+        return  # too long: the page says so, in one line
     n = len(st.session_state["res-tokens"].split())
     if 0 < n <= MAX_VOCAB and n != len(st.session_state["res-p"].split(",")):
         st.session_state["res-p"] = st.session_state["res-q"] = ", ".join([f"1/{n}"] * n)
@@ -62,12 +64,17 @@ with left:
     normalize = st.checkbox("renormalize p and q if they do not sum to 1", value=False, key="res-norm")
 
 
+with right:  # every box's size is judged before anything parses it
+    capped = [widgets.capped_text(t, name) for t, name in ((tokens_text, "the tokens"), (p_text, "p"), (q_text, "q"))]
 try:
+    if None in capped:  # over the size limit: one error line each, nothing parsed
+        raise toy.ModelError("")
     vocab, p, q = rows.parse_rows(tokens_text, p_text, q_text, normalize, max_tokens=MAX_VOCAB)
     st.session_state["res-last-good"] = (vocab, p, q)
 except toy.ModelError as e:
     with right:
-        st.error(str(e))
+        if str(e):
+            st.error(str(e))
     if "res-last-good" not in st.session_state:
         st.stop()
     vocab, p, q = st.session_state["res-last-good"]

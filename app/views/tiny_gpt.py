@@ -3,7 +3,9 @@
 The only page that imports torch (through ``specsim.gpt.api``). The model pair
 loads once per (drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set
 ``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones. "Your own model pair"
-runs two local Hugging Face causal-LM checkpoints (``specsim.gpt.hf_pair``) through the same decoder.
+runs two Hugging Face causal-LM checkpoints (``specsim.gpt.hf_pair``) through the same decoder: off unless
+the operator sets ``SPECSIM_PAIRS_DIR``, and then only checkpoints listed from that directory
+(``gpt_runs.own_choices``). Every failure at the load boundary is one ``st.error`` line.
 """
 import os
 
@@ -13,14 +15,14 @@ import gallery_section
 import gpt_runs
 import tokens
 import tryit
+import widgets
 from specsim import formulas, plots_gpt
 from specsim.gpt import masks
 from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 
-def md(ch: str) -> str:
-    """A character safe inside Markdown text."""
-    return "\\" + ch if ch in "\\`*_{}[]()#+-.!|<>~$" else ch
+SHIPPED = "(the shipped pair)"
+md = tokens.md  # a character or name safe inside Markdown text
 
 
 st.title("Tiny GPT")
@@ -47,27 +49,47 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
     device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
+prompt = widgets.capped_text(prompt, "the prompt")
 
 with st.expander("Your own model pair"):
-    st.caption("Two local Hugging Face causal-LM checkpoint directories that share a tokenizer (for example a "
-               "gpt2 and a distilgpt2 downloaded beforehand, or `specsim gpt export-hf` output). Nothing is "
-               "downloaded. Leave both empty for the shipped pair; when set, the drafter choice above is ignored.")
-    o1, o2 = st.columns(2)
-    own_target = o1.text_input("target checkpoint directory", "", key="gpt-own-target").strip()
-    own_draft = o2.text_input("draft checkpoint directory", "", key="gpt-own-draft").strip()
+    own_target = own_draft = None
+    own_names = gpt_runs.own_choices()
+    if gpt_runs.pairs_dir() is None:
+        st.caption("Off on this server. Whoever runs the app can offer Hugging Face causal-LM checkpoints by "
+                   f"setting `{gpt_runs.PAIRS_ENV}` to a directory of checkpoint directories; visitors then pick "
+                   "a target and a draft from that list (nothing else on the server is reachable).")
+    elif not own_names:
+        st.caption("The server's checkpoint directory holds no Hugging Face checkpoint (no subdirectory with a "
+                   "config.json).")
+    else:
+        st.caption("Two Hugging Face causal-LM checkpoints offered by this server that share a tokenizer (for "
+                   "example a gpt2 and a distilgpt2, or `specsim gpt export-hf` output). Nothing is downloaded. "
+                   "Leave both on the shipped pair to use it; when set, the drafter choice above is ignored.")
+        o1, o2 = st.columns(2)
+        options = [SHIPPED] + own_names
+        own_target = o1.selectbox("target checkpoint", options, key="gpt-own-target")
+        own_draft = o2.selectbox("draft checkpoint", options, key="gpt-own-draft")
+        own_target, own_draft = (None if x == SHIPPED else x for x in (own_target, own_draft))
 
-
+if prompt is None:
+    st.stop()
 weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
 if own_target or own_draft:
     if not (own_target and own_draft):
-        st.error("Your own model pair needs both paths: the target's and the draft's checkpoint directories.")
+        st.error("Your own model pair needs both checkpoints: the target's and the draft's.")
         st.stop()
-    draft = (own_target, own_draft)
-    st.info(f"Running your own pair: target `{own_target}`, draft `{own_draft}`.")
+    draft = tuple(gpt_runs.own_path(x) for x in (own_target, own_draft))
+    if None in draft:  # a name that left the server's list since this session picked it
+        st.error("That checkpoint is no longer offered by this server: pick another.")
+        st.stop()
+    st.info(f"Running your own pair: target **{md(own_target)}**, draft **{md(own_draft)}**.")
 try:
     pair, result = gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
-except (ValueError, OSError) as e:  # bad prompt, unknown device, missing or damaged weights
-    message = str(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
+except Exception as e:  # noqa: BLE001  the load boundary: a bad prompt, device or checkpoint, never a traceback
+    message = widgets.one_line(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
+    root = gpt_runs.pairs_dir()
+    if root:
+        message = message.replace(root + os.sep, "")  # name the checkpoint, not where the server keeps it
     st.error(f"Cannot run the tiny GPT: {message}")
     st.stop()
 gen, seconds, costs, rates = result.generation, result.seconds, result.costs, result.rates

@@ -6,11 +6,16 @@ walk is the library's), completed into the whole drafted tree by
 ``specsim.tree_view.drafted_tree``; Play advances by the clock, like the
 Round stepper. Query parameters: ``?tree=2,2&drafts=distinct&seed=3&budget=4&from_lesson=16``.
 """
+import html
+
 import streamlit as st
 
+import cached
+import heavy
 import tree_gpt_section
 import tree_walk
 import tryit
+from tokens import md_tokens
 import widgets
 from specsim import bounds, compare, plots_tree, scheme_view, toy, tree, tree_view
 
@@ -48,18 +53,24 @@ if model is None:
     st.stop()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
 def compare_rows(model_json: str, ctx: tuple, budget: int) -> list:
-    return compare.compare(toy.loads_model(model_json), ctx, budget)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, budget, rounds=3)):  # chain, block, trees: ~3 rounds' work
+        return compare.compare(model, ctx, budget)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
 def token_vs_block(model_json: str, gamma: int) -> list:
-    return scheme_view.token_vs_block(toy.loads_model(model_json), gamma)
+    model = toy.loads_model(model_json)
+    with heavy.exact_slot(bounds.exact_work(model, gamma, rounds=2 * len(model.contexts()))):
+        return scheme_view.token_vs_block(model, gamma)
 
 
 def parsed_tree():
     """The Tree of the sidebar's shape and drafts, or None after one st.error line."""
+    if widgets.capped_text(shape_text, "the tree shape", 40) is None:
+        return None
     try:
         return tree.Tree(tree.parse_shape(shape_text), drafts)
     except ValueError as e:
@@ -79,7 +90,7 @@ walked = tree_walk.show(model, context, scheme, seed, speed) if scheme is not No
 st.header("Block vs token-wise on one drafted chain")
 gamma = int(st.number_input("γ: drafted chain", 1, MAX_CHAIN, 3, key=f"{KEY}-gamma"))
 chain = scheme_view.chain_keep(model, context, gamma, seed)
-st.markdown(f"Seed {seed} drafts **{' '.join(chain['drafts'])}** after *{' '.join(context)}*; both rules read "
+st.markdown(f"Seed {seed} drafts **{md_tokens(chain['drafts'])}** after *{md_tokens(context)}*; both rules read "
             "the same uniforms. Token-wise keeps drafts left to right while u < min(1, p/q); block keeps the "
             "drafts up to the **last** position whose coin u < hᵢ comes up.")
 st.dataframe([{"position": i + 1, "draft": x,
@@ -92,7 +103,7 @@ for col, name in ((c1, "token"), (c2, "block")):
     kept = chain[name]
     col.metric(f"{name}-wise keeps" if name == "token" else "block keeps", f"{kept['accepted']} of {gamma}",
                help="accepted drafts; one closing token follows")
-    col.markdown(f"emits **{' '.join(kept['emitted'])}**")
+    col.markdown(f"emits **{md_tokens(kept['emitted'])}**")
 if widgets.within_bounds(scheme_view.check_contexts, model, gamma):
     st.markdown(f"Exact E[tokens per round] with γ = {gamma}, from every context:")
     st.dataframe([{"context": r["context"], "token-wise": widgets.fmt(r["token"]), "block": widgets.fmt(r["block"]),
@@ -102,13 +113,13 @@ if widgets.within_bounds(scheme_view.check_contexts, model, gamma):
 # -- 3. every scheme within a budget -------------------------------------------------------------
 st.header("Which scheme for a drafting budget?")
 top = scheme_view.largest_budget(model, limit=bounds.LIMITS.interactive_work)
-budget = st.slider("budget: drafted tokens per round", 1, top,
-                   min(widgets.query_int(params.get("budget"), 1, top) or min(4, top), top), key=f"{KEY}-budget",
-                   help=f"up to {top}: the largest budget whose every scheme is within the work limit")
+budget = widgets.int_slider("budget: drafted tokens per round", 1, top,
+                            widgets.query_int(params.get("budget"), 1, top) or min(4, top), key=f"{KEY}-budget",
+                            help=f"up to {top}: the largest budget whose every scheme is within the work limit")
 if widgets.within_bounds(scheme_view.check_budget, model, budget):
     rows = compare_rows(model.to_json(), context, budget)
     curve = scheme_view.best_by_budget(rows, budget)
-    st.plotly_chart(plots_tree.budget_figure(curve, f"Best exact E[tokens per round] after \"{' '.join(context)}\""),
+    st.plotly_chart(plots_tree.budget_figure(curve, f"Best exact E[tokens per round] after \"{html.escape(' '.join(context))}\""),
                     key=f"{KEY}-budget-chart")
     st.caption("Each line is the best scheme of its kind that drafts at most that many tokens (hover for its "
                "name). Lines that coincide mean the best tree is the chain itself.")

@@ -1,8 +1,11 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
+import cached
+import heavy
 import tryit
 import widgets
+from tokens import md_tokens
 from specsim import bounds, family, toy
 
 st.title("Rule workbench")
@@ -16,9 +19,12 @@ st.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right) \q
          r"m = \lambda\, r + (1 - \lambda)\, p")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
 def _grid(model_json: str, context: tuple, gamma: int, n_tokens: int, bonus: bool, comparison: str):
-    return family.grid(toy.loads_model(model_json), context, gamma, n_tokens, bonus, comparison)
+    model = toy.loads_model(model_json)
+    cells = len(family.BETAS) * len(family.LAMBDAS)
+    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens, rounds=2 * cells, rules=cells)):
+        return family.grid(model, context, gamma, n_tokens, bonus, comparison)
 
 
 with st.sidebar:
@@ -63,7 +69,7 @@ if rule.is_correct:
 elif mine["exact"]:
     st.info("Exact here (β = 1, λ = 1), but without the bonus token: the same distribution, fewer tokens.")
 else:
-    st.warning(f"Not exact: the next {n_tokens} token(s) after \"{' '.join(context)}\" are "
+    st.warning(f"Not exact: the next {n_tokens} token(s) after \"{md_tokens(context)}\" are "
                f"{widgets.fmt(mine['total_variation'])} away from the target's. Only β = 1 and λ = 1 "
                "are exact on every model.")
 
