@@ -54,7 +54,7 @@ def first_line(e: BaseException) -> str:
 def _shown(x) -> str:
     """A returned value in a message: plain numbers by value, anything else by its type only."""
     if type(x) in (int, float, Fraction):
-        return str(x)[:40]
+        return f"{str(x)[:40]} ({type(x).__name__})"
     return f"a {type(x).__name__}"
 
 
@@ -73,8 +73,7 @@ def plain_number(x, what: str) -> Fraction:
             raise RuleError(f"{what} returned a {type(x).__name__} whose numerator or denominator "
                             "is not a plain int")
     else:
-        raise RuleError(f"{what} returned {_shown(x)} ({type(x).__name__}); "
-                        "return Fractions or ints (the check is exact)")
+        raise RuleError(f"{what} returned {_shown(x)}; return Fractions or ints (the check is exact)")
     if max(abs(n), d).bit_length() > MAX_BITS:
         raise RuleError(f"{what} returned a number over {LIMITS.digits} digits")
     return Fraction(n, d)

@@ -83,15 +83,17 @@ def check_rule_file(path: str, class_name: str, gammas=(1, 2, 3), n_tokens: int 
 
     Raises ``SandboxError`` (one line, no verdict) for a bad file or rule and
     for any ending but a completed report; ``bounds.WorkRefused`` before
-    anything starts when the whole check is over ``max_work`` steps.
+    anything starts when the whole check is over ``max_work`` (steps, or a
+    ``bounds.Budget``; default ``checker.TOTAL_WORK``).
     """
     check_path(path)
     check_limits(timeout, memory_mb)
     gammas = sorted(set(int(g) for g in gammas))
     checker.check_total_work(models, gammas, n_tokens, max_work)  # step 1: before any process starts
     nonce = secrets.token_hex(16)
+    steps = getattr(max_work, "steps", max_work)  # a bounds.Budget travels as its number of steps
     job = {"path": path, "class_name": class_name, "gammas": gammas, "tokens": n_tokens, "models": models,
-           "seed": seed, "max_work": max_work, "memory_mb": memory_mb, "cpu_seconds": int(timeout) + 2,
+           "seed": seed, "max_work": steps, "memory_mb": memory_mb, "cpu_seconds": int(timeout) + 2,
            "nonce": nonce}
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # few threads: little address space
