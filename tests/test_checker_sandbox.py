@@ -85,6 +85,16 @@ HOSTILE = {
         "            try:\n                os.write(fd, fake)\n            except OSError:\n                pass\n"
         "        os._exit(0)\n",
         [], "incomplete or not ours"),
+    "the report descriptor closed": (
+        "class R(RoundRule):\n    def accept(self, p, q, x):\n"
+        "        for fd in range(3, 64):\n"
+        "            try:\n                os.close(fd)\n            except OSError:\n                pass\n"
+        "        return 1\n",
+        [], "without a report (the child exited with code 1)"),
+    "a signal to itself": (
+        "import signal\nclass R(RoundRule):\n    def accept(self, p, q, x):\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n        time.sleep(30)\n",
+        [], "killed by SIGTERM before its report"),
 }
 
 
@@ -302,3 +312,20 @@ def test_total_work_counts_every_model():
         checker.check_total_work(500, (1, 2, 3), 2, limit=1000)
     with pytest.raises(bounds.WorkRefused):
         sandbox.check_rule_file(os.path.join(ROOT, "specsim", "rule.py"), "RoundRule", models=100_000, n_tokens=3)
+
+
+def test_max_work_scales_the_whole_checks_limit():
+    import argparse
+    from specsim.cli import check_cmds, common
+    assert check_cmds.total_limit(argparse.Namespace()) is None  # no --max-work: checker.TOTAL_WORK
+    if not hasattr(common, "budget"):
+        pytest.skip("no --max-work budget in this tree")
+    default = check_cmds.total_limit(argparse.Namespace(max_work=bounds.LIMITS.cli_work))
+    doubled = check_cmds.total_limit(argparse.Namespace(max_work=2 * bounds.LIMITS.cli_work))
+    assert default.steps == checker.TOTAL_WORK and doubled.steps == 2 * checker.TOTAL_WORK
+
+
+def test_the_child_imports_neither_torch_nor_the_cli():
+    code = "import sys, specsim.sandbox_child; print(sorted(m for m in sys.modules if m.startswith(('torch', 'specsim.cli'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG, cwd=ROOT)
+    assert out.stdout.strip() == "[]", out.stderr
