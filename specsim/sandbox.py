@@ -30,6 +30,7 @@ import os
 import secrets
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -65,7 +66,7 @@ def check_path(path: str) -> None:
         info = os.stat(path)
     except (OSError, ValueError):
         raise SandboxError(f"rule file {path[:200]!r} does not exist") from None
-    if not (info.st_mode & 0o170000) == 0o100000:  # S_ISREG
+    if not stat.S_ISREG(info.st_mode):
         raise SandboxError(f"rule file {path[:200]!r} is not a regular file")
 
 
