@@ -29,7 +29,9 @@ def add_export(sub, needs_torch) -> None:
     e = sub.add_parser("export-hf", help="write a shipped model as a Hugging Face GPT2LMHeadModel checkpoint",
                        description="config.json + model.safetensors (no pickle) + a character tokenizer that "
                                    "AutoTokenizer loads offline, + specsim_tokenizer.json (the vocabulary).")
-    e.add_argument("out_dir", metavar="OUT_DIR")
+    e.add_argument("out_dir", metavar="OUT_DIR", help="a new or empty directory")
+    e.add_argument("--force", action="store_true",
+                   help="replace a previous export in OUT_DIR (refused if it holds any other file)")
     e.add_argument("--model", choices=HF_MODELS, default="target")
     e.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="checked like every gpt command; the files are written from CPU tensors")
@@ -50,7 +52,7 @@ def cmd_export(args) -> int:
     from ..gpt.hf_export import export_hf
     resolve_device(args.device)
     quiet_transformers()
-    result = export_hf(args.out_dir, args.model)
+    result = export_hf(args.out_dir, args.model, force=args.force)
     if args.json:
         print_json(result)
         return 0

@@ -18,7 +18,8 @@ conversion of the maths:
 pickle), ``generation_config.json``, a tokenizer that ``AutoTokenizer`` loads
 offline (``tokenizer.json``: a ``tokenizers`` word-level model over single
 characters) and ``specsim_tokenizer.json`` (the vocabulary string, enough to
-re-tokenize without any library). ``tests/test_gpt_hf.py`` checks the
+re-tokenize without any library), into a new or empty directory (or, with
+``force``, over a previous export and nothing else; never through a symlink). ``tests/test_gpt_hf.py`` checks the
 logits against specsim's, with and without a cache.
 
 >>> from specsim.gpt.config import PRESETS
@@ -33,9 +34,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 
 import torch
 
+from .checkpoint_checks import CheckpointError
 from .config import GPTConfig
 
 MODELS = {"target": "target", "draft-distilled": "draft_distilled", "draft-trained": "draft_trained"}
@@ -107,32 +111,79 @@ def hf_tokenizer(vocab: str):
     return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, clean_up_tokenization_spaces=False)
 
 
-def export_hf(out_dir: str, model: str = "target", weights_dir=None) -> dict:
+def export_hf(out_dir: str, model: str = "target", weights_dir=None, force: bool = False) -> dict:
     """Write the shipped ``model`` (target, draft-distilled, draft-trained) as an HF checkpoint in ``out_dir``.
+
+    ``out_dir`` must be new or empty; with ``force`` it may also hold a
+    previous export, whose files are replaced, but nothing else: a file the
+    export does not write (another model's ``pytorch_model.bin``, a README)
+    would mix with it, so it is refused (``CheckpointError``, one line) and
+    left as it was. The files are written into a fresh folder inside
+    ``out_dir`` first, then each is moved over its name with ``os.replace``:
+    a symlink there is replaced, never written through, and a file is either
+    the old one or the new one, never half written.
 
     Returns what was written: {"dir", "model", "files", "parameters", "vocab_size"}.
     """
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose {', '.join(MODELS)}")
-    transformers = require_transformers()
-    from safetensors.torch import save_file
-
+    require_transformers()
+    check_out_dir(out_dir, force)  # before any work: a non-empty directory without --force
     from .weights import load_gpt, read_manifest
     gpt = load_gpt(MODELS[model], weights_dir, "cpu")
     vocab = read_manifest(weights_dir)["vocab"]
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ValueError(f"{out_dir} exists and is not a directory")
     os.makedirs(out_dir, exist_ok=True)
-    config = transformers.GPT2Config(**hf_config_dict(gpt.config))
-    config.save_pretrained(out_dir)
+    staging = tempfile.mkdtemp(prefix=".specsim-export-", dir=out_dir)
+    try:
+        _write_checkpoint(staging, gpt, vocab, model)
+        files = sorted(os.listdir(staging))
+        check_replaceable(out_dir, files, ignore=os.path.basename(staging))
+        for name in files:  # os.replace: the name now points to the new file (a symlink is replaced, not followed)
+            os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"dir": out_dir, "model": model, "files": files,
+            "parameters": gpt.num_parameters(), "vocab_size": gpt.config.vocab_size}
+
+
+def check_out_dir(out_dir: str, force: bool) -> None:
+    """``out_dir`` is new, or an empty directory, or (with ``force``) a directory; else one line."""
+    if os.path.lexists(out_dir) and not os.path.isdir(out_dir):
+        raise CheckpointError(f"{out_dir} exists and is not a directory")
+    if os.path.isdir(out_dir) and not force:
+        entries = sorted(os.listdir(out_dir))
+        if entries:
+            raise CheckpointError(f"{out_dir} is not empty ({_some(entries)}): export-hf writes into a new or empty "
+                                  "directory; --force replaces a previous export there")
+
+
+def check_replaceable(out_dir: str, files: list, ignore: str) -> None:
+    """Every entry of ``out_dir`` is a file (or symlink) the export is about to replace; else one line."""
+    entries = sorted(set(os.listdir(out_dir)) - {ignore})
+    foreign = [e for e in entries if e not in files]
+    if foreign:
+        raise CheckpointError(f"{out_dir} holds files export-hf does not write ({_some(foreign)}): they would mix "
+                              "with the export; move them away or export into another directory")
+    folders = [e for e in entries if os.path.isdir(os.path.join(out_dir, e))]
+    if folders:
+        raise CheckpointError(f"{out_dir}/{folders[0]} is a directory where export-hf writes a file")
+
+
+def _some(names: list) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _write_checkpoint(folder: str, gpt, vocab: str, model: str) -> None:
+    """config, generation config, weights and both tokenizers, into the (fresh, empty) ``folder``."""
+    transformers = require_transformers()
+    from safetensors.torch import save_file
+    transformers.GPT2Config(**hf_config_dict(gpt.config)).save_pretrained(folder)
     gen_config = transformers.GenerationConfig()
     _no_special_tokens(gen_config)
-    gen_config.save_pretrained(out_dir)
-    save_file(hf_state_dict(gpt), os.path.join(out_dir, "model.safetensors"), metadata={"format": "pt"})
-    hf_tokenizer(vocab).save_pretrained(out_dir)
-    with open(os.path.join(out_dir, TOKENIZER_FILE), "w") as f:
+    gen_config.save_pretrained(folder)
+    save_file(hf_state_dict(gpt), os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+    hf_tokenizer(vocab).save_pretrained(folder)
+    with open(os.path.join(folder, TOKENIZER_FILE), "w") as f:
         json.dump({"type": "characters", "vocab": vocab,
                    "note": "token id i is the character vocab[i]; no special tokens",
                    "source": f"specsim {MODELS[model]}"}, f, indent=1)
-    return {"dir": out_dir, "model": model, "files": sorted(os.listdir(out_dir)),
-            "parameters": gpt.num_parameters(), "vocab_size": gpt.config.vocab_size}

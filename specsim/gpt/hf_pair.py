@@ -8,10 +8,13 @@ gives an ``AutoModelForCausalLM`` exactly that, over a ``DynamicCache``; so
 speculative decoding, its trace and its bench run on the user's models
 unchanged (nothing in ``decode.py`` knows about transformers).
 
-Loading checks, each refused with one line: the path exists, is a
-checkpoint (``config.json``), is a causal LM, both models share one
-tokenizer (same vocabulary) and one logit width (``vocab_size``), and
-transformers is installed. Models run in float32. ``tests/test_gpt_hf.py``
+Loading checks, each refused with one line (a ``CheckpointError``): the path
+exists, is a checkpoint (``config.json``), runs no code from the checkpoint
+(no ``auto_map``, weights from safetensors only, never a pickle), is a
+causal LM whose every weight is in its files and finite
+(``checkpoint_checks`` says how), both models share one tokenizer (same
+vocabulary) and one logit width (``vocab_size``), and transformers is
+installed. Models run in float32. ``tests/test_gpt_hf.py``
 runs the exported tiny pair through it: the same tokens and the same trace as
 specsim's own models, greedy and sampled.
 """
@@ -25,6 +28,8 @@ from types import SimpleNamespace
 import torch
 import torch.nn as nn
 
+from .checkpoint_checks import (CheckpointError, check_finite, check_loading_info, one_line, read_hf_configs,
+                                safetensors_files)
 from .hf_export import require_transformers
 
 CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
@@ -106,7 +111,7 @@ class HFTokenizer:
             return list(self.hf.encode(text, add_special_tokens=False))
         except Exception as e:  # tokenizers raises a bare Exception for text it cannot encode
             raise ValueError(f"the tokenizer cannot encode this text (something outside its vocabulary): "
-                             f"{_line(e)}") from None
+                             f"{one_line(e)}") from None
 
     def decode(self, ids) -> str:
         return self.hf.decode(list(ids), clean_up_tokenization_spaces=False)
@@ -132,49 +137,54 @@ class _TokenTexts:
 def check_checkpoint(path: str, role: str) -> str:
     """The checkpoint directory ``path`` (for ``role``: target or draft), or one line saying what is wrong."""
     if not path:
-        raise ValueError(f"the {role} path is empty")
+        raise CheckpointError(f"the {role} path is empty")
     path = os.path.expanduser(path)
     if not os.path.exists(path):
-        raise ValueError(f"the {role} checkpoint {path} does not exist")
+        raise CheckpointError(f"the {role} checkpoint {path} does not exist")
     if not os.path.isdir(path) or not os.path.isfile(os.path.join(path, "config.json")):
-        raise ValueError(f"the {role} path {path} is not a Hugging Face checkpoint directory (no config.json)")
+        raise CheckpointError(f"the {role} path {path} is not a Hugging Face checkpoint directory (no config.json)")
     return path
 
 
 def _load_one(path: str, role: str, device: torch.device):
+    """One checkpoint, checked before and after loading (``checkpoint_checks``): no code, no pickle, whole,
+    every weight present and finite. Refusals are ``CheckpointError``s (one line)."""
     transformers = require_transformers()
     path = check_checkpoint(path, role)
+    where = f"the {role} checkpoint {path}"
+    config_dict = read_hf_configs(path, role)  # read and checked here: transformers never sees an auto_map
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     try:
-        config = transformers.AutoConfig.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError, KeyError) as e:
-        raise ValueError(f"the {role} checkpoint {path} has an unreadable config.json: {_line(e)}") from None
+        config = CONFIG_MAPPING[config_dict["model_type"]].from_dict(config_dict)
+    except (KeyError, ValueError, TypeError, AttributeError) as e:
+        raise CheckpointError(f"{where} has an unreadable config.json: {one_line(e)}") from None
     archs = getattr(config, "architectures", None) or []
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
     if (archs and not any(a.endswith(CAUSAL_SUFFIXES) for a in archs)) or (not archs and not causal):
-        what = ", ".join(archs) or config.model_type
-        raise ValueError(f"the {role} checkpoint {path} is not a causal language model ({what})")
+        what = ", ".join(map(str, archs)) or config.model_type
+        raise CheckpointError(f"{where} is not a causal language model ({what})")
+    safetensors_files(path, role)  # weights from safetensors only, each file whole
+    safe = dict(local_files_only=True, trust_remote_code=False)
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
-        tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # missing or mis-shaped weights
-        raise ValueError(f"cannot load the {role} checkpoint {path}: {_line(e)}") from None
+        model, info = transformers.AutoModelForCausalLM.from_pretrained(
+            path, config=config, dtype=torch.float32, use_safetensors=True, output_loading_info=True, **safe)
+        tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
+    except Exception as e:  # transformers and safetensors raise many types for a bad file; all are one line here
+        raise CheckpointError(f"cannot load {where}: {one_line(e)}") from None
+    check_loading_info(info, role)  # nothing filled in at random, nothing dropped
+    check_finite(model.named_parameters(), where)
     return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
-
-
-def _line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    return text[0][:200] if text else type(e).__name__
 
 
 def check_same_tokenizer(target_tok, draft_tok, target: HFCausalLM, draft: HFCausalLM) -> None:
     """One line when the two models could not share token ids."""
     if target.config.vocab_size != draft.config.vocab_size:
-        raise ValueError(f"the target scores {target.config.vocab_size} tokens and the draft "
-                         f"{draft.config.vocab_size}: speculative decoding needs one vocabulary")
+        raise CheckpointError(f"the target scores {target.config.vocab_size} tokens and the draft "
+                              f"{draft.config.vocab_size}: speculative decoding needs one vocabulary")
     if target_tok.get_vocab() != draft_tok.get_vocab():
-        raise ValueError("the target's and the draft's tokenizers differ (another vocabulary): "
-                         "the draft's token ids would mean other tokens to the target")
+        raise CheckpointError("the target's and the draft's tokenizers differ (another vocabulary): "
+                              "the draft's token ids would mean other tokens to the target")
 
 
 @functools.lru_cache(maxsize=4)

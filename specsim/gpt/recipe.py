@@ -76,11 +76,18 @@ def corpus_tensors(files=None, base_only: bool = False):
 def _target_phases(out_dir: str) -> list:
     """The training phases of the target in ``out_dir`` (weights from before phases were
     recorded count as one phase on the base corpus)."""
+    if not os.path.lexists(os.path.join(out_dir, "manifest.json")):
+        return []
+    manifest = read_manifest(out_dir)  # one line (CheckpointError) if it is not a manifest
     try:
-        notes = read_manifest(out_dir)["models"]["target"]["notes"]
-    except (ValueError, KeyError):
+        notes = manifest["models"]["target"]["notes"]
+    except (KeyError, TypeError):  # no target yet
+        return []
+    if not isinstance(notes, dict):
         return []
     phases = notes.get("phases") or [{k: v for k, v in notes.items() if k != "recipe"} | {"data": "base corpus"}]
+    if not isinstance(phases, list) or not all(isinstance(p, dict) for p in phases):
+        return []
     return [{k: v for k, v in p.items() if k != "phases"} for p in phases]
 
 

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import math
 import os
+import pickle
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from .checkpoint_checks import CheckpointError, check_finite, one_line
 from .config import GPTConfig
 from .model import GPT
 from .rule import adjust, alpha
@@ -95,12 +98,56 @@ def _save_checkpoint(path, key, step, model, opt, gen, losses, curve, seconds):
 
 
 def _load_checkpoint(path, key) -> dict:
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    """The saved state of this run, its fields checked; anything else is one line (``CheckpointError``)."""
+    try:  # weights_only: tensors, numbers and containers only; a pickle's code is refused, never run
+        with warnings.catch_warnings():  # torch warns about unusual pickle protocols: the refusal says enough
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # UnpicklingError, EOFError, RuntimeError (not a zip): whatever the bytes are
+        why = ("it holds objects other than tensors and numbers (a pickle that could run code)"
+               if isinstance(e, pickle.UnpicklingError) else one_line(e, 120))
+        raise CheckpointError(f"checkpoint {path} is not a training checkpoint specsim reads: {why}; "
+                              "delete it to start afresh") from None
+    if not isinstance(state, dict) or not isinstance(state.get("key"), dict):
+        raise CheckpointError(f"checkpoint {path} is not a training checkpoint (it holds a {type(state).__name__} "
+                              "without a run key); delete it to start afresh")
     if state["key"] != key:
         diff = sorted(k for k in key if state["key"].get(k) != key[k])
-        raise ValueError(f"checkpoint {path} is from a different run (differs in {', '.join(diff)}); "
-                         "delete it or pass the same settings")
+        raise CheckpointError(f"checkpoint {path} is from a different run (differs in {', '.join(diff)}); "
+                              "delete it or pass the same settings")
+    number = (int, float)
+    checks = {  # field: (its test, what it must be)
+        "step": (lambda v: isinstance(v, int) and 0 <= v <= key["steps"], f"a step from 0 to {key['steps']}"),
+        "model": (lambda v: isinstance(v, dict) and all(isinstance(t, torch.Tensor) for t in v.values()),
+                  "a dict of tensors"),
+        "opt": (lambda v: isinstance(v, dict), "an optimizer state dict"),
+        "gen": (lambda v: isinstance(v, torch.Tensor) and v.dtype == torch.uint8, "a generator state"),
+        "losses": (lambda v: isinstance(v, list) and len(v) == state.get("step")
+                   and all(isinstance(x, number) for x in v), "a list of one loss per step"),
+        "curve": (lambda v: isinstance(v, list) and all(isinstance(c, (list, tuple)) and len(c) == 2
+                                                        and all(isinstance(x, number) for x in c) for c in v),
+                  "a list of (step, loss) points"),
+        "seconds": (lambda v: isinstance(v, number) and math.isfinite(v) and v >= 0, "a time in seconds"),
+    }
+    for name, (ok, what) in checks.items():
+        if name not in state or not ok(state[name]):
+            raise CheckpointError(f"checkpoint {path}: its {name} is not {what}; delete it to start afresh")
+    check_finite(state["model"].items(), f"checkpoint {path}")
     return state
+
+
+def _resume(path, key, model, opt, gen) -> tuple:
+    """Load the checkpoint into model, optimizer and generator: (losses, curve, step, seconds), or one line."""
+    state = _load_checkpoint(path, key)
+    parts = (("model weights", model.load_state_dict, state["model"]),
+             ("optimizer state", opt.load_state_dict, state["opt"]), ("generator state", gen.set_state, state["gen"]))
+    for what, load, value in parts:
+        try:
+            load(value)
+        except Exception as e:  # missing or mis-shaped tensors: torch's message is many lines
+            raise CheckpointError(f"checkpoint {path}: its {what} do not fit this run ({one_line(e, 120)}); "
+                                  "delete it to start afresh") from None
+    return list(state["losses"]), [tuple(c) for c in state["curve"]], state["step"], state["seconds"]
 
 
 def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor, steps: int,
@@ -126,12 +173,7 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
     losses, curve, start, before = [], [], 0, 0.0
     key = _run_key(config, steps, batch_size, block, lr, warmup, seed, teacher)
     if checkpoint and os.path.exists(checkpoint):
-        state = _load_checkpoint(checkpoint, key)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        gen.set_state(state["gen"])
-        losses, curve = list(state["losses"]), [tuple(c) for c in state["curve"]]
-        start, before = state["step"], state["seconds"]
+        losses, curve, start, before = _resume(checkpoint, key, model, opt, gen)
     t0 = time.time()
     every = max(1, min(50, steps // 10))  # a point of the loss curve every ``every`` steps
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, mininterval=2,

@@ -21,6 +21,7 @@ import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
+from .checkpoint_checks import CheckpointError, check_finite, one_line, read_json
 from .config import GPTConfig
 from .model import GPT
 
@@ -28,8 +29,8 @@ MANIFEST = "manifest.json"
 MODEL_NAMES = ("target", "draft_distilled", "draft_trained")
 
 
-class WeightsError(ValueError):
-    """Missing, tampered or mismatched weight files."""
+class WeightsError(CheckpointError):
+    """Missing, tampered or mismatched weight files (one line, like every ``CheckpointError``)."""
 
 
 def default_dir():
@@ -39,11 +40,15 @@ def default_dir():
 def read_manifest(weights_dir=None) -> dict:
     d = weights_dir if weights_dir is not None else default_dir()
     path = d / MANIFEST if hasattr(d, "joinpath") else os.path.join(d, MANIFEST)
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise WeightsError(f"no weights manifest at {path}") from None
+    if not os.path.lexists(path):
+        raise WeightsError(f"no weights manifest at {path}")
+    try:  # bounded and flat-scanned: a training directory's manifest is the user's file
+        manifest = read_json(os.fspath(path))
+    except CheckpointError as e:
+        raise WeightsError(str(e)) from None
+    if not isinstance(manifest.get("models"), dict) or not isinstance(manifest.get("vocab"), str):
+        raise WeightsError(f"{path} has no models and vocabulary: not a specsim weights manifest")
+    return manifest
 
 
 def _read_bytes(weights_dir, file: str) -> bytes:
@@ -61,7 +66,10 @@ def _checked(weights_dir, name: str) -> tuple[dict, bytes]:
     if name not in manifest["models"]:
         raise WeightsError(f"no model named {name!r}; the manifest has {sorted(manifest['models'])}")
     entry = manifest["models"][name]
-    data = _read_bytes(weights_dir, entry["file"])
+    file = entry.get("file") if isinstance(entry, dict) else None
+    if not isinstance(file, str) or os.path.basename(file) != file or not isinstance(entry.get("sha256"), str):
+        raise WeightsError(f"the manifest's entry for {name!r} names no weight file in its directory and checksum")
+    data = _read_bytes(weights_dir, file)
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry["sha256"]:
         raise WeightsError(f"checksum mismatch for {entry['file']}: expected {entry['sha256'][:16]}..., "
@@ -92,13 +100,17 @@ def load_exit_heads(weights_dir=None, device="cpu") -> dict:
     """The trained exit heads as {K: ExitHead} (float32, eval mode), checksum verified."""
     from .drafters import ExitHead
     entry, data = _checked(weights_dir, "exit_heads")
-    state = st_load(data)
     heads = {}
-    for k in entry["config"]["layers"]:
-        head = ExitHead(entry["config"]["n_embd"], entry["config"]["rank"])
-        prefix = f"k{k}."
-        head.load_state_dict({n[len(prefix):]: t.float() for n, t in state.items() if n.startswith(prefix)})
-        heads[int(k)] = head.to(device).eval()
+    try:  # as in load_gpt: a broken entry or file is one line
+        state = st_load(data)
+        for k in entry["config"]["layers"]:
+            head = ExitHead(entry["config"]["n_embd"], entry["config"]["rank"])
+            prefix = f"k{k}."
+            head.load_state_dict({n[len(prefix):]: t.float() for n, t in state.items() if n.startswith(prefix)})
+            heads[int(k)] = head.to(device).eval()
+    except Exception as e:
+        raise WeightsError(f"{entry['file']} does not load with its manifest's config: {one_line(e)}") from None
+    check_finite(state.items(), entry["file"])
     return heads
 
 
@@ -116,9 +128,8 @@ def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None 
     """Merge model entries into ``out_dir/manifest.json`` (created if absent)."""
     path = os.path.join(out_dir, MANIFEST)
     manifest = {"format": 1, "vocab": vocab, "models": {}}
-    if os.path.exists(path):
-        with open(path) as f:
-            manifest = json.load(f)
+    if os.path.lexists(path):
+        manifest = read_manifest(out_dir)
     if manifest["vocab"] != vocab:
         raise WeightsError("the vocabulary differs from the one in the existing manifest")
     manifest["models"].update(entries)
@@ -131,9 +142,13 @@ def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None 
 def load_gpt(name: str, weights_dir=None, device="cpu") -> GPT:
     """Load one model in float32, eval mode, after checking the file's sha256."""
     entry, data = _checked(weights_dir, name)
-    model = GPT(GPTConfig.from_dict(entry["config"]))
-    state = {k: v.float() for k, v in st_load(data).items()}
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    try:  # a training directory's manifest and files are the user's: any failure is one line
+        model = GPT(GPTConfig.from_dict(entry["config"]))
+        state = {k: v.float() for k, v in st_load(data).items()}
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except Exception as e:
+        raise WeightsError(f"{entry['file']} does not load with its manifest's config: {one_line(e)}") from None
     if unexpected or set(missing) - {"lm_head.weight"}:
         raise WeightsError(f"{entry['file']} does not fit its config (missing {missing}, unexpected {unexpected})")
+    check_finite(state.items(), entry["file"])
     return model.to(device).eval()
