@@ -13,6 +13,7 @@ import streamlit as st
 
 import gallery_section
 import gpt_runs
+import gpt_stats_section
 import tokens
 import tryit
 import widgets
@@ -104,7 +105,7 @@ st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html
 
 # -- live numbers: measured against the formula ----------------------------------
 alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
-check = formulas.measured_vs_formula(gen.accepted_per_round, gamma) if len(gen.rounds) >= 2 else None
+check = gpt_stats_section.check(gen, gamma)  # the gap judged by its own SE; acceptance by position
 a_se = f" ± {check['alpha'].se:.3f}" if check else ""
 m = st.columns(3)
 m[0].metric("α measured", f"{alpha:.3f}{a_se}" if alpha is not None else "—",
@@ -129,13 +130,7 @@ if check:
     m[2].metric("speedup, formula", f"{rates['formula_speedup']:.2f}× ({lo:.2f}–{hi:.2f})",
                 help="(1 − α^(γ+1)) / ((1 − α)(γc + 1)) with the measured c and α (in brackets: α ± one SE); "
                      f"refined with the measured verification cost: {rates['refined_speedup']:.2f}×")
-if check:
-    noise = ("within noise: these rounds cannot tell the i.i.d. formula wrong" if check["verdict"] == "within noise"
-             else "beyond noise: a sign that acceptances here are not i.i.d. (they vary with the context), "
-             "though a run can also land this far out by chance")
-    st.caption(f"Measured against the formula over {check['rounds']} rounds: the gap in tokens per round is "
-               f"{check['gap']:+.2f}, {abs(check['gap_in_se']):.1f} standard errors, {noise}. The standard error "
-               "shrinks as 1/√rounds: generate more characters to tighten it.")
+gpt_stats_section.show(check)
 if gen.rounds and any(len(r.drafts) != gamma for r in gen.rounds):
     st.caption(f"This drafter proposed fewer than γ = {gamma} drafts in some rounds (prompt lookup proposes only "
                "when it finds a match): the formula assumes γ drafts every round, so read it as a rough guide.")
