@@ -390,3 +390,15 @@ def test_damaged_checkpoint_is_one_error_line(damaged, bad, monkeypatch):
     assert len(errors) == 1 and "\n" not in errors[0] and len(errors[0]) < 400, errors
     assert "Traceback" not in errors[0] and str(damaged) not in errors[0]
     assert not (damaged / "pwned").exists()  # no code ran from the checkpoint
+
+
+def test_readme_states_the_caps_the_app_sets():
+    import gallery_section
+    import tree_gpt_section
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Serving the app to a class"):text.index("## Notation")]
+    for phrase in (f"at most {gpt_runs.MAX_PAIRS} loaded model pairs", f"{gpt_runs.MAX_RUNS}\n  finished Tiny GPT runs",
+                   f"{tree_gpt_section.MAX_RUNS} tree generations", f"{gallery_section.MAX_RESULTS} drafter galleries",
+                   f"at most {heavy.HEAVY_SLOTS} heavy computation", f"limited to {widgets.MAX_TEXT:,} characters",
+                   gpt_runs.PAIRS_ENV, "--server.address 127.0.0.1"):
+        assert phrase in section, phrase
