@@ -37,8 +37,15 @@ class WorkRefused(ValueError):
 @dataclass(frozen=True)
 class Limits:
     gamma: int = 64  # the largest draft length any entry point accepts
-    exact_work: int = 200_000  # estimated outcomes (x number cost) of one exact computation
-    interactive_work: int = 200_000  # the same budget for an app page
+    exact_work: int = 200_000  # estimated outcomes (x number cost) of one exact computation (~1-2 s)
+    interactive_work: int = 200_000  # the same budget for an app page (the app never raises it)
+    # The CLI's default (--max-work, SPECSIM_MAX_WORK): about a minute of exact work. Measured on this
+    # 2-core machine while other jobs shared it: chain proofs and rounds run 0.8-2.2e5 estimated steps/s
+    # (16-token random model, γ 4, N 3, every context: 1.6e6 steps in 8.9 s; V 6 round γ 6: 1.7e6 in
+    # 7.5 s; V 3 order 2, γ 1-4, N 5: 1.9e5 in 2.3 s), trees 2-4e4 steps/s. 5e6 steps: 25-60 s for chains.
+    cli_work: int = 5_000_000
+    max_work: int = 10**11  # the largest --max-work: days of work, beyond any honest use
+    result_digits: int = 4000  # digits of a probability a result may show (Python prints ints up to 4,300)
     # numbers on the way in
     digits: int = 1000  # digits of a numerator or denominator in a model file
     option_digits: int = 50  # digits of a number typed as an option (--alpha, --cost, --temperature)
@@ -53,10 +60,13 @@ class Limits:
     # sampled work
     sample_rounds: int = 10**8  # sample --rounds
     sample_work: int = 2 * 10**8  # draws of the vectorized sampler (sample_work(); ~5-10 s at the limit)
-    loop_work: int = 5 * 10**6  # rounds x (gamma + 1) of the per-round loop (broken rules; ~10 s)
+    loop_work: int = 5 * 10**6  # draws of the per-round loops (broken rules, trees; ~10 s): loop_work()
     sample_outcomes: int = 10**7  # distinct outcomes a sample may have to hold in memory
     generate_tokens: int = 10_000  # generate --tokens
     generate_work: int = 10**6  # tokens x (gamma + 1) x V probabilities kept by a generation trace (~5 s)
+    # the tiny GPT (gpt_work()): target positions of a generation or a bench, a minute on this CPU
+    # (generate --tokens 4096 --gamma 64: 266,240 positions in 96 s; a 5-position verify pass ~3.5 ms)
+    gpt_positions: int = 200_000
 
 
 LIMITS = Limits()
@@ -66,11 +76,63 @@ def _sci(x) -> str:
     return f"{float(x):.1e}" if x < 1e300 else f"10^{int(math.log10(x))}"
 
 
-def check(work, what: str, lower: str, limit: int | None = None, unit: str = "outcomes") -> None:
-    """Raise ``WorkRefused`` when ``work`` is over ``limit`` (default: ``LIMITS.exact_work``)."""
-    limit = LIMITS.exact_work if limit is None else limit
-    if work > limit:
-        raise WorkRefused(f"{what} means ~{_sci(work)} {unit}; the limit is {limit:,}: lower {lower}")
+@dataclass(frozen=True)
+class Budget:
+    """The work one entry point may do, and who may raise it.
+
+    ``steps``: the limit of an exact check (``LIMITS.exact_work`` units); ``scale``: how far a
+    person raised the command's limits, applied alike to its other ones (block chains, sampled
+    draws, GPT positions; ``scaled``); ``flag``: the option that raises them (the CLI's
+    ``--max-work``), named in a refusal with the value that would let the work run. The app
+    passes plain ints (``LIMITS.interactive_work``) and never names a flag.
+
+    >>> b = cli_budget(10_000_000)
+    >>> b.steps, b.scale, b.scaled(LIMITS.loop_work).steps
+    (10000000, 2.0, 10000000)
+    >>> check(3 * 10**7, "this", "γ", b)
+    Traceback (most recent call last):
+    ...
+    specsim.bounds.WorkRefused: this means ~3.0e+07 outcomes; the limit is 10,000,000: lower γ, or raise it with --max-work 30000000
+    """
+
+    steps: int = LIMITS.exact_work
+    scale: float = 1.0
+    flag: str | None = None
+
+    def scaled(self, limit: int) -> "Budget":
+        """Another limit of the same command, raised as far as this one."""
+        return Budget(int(limit * self.scale), self.scale, self.flag)
+
+    def hint(self, work) -> str:
+        """', or raise it with --max-work N' when a person may raise it that far, else ''."""
+        if not self.flag:
+            return ""
+        need = math.ceil(work / self.steps * self.scale * LIMITS.cli_work) if self.steps else math.inf
+        return f", or raise it with {self.flag} {need}" if need <= LIMITS.max_work else ""
+
+
+def cli_budget(max_work: int | None = None, flag: str = "--max-work") -> Budget:
+    """The CLI's budget: ``max_work`` exact steps (default ``LIMITS.cli_work``, about a minute)."""
+    steps = LIMITS.cli_work if max_work is None else max_work
+    return Budget(steps, steps / LIMITS.cli_work, flag)
+
+
+def _budget(limit, default: int | None = None) -> Budget:
+    """``limit`` as a Budget: None -> ``default`` (or the exact-work limit); an int -> that, unraisable;
+    a Budget for an exact check -> itself; a Budget for another limit (``default``) -> scaled."""
+    if isinstance(limit, Budget):
+        return limit if default is None else limit.scaled(default)
+    if default is not None:  # an int limit is an exact-step one: the other limits stay as they are
+        return Budget(default)
+    return Budget(LIMITS.exact_work if limit is None else limit)
+
+
+def check(work, what: str, lower: str, limit=None, unit: str = "outcomes") -> None:
+    """Raise ``WorkRefused`` when ``work`` is over ``limit`` (an int, a ``Budget``; default ``LIMITS.exact_work``)."""
+    budget = _budget(limit)
+    if work > budget.steps:
+        raise WorkRefused(f"{what} means ~{_sci(work)} {unit}; the limit is {budget.steps:,}: "
+                          f"lower {lower}{budget.hint(work)}")
 
 
 # -- what a model's enumeration depends on -------------------------------------
@@ -183,14 +245,40 @@ def exact_work(model, gamma: int = 1, n_tokens: int = 0, gammas=None, contexts: 
     return outcomes * number_cost(s.digits * depth)
 
 
-def check_round(model, gamma: int, limit: int | None = None, rounds: int = 1, power: int = 1) -> None:
-    """Refuse an exact round of ``model`` with this gamma when it is too large."""
+def result_digits(model, positions: int, n_tokens: int = 0, power: int = 1) -> int:
+    """Most digits a shown probability may reach: a round over ``positions`` drafted tokens in a row
+    (γ, or a tree path's widths added up), or an ``n_tokens`` joint.
+
+    Measured on models with D-digit rows (2-4 tokens, γ 1-3, trees up to 2,2 and 1,1,1): a round's
+    probabilities reach 2D at γ 1, then grow by up to ~(b + 1) D per position (b drafts per
+    position: each acceptance ratio and residual brings its own denominators), bounded here by
+    2D (1 + b (positions - 1)); a joint of N tokens has N D digits (N + 1 kept as margin).
+    """
+    s = shape(model, power)
+    b = max(s.branch, s.p_branch)
+    digits = s.digits * (n_tokens + 1) if n_tokens else 0
+    if positions:
+        digits = max(digits, 2 * s.digits * (1 + b * (positions - 1)))
+    return digits
+
+
+def check_digits(model, positions: int, what: str, lower: str, n_tokens: int = 0, power: int = 1) -> None:
+    """Refuse, before any work, results whose probabilities would have too many digits to show."""
+    digits = result_digits(model, positions, n_tokens, power)
+    if digits > LIMITS.result_digits:
+        raise WorkRefused(f"{what} gives probabilities of up to ~{digits:,} digits; the limit is "
+                          f"{LIMITS.result_digits:,} digits: lower {lower}, or use a model with shorter fractions")
+
+
+def check_round(model, gamma: int, limit=None, rounds: int = 1, power: int = 1) -> None:
+    """Refuse an exact round of ``model`` with this gamma when it is too large (``limit``: int or Budget)."""
     v = len(model.vocab)
-    check(exact_work(model, gamma, rounds=rounds, power=power),
-          f"a round with γ = {gamma} over {v} tokens", "γ", limit, "steps")
+    what = f"a round with γ = {gamma} over {v} tokens"
+    check_digits(model, gamma, what, "γ", power=power)
+    check(exact_work(model, gamma, rounds=rounds, power=power), what, "γ", limit, "steps")
 
 
-def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit: int | None = None,
+def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit=None,
                 rules: int = 1, rounds: int = 0, power: int = 1) -> None:
     """Refuse exact n-token joints (a proof, a pitfalls lab) that are too large."""
     gammas = list(gammas)
@@ -198,7 +286,11 @@ def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit: int | No
     work = exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=contexts, rounds=rounds,
                       rules=rules, power=power)
     what = f"{n_tokens} token(s) with γ up to {g} over {v} tokens from {contexts} context(s)"
-    check(work, what + (f", {rules} rules" if rules > 1 else ""), "γ or N", limit, "steps")
+    what += f", {rules} rules" if rules > 1 else ""
+    # a correct rule's joints equal the target's (N rows); broken rules and rounds show round-sized numbers
+    positions = g + n_tokens - 1 if rules > 1 or rounds else 0
+    check_digits(model, positions, what, "γ or N", n_tokens, power)
+    check(work, what, "γ or N", limit, "steps")
 
 
 BLOCK_WORK = 10**6  # chains x γ of block rounds; measured ~3.5 s at V = 8, γ = 4, N = 3 (393,216)
@@ -214,12 +306,13 @@ def block_work(model, gamma: int, n_tokens: int = 0, rounds: int = 0) -> int:
     return max(count, 1) * s.branch ** gamma * gamma
 
 
-def check_block(model, gammas, n_tokens: int = 0, rounds: int = 1) -> None:
-    """Refuse block-verified rounds or proofs whose chain enumeration is too large."""
+def check_block(model, gammas, n_tokens: int = 0, rounds: int = 1, limit=None) -> None:
+    """Refuse block-verified rounds or proofs whose chain enumeration is too large
+    (``BLOCK_WORK``, raised with a ``Budget``'s scale)."""
     g, v = max(gammas), len(model.vocab)
     work = sum(block_work(model, x, n_tokens, rounds) for x in gammas)
     what = f"block verification with γ up to {g} over {v} tokens" + (f", N = {n_tokens}" if n_tokens else "")
-    check(work, what, "γ" + (" or N" if n_tokens else ""), BLOCK_WORK, "chain steps")
+    check(work, what, "γ" + (" or N" if n_tokens else ""), _budget(limit, BLOCK_WORK), "chain steps")
 
 
 def _node_work(b: int, width: int, distinct: bool) -> int:
@@ -257,21 +350,27 @@ def tree_work(model, widths, distinct: bool = False, n_tokens: int = 0, contexts
 
 
 def check_tree(model, tree, n_tokens: int = 0, contexts: int = 1, rounds: int = 0, rules: int = 1,
-               limit: int | None = None) -> None:
+               limit=None) -> None:
     """Refuse an exact tree round or tree proof that is too large (``tree``: a ``specsim.tree.Tree``)."""
     v = len(model.vocab)
     what = f"a tree {','.join(map(str, tree.shape))} ({tree.drafts}) over {v} tokens"
     if n_tokens:
         what += f", {n_tokens} token(s) from {contexts} context(s)"
     work = tree_work(model, tree.shape, tree.drafts == "distinct", n_tokens, contexts, rounds, rules)
-    check(work, what, "the widths, the depth or N", limit, "steps")
+    lower = "the widths, the depth or N"
+    # a round's path tries up to W_i children at depth i; joints splice N - 1 more tokens after it
+    positions = sum(tree.shape) + max(n_tokens - 1, 0) if rounds or rules > 1 else 0
+    check_digits(model, positions, what, lower, n_tokens)
+    check(work, what, lower, limit, "steps")
 
 
-def check_tree_sample(model, tree, rounds: int) -> None:
-    """Refuse a per-round tree Monte-Carlo run that would take minutes (rounds x drafted tokens)."""
+def check_tree_sample(model, tree, rounds: int, limit=None) -> None:
+    """Refuse a per-round tree Monte-Carlo run that would take minutes (``loop_work``)."""
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
-    check(rounds * (tree.drafted_tokens + 1), f"{rounds:,} rounds of a {tree.name} (one round at a time)",
-          "--rounds or the tree", LIMITS.loop_work, "draws")
+    v = len(model.vocab)
+    work = loop_work(rounds, tree.drafted_tokens + len(tree.shape), v, tree=True)
+    check(work, f"{rounds:,} rounds of a {tree.name} over {v} tokens (one round at a time)",
+          "--rounds or the tree", _budget(limit, LIMITS.loop_work), "draws")
 
 
 def temperature_power(tau) -> int:
@@ -283,37 +382,103 @@ def temperature_power(tau) -> int:
 
 
 # -- sampled work --------------------------------------------------------------
-def sample_work(rounds: int, gamma: int, vocab_size: int = 2) -> int:
-    """Draws a Monte-Carlo run makes: rounds x (gamma + 1), x10 when outcomes no longer fit
-    in one int64 code ((V + 1)^(gamma + 1) >= 2^62: rows of digits are counted instead, measured
-    ~10x slower per draw)."""
+BLOCK_DRAW = 3  # a block round's draw costs ~3 chain draws (measured 0.5 vs 0.15-0.23 us at V 2-8)
+TREE_DRAW = 10  # a tree node's draw (exact residuals of V Fractions) costs ~10 loop draws per token of V
+
+
+def sample_work(rounds: int, gamma: int, vocab_size: int = 2, block: bool = False) -> int:
+    """Draws a vectorized Monte-Carlo run makes, in units of one cheap draw: rounds x (gamma + 1),
+    x (1 + V / 8) for the rows it searches (measured: ~1 us a draw at V 64, ~0.15 us at V 2-8),
+    x10 when outcomes no longer fit in one int64 code ((V + 1)^(gamma + 1) >= 2^62: rows of
+    digits are counted instead, measured ~10x slower per draw), x ``BLOCK_DRAW`` for block rounds."""
     wide = (gamma + 1) * math.log2(vocab_size + 1) >= 62
-    return rounds * (gamma + 1) * (10 if wide else 1)
+    per = (1 + vocab_size / 8) * (10 if wide else 1) * (BLOCK_DRAW if block else 1)
+    return math.ceil(rounds * (gamma + 1) * per)
 
 
-def check_sample(model, gamma: int, rounds: int, loop: bool = False) -> None:
-    """Refuse a Monte-Carlo run that would take minutes or not fit in memory."""
+def loop_work(rounds: int, drafted: int, vocab_size: int = 2, tree: bool = False) -> int:
+    """Draws of a per-round loop (one round at a time): rounds x (drafted + 1), x (1 + V / 32) for a
+    broken chain rule (measured 2-7 us a draw at V 2-8, 7-18 us at V 64), x ``TREE_DRAW`` x V for a
+    tree, whose nodes keep exact residuals (measured ~1.1 ms a round of tree 2,2,1 over 3 tokens,
+    ~100 ms of tree 64 over 64 tokens); ``drafted``: a tree's drafted tokens plus its depth."""
+    per = TREE_DRAW * vocab_size if tree else 1 + vocab_size / 32
+    return math.ceil(rounds * (drafted + 1) * per)
+
+
+def check_sample(model, gamma: int, rounds: int, loop: bool = False, limit=None, block: bool = False) -> None:
+    """Refuse a Monte-Carlo run that would take minutes or not fit in memory (``limit``: a Budget raises
+    ``sample_work``, ``loop_work`` and ``sample_outcomes`` alike)."""
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
-    limit = LIMITS.loop_work if loop else LIMITS.sample_work
-    what = f"{rounds:,} rounds with γ = {gamma}" + (" (a broken rule: one round at a time)" if loop else "")
     s = shape(model)
-    check(sample_work(rounds, gamma, 2 if loop else s.vocab), what, "--rounds or γ", limit, "draws")
+    what = f"{rounds:,} rounds with γ = {gamma} over {s.vocab} tokens"
+    if loop:
+        check(loop_work(rounds, gamma, s.vocab), what + " (a broken rule: one round at a time)", "--rounds or γ",
+              _budget(limit, LIMITS.loop_work), "draws")
+    else:
+        check(sample_work(rounds, gamma, s.vocab, block), what, "--rounds or γ", _budget(limit, LIMITS.sample_work),
+              "draws")
     distinct = min(rounds, round_work(s.branch, gamma, s.p_branch))
-    check(distinct, f"{rounds:,} rounds with γ = {gamma} over {s.vocab} tokens", "--rounds or γ",
-          LIMITS.sample_outcomes, "distinct outcomes to count")
+    check(distinct, what, "--rounds or γ", _budget(limit, LIMITS.sample_outcomes), "distinct outcomes to count")
 
 
-def check_generate(model, gamma: int, tokens: int) -> None:
+def check_generate(model, gamma: int, tokens: int, limit=None) -> None:
     """Refuse a recorded generation that would be too long or too large."""
     check(tokens, f"--tokens {tokens:,}", "--tokens", LIMITS.generate_tokens, "tokens")
     v = len(model.vocab)
     check(tokens * (gamma + 1) * v, f"{tokens:,} tokens with γ = {gamma} over {v} tokens",
-          "--tokens or γ", LIMITS.generate_work, "recorded probabilities")
+          "--tokens or γ", _budget(limit, LIMITS.generate_work), "recorded probabilities")
+
+
+def check_gpt(tokens: int, drafted, vocab_size: int | None = None, runs: int = 1, limit=None,
+              lower: str = "--tokens or γ") -> None:
+    """Refuse a tiny-GPT generation or bench, any scheme, before torch loads anything.
+
+    ``drafted``: the drafted tokens per round of each scheme run (γ for a chain or a block, the
+    tree's drafted tokens, 0 for plain decoding); ``runs``: generations of each (prompts x repeats).
+    At most one round per token: target positions <= runs x tokens x sum(drafted + 1). With
+    ``vocab_size``, a generation's trace (one run) keeps (drafted + 1) rows of V probabilities a round.
+
+    >>> check_gpt(4096, 64, 96)
+    Traceback (most recent call last):
+    ...
+    specsim.bounds.WorkRefused: 4,096 tokens with 64 drafts per round means ~2.7e+05 target positions; the limit is 200,000: lower --tokens or γ
+    """
+    drafted = [drafted] if isinstance(drafted, int) else list(drafted)
+    positions = runs * tokens * sum(d + 1 for d in drafted)
+    what = f"{tokens:,} tokens with {max(drafted)} drafts per round" + (f", {runs:,} runs" if runs > 1 else "")
+    check(positions, what, lower, _budget(limit, LIMITS.gpt_positions), "target positions")
+    if vocab_size:
+        check(tokens * (max(drafted) + 1) * vocab_size, f"{what} over {vocab_size} tokens", lower,
+              _budget(limit, LIMITS.generate_work), "recorded probabilities")
 
 
 # -- numbers on the way in -----------------------------------------------------
 _DECIMAL = re.compile(r"[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
 _INTEGER = re.compile(r"[+-]?\d+")
+_WHOLE = re.compile(r"[+-]?[0-9]+")  # ASCII digits only: str.isdigit() and int() also take '４' or '٣'
+
+
+def parse_whole(text, field: str, digits: int = 30, noun: str = "an integer") -> int:
+    """An integer written in ASCII digits (an optional sign), at most ``digits`` of them.
+
+    Anything else is a one-line ValueError naming ``field`` (and a character that is not ASCII).
+
+    >>> parse_whole(" 12 ", "gamma")
+    12
+    >>> parse_whole("\uff14", "gamma")
+    Traceback (most recent call last):
+    ...
+    ValueError: gamma '４' is not an integer (U+FF14 FULLWIDTH DIGIT FOUR is not an ASCII digit)
+    """
+    import unicodedata
+    t = str(text).strip()
+    if not _WHOLE.fullmatch(t):
+        odd = next((c for c in t if not c.isascii()), None)
+        why = f" (U+{ord(odd):04X} {unicodedata.name(odd, 'a character')} is not an ASCII digit)" if odd else ""
+        raise ValueError(f"{field} {t[:40]!r} is not {noun}{why}")
+    if len(t.lstrip("+-")) > digits:
+        raise ValueError(f"{field} has {len(t.lstrip('+-')):,} digits; at most {digits} are read")
+    return int(t)
 
 
 def parse_number(value, field: str, digits: int | None = None) -> Fraction:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .bounds import LIMITS
+from .bounds import LIMITS, parse_whole
 from .exact import RoundDistribution
 from .rule import CORRECT, acceptance_probability, residual
 
@@ -102,10 +102,7 @@ def parse_shape(text) -> tuple:
         part = part.strip()
         if not part:
             raise ValueError(f"tree {text!r}: empty width (write widths like 2,2,1)")
-        try:
-            w = int(part)
-        except ValueError:
-            raise ValueError(f"tree {text!r}: width {part!r} is not a whole number") from None
+        w = parse_whole(part, f"tree {str(text)[:40]!r}: width", noun="a whole number")  # ASCII digits only
         if w < 1:
             raise ValueError(f"tree {text!r}: every width must be >= 1, got {w}")
         widths.append(w)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from fractions import Fraction
 
-from .. import transforms
-from ..bounds import LIMITS
+from .. import bounds, transforms
+from ..bounds import LIMITS, parse_whole
 
 GAMMAS_HELP = "draft lengths: a range 1-4, a list 2,4,8, or both, 1-3,8"
 TEMPERATURE_HELP = "temperature τ >= 0 on p and q alike; 0 means greedy (argmax)"
@@ -41,7 +42,13 @@ def num(x, form: str = "exact", digits: int = 4) -> str:
     if isinstance(x, str):
         return x
     if form == "exact":
-        return f"{x:.{digits}g}" if isinstance(x, float) else str(Fraction(x))
+        if isinstance(x, float):
+            return f"{x:.{digits}g}"
+        try:  # the work estimate refuses longer results first (bounds.check_digits); this is the backstop
+            return str(Fraction(x))
+        except ValueError:
+            raise ValueError(f"a probability has over {LIMITS.result_digits:,} digits, too long to show: "
+                             "use a model with shorter fractions") from None
     if form == "decimal":
         return f"{float(x):.{digits}f}"
     if form == "both":
@@ -65,17 +72,57 @@ def _argtype(name: str, parse):
 
 
 def int_in_range(name: str, lo: int, hi: int):
-    """argparse type: an integer in [lo, hi] with a message naming the option."""
+    """argparse type: an integer in [lo, hi] (ASCII digits) with a message naming the option."""
     def parse(text):
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+            value = parse_whole(text, name)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
         if not lo <= value <= hi:
             raise argparse.ArgumentTypeError(f"{name} must be between {lo} and {hi}, got {value}")
         return value
     parse.__name__ = name
     return parse
+
+
+# -- the work limit a person can raise -------------------------------------------
+
+MAX_WORK_ENV = "SPECSIM_MAX_WORK"
+
+
+def parse_max_work(text: str) -> int:
+    """--max-work STEPS (or $SPECSIM_MAX_WORK): a whole number of exact steps, 1..LIMITS.max_work.
+
+    >>> parse_max_work("20000000")
+    20000000
+    >>> parse_max_work("1e9")
+    Traceback (most recent call last):
+    ...
+    ValueError: max-work (--max-work or SPECSIM_MAX_WORK) '1e9' is not a whole number of steps
+    """
+    value = parse_whole(text, f"max-work (--max-work or {MAX_WORK_ENV})", noun="a whole number of steps")
+    if not 1 <= value <= LIMITS.max_work:
+        raise ValueError(f"max-work (--max-work or {MAX_WORK_ENV}) must be from 1 to {LIMITS.max_work:,} "
+                         f"steps, got {value:,}")
+    return value
+
+
+def max_work_arg(p) -> None:
+    """--max-work STEPS on a command that does bounded work; ``args.max_work`` is always an int.
+
+    Its default is $SPECSIM_MAX_WORK when set, else ``LIMITS.cli_work`` (about a minute of exact
+    work); argparse parses a string default with the same type, so a bad variable is one line too.
+    """
+    p.add_argument("--max-work", dest="max_work", metavar="STEPS", type=_argtype("max-work", parse_max_work),
+                   default=os.environ.get(MAX_WORK_ENV, str(LIMITS.cli_work)),
+                   help=f"the work limit in exact steps (default ${MAX_WORK_ENV} or {LIMITS.cli_work:,}, about "
+                        "a minute here); the command's other limits (sampled draws, block chains, GPT "
+                        "positions) scale with it")
+
+
+def budget(args) -> bounds.Budget:
+    """The work this command may do: ``args.max_work`` steps, raisable with --max-work."""
+    return bounds.cli_budget(getattr(args, "max_work", None))
 
 
 def number(name: str, lo=None, hi=None, exact: bool = False):
@@ -107,11 +154,7 @@ def check_gamma(value: int, name: str = "gamma") -> int:
 def gamma_type(name: str = "gamma"):
     """argparse type: one draft length, checked by ``check_gamma``."""
     def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"{name} must be an integer, got {text!r}") from None
-        return check_gamma(value, name)
+        return check_gamma(parse_whole(text, name), name)
     return _argtype(name, parse)
 
 
@@ -155,13 +198,15 @@ def parse_gammas(text: str) -> list[int]:
     for item in text.split(","):
         a, dash, b = item.strip().partition("-")
         try:
-            lo, hi = int(a), int(b if dash else a)
-        except ValueError:
-            raise ValueError(f"gammas must look like 1-4, 2,4,8 or 1-3,8, got {text!r}") from None
-        if lo > hi:
-            raise ValueError(f"gammas must be ranges A-B with A <= B: write {hi}-{lo}, not {item.strip()!r}")
+            lo, hi = parse_whole(a, "gammas"), parse_whole(b if dash else a, "gammas")
+        except ValueError as e:
+            if "ASCII" in str(e) or "digits" in str(e):  # a character or a length to name
+                raise
+            raise ValueError(f"gammas must look like 1-4, 2,4,8 or 1-3,8, got {text[:40]!r}") from None
         for g in (lo, hi):
             check_gamma(g, "gammas")
+        if lo > hi:
+            raise ValueError(f"gammas must be ranges A-B with A <= B: write {hi}-{lo}, not {item.strip()!r}")
         values.update(range(lo, hi + 1))
     return sorted(values)
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from .. import block, bounds, exact, formulas
 from .. import tree as tree_mod
-from .common import (GAMMAS_HELP, UsageError, gamma_arg, gamma_type, gammas_arg, int_in_range,
-                     load_model_arg, num, number, parse_context, print_json, seed_arg, table)
+from .common import (GAMMAS_HELP, UsageError, budget, gamma_arg, gamma_type, gammas_arg, int_in_range,
+                     load_model_arg, max_work_arg, num, number, parse_context, print_json, seed_arg, table)
 
 def tree_args(p) -> None:
     """--tree W1,W2,... and --drafts iid|distinct (multi-draft tree verification)."""
@@ -32,6 +32,7 @@ def register(sub) -> None:
                    help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     tree_args(p)
+    max_work_arg(p)
     p.set_defaults(func=cmd_round)
 
     p = sub.add_parser("prove", help="check speculative == target joint distribution exactly")
@@ -47,6 +48,7 @@ def register(sub) -> None:
                    help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true")
     tree_args(p)
+    max_work_arg(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
@@ -55,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=4,
                    help="drafted tokens per round, 1..8 (default 4)")
     p.add_argument("--json", action="store_true")
+    max_work_arg(p)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
@@ -103,10 +106,10 @@ def cmd_round(args) -> int:
     ctx = parse_context(model, args.context)
     if args.tree:
         return _round_tree(args, model, ctx)
-    bounds.check_round(model, args.gamma, rounds=2)  # the round and formulas.exact_vs_iid
+    bounds.check_round(model, args.gamma, budget(args), rounds=2)  # the round and formulas.exact_vs_iid
     scheme = args.gamma
     if args.verify == "block":
-        bounds.check_block(model, [args.gamma])
+        bounds.check_block(model, [args.gamma], limit=budget(args))
         scheme = block.Block(args.gamma)
     r = exact.round_distribution(model, ctx, scheme)
     info = formulas.exact_vs_iid(model, ctx, args.gamma)
@@ -142,7 +145,7 @@ def cmd_round(args) -> int:
 
 def _round_tree(args, model, ctx) -> int:
     t = tree_mod.Tree(args.tree, args.drafts)
-    bounds.check_tree(model, t, rounds=1)
+    bounds.check_tree(model, t, rounds=1, limit=budget(args))
     r = exact.round_distribution(model, ctx, t)
     outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
     if args.json:
@@ -186,12 +189,12 @@ def cmd_prove(args) -> int:
         if args.verify == "block":
             raise UsageError("--tree and --verify block do not combine: a tree is verified node by node")
         schemes = [tree_mod.Tree(args.tree, args.drafts)]
-        bounds.check_tree(model, schemes[0], args.tokens, len(contexts))
+        bounds.check_tree(model, schemes[0], args.tokens, len(contexts), limit=budget(args))
     else:
-        bounds.check_joint(model, args.tokens, gammas, len(contexts))
+        bounds.check_joint(model, args.tokens, gammas, len(contexts), budget(args))
         schemes = gammas
         if args.verify == "block":
-            bounds.check_block(model, gammas, args.tokens, rounds=0)
+            bounds.check_block(model, gammas, args.tokens, rounds=0, limit=budget(args))
             schemes = [block.Block(g) for g in gammas]
     checks = exact.check_exactness(model, args.tokens, schemes, contexts)
     ok = all(c.exact for c in checks)
@@ -251,8 +254,8 @@ def cmd_compare(args) -> int:
     from .. import compare
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    bounds.check_round(model, args.budget)  # the longest chain is the largest enumeration
-    bounds.check_block(model, [args.budget])
+    bounds.check_round(model, args.budget, budget(args))  # the longest chain is the largest enumeration
+    bounds.check_block(model, [args.budget], limit=budget(args))
     rows = compare.compare(model, ctx, args.budget)
     if args.json:
         print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [

@@ -12,9 +12,10 @@ import functools
 import os
 import sys
 
+from .. import bounds
 from . import gpt_hf_cmds, selfcheck_cmds
-from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, gamma_arg, gammas_arg, int_in_range, num,
-                     print_json, seed_arg, table, temperature_arg, top_p_arg)
+from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, budget, gamma_arg, gammas_arg, int_in_range,
+                     max_work_arg, num, print_json, seed_arg, table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
 from .exact_cmds import tree_args
 
@@ -45,21 +46,12 @@ def drafters_arg(text: str) -> list:
 
 
 def schemes_arg(text: str) -> str:
-    """--schemes, checked without torch (``specsim.tree.parse_shape`` for each tree)."""
-    from .. import tree as tree_mod
-    for item in text.split(";"):
-        kind, _, rest = item.strip().partition(":")
-        if kind == "tree":
-            shape, _, mode = rest.partition(":")
-            try:
-                tree_mod.parse_shape(shape)
-            except ValueError as e:
-                raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: {e}") from None
-            if mode not in ("", *tree_mod.DRAFTS):
-                raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: drafts must be iid or distinct")
-        elif kind not in ("chain", "block") or not rest.isdigit() or not 1 <= int(rest) <= 64:
-            raise argparse.ArgumentTypeError(f"scheme {item.strip()!r}: write schemes separated by ';': "
-                                             "chain:G, block:G (G from 1 to 64), tree:W1,W2,...[:iid|distinct]")
+    """--schemes, checked without torch by the bench's own grammar (``specsim.gpt.scheme_specs``)."""
+    from ..gpt.scheme_specs import parse_schemes
+    try:
+        parse_schemes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 
@@ -90,6 +82,7 @@ def register(subparsers) -> None:
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
                    help="entries of each p and q row in the JSON trace (default 5)")
     g.add_argument("--json", action="store_true")
+    max_work_arg(g)
     g.set_defaults(func=cmd_generate)
 
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
@@ -118,6 +111,7 @@ def register(subparsers) -> None:
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
                         "shared CPU a second thread mostly waits at OpenMP barriers)")
     b.add_argument("--json", action="store_true")
+    max_work_arg(b)
     b.set_defaults(func=cmd_bench)
 
     t = sub.add_parser("train", help="train the target, both drafters and the exit heads (progress bar, seeded, "
@@ -158,6 +152,54 @@ def needs_torch(handler):
     return run
 
 
+# -- the work bound, before torch loads anything ------------------------------------
+
+BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.bench.N_PROMPTS; a test checks they agree)
+SHIPPED_VOCAB = 96  # the shipped pair's characters (len(specsim.gpt.tokenizer.ASCII_VOCAB))
+
+
+def bounded(precheck):
+    """Run ``precheck(args)`` (a one-line refusal of too much work) before the handler and its torch import."""
+    def wrap(handler):
+        @functools.wraps(handler)
+        def run(args):
+            precheck(args)
+            return handler(args)
+        return run
+    return wrap
+
+
+def _drafted(args) -> int:
+    """Drafted tokens per round of a generation: 0 plain, γ for a chain or block, a tree's count."""
+    from ..tree import drafted
+    return 0 if args.plain else drafted(args.tree) if args.tree else args.gamma
+
+
+def check_generate_work(args) -> None:
+    """``bounds.check_gpt`` for ``gpt generate`` (the library checks again once the pair's V is known)."""
+    lower = "--tokens or " + ("--tree" if args.tree else "--gamma")
+    bounds.check_gpt(args.tokens, _drafted(args), None if args.target else SHIPPED_VOCAB,
+                     limit=budget(args), lower=lower)
+
+
+def check_bench_work(args) -> None:
+    """``bounds.check_gpt`` for ``gpt bench``: every scheme and plain decoding, prompts x repeats runs."""
+    repeats = args.repeats or 3
+    if args.schemes:
+        from ..gpt.scheme_specs import parse_schemes
+        drafted, tokens = [s.drafted_tokens for s in parse_schemes(args.schemes)], args.tokens or 150
+        lower = "--tokens, --repeats or --schemes"
+    elif args.peer:  # specsim and transformers, plain and assisted, sampled and greedy (about)
+        drafted, tokens = [args.gamma] * 6, args.tokens or gpt_hf_cmds.PEER_TOKENS
+        repeats, lower = args.repeats or gpt_hf_cmds.PEER_REPEATS, "--tokens or --repeats"
+    elif args.target is None and (args.drafters or args.draft not in ("distilled", "trained")):
+        drafted, tokens = [args.gamma] * 2 * len(args.drafters or [args.draft]), args.tokens or 200  # two prompt sets
+        lower = "--tokens, --repeats or --gamma"
+    else:
+        drafted, tokens, lower = list(args.gammas), args.tokens or 200, "--tokens, --repeats or --gammas"
+    bounds.check_gpt(tokens, drafted + [0], None, runs=BENCH_PROMPTS * repeats, limit=budget(args), lower=lower)
+
+
 def _pair(args):
     gpt_hf_cmds.check_pair_args(args)
     if args.target is not None:
@@ -166,6 +208,7 @@ def _pair(args):
     return load_pair(args.draft, args.device)
 
 
+@bounded(check_generate_work)
 @needs_torch
 def cmd_generate(args) -> int:
     from ..gpt import api
@@ -181,9 +224,11 @@ def cmd_generate(args) -> int:
     if args.plain:
         g = api.plain_generate(pair, args.prompt, args.tokens, **kw)
     elif args.tree:
-        g = api.tree_generate(pair, args.prompt, args.tokens, args.tree, args.drafts, order=args.order, **kw)
+        g = api.tree_generate(pair, args.prompt, args.tokens, args.tree, args.drafts, order=args.order,
+                              limit=budget(args), **kw)
     else:
-        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, verify=args.verify, **kw)
+        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, verify=args.verify,
+                                     limit=budget(args), **kw)
     if args.json:
         print_json(g.to_dict(pair.vocab, top=args.top))
         return 0
@@ -219,6 +264,7 @@ def render(g, vocab: str, colour: bool) -> str:
     return "".join(parts)
 
 
+@bounded(check_bench_work)
 @needs_torch
 def cmd_bench(args) -> int:
     import torch
@@ -258,7 +304,7 @@ def _schemes(args) -> int:
     if args.drafters:
         raise UsageError("--schemes and --drafters do not combine: compare schemes with one --draft")
     result = bench_schemes(_pair(args), args.schemes, args.tokens or 150, float(args.temperature), args.repeats,
-                           args.seed)
+                           args.seed, limit=budget(args))
     if args.json:
         print_json(result)
         return 0

@@ -6,8 +6,11 @@ import textwrap
 
 from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
 from .exact_cmds import tree_args
-from .common import (progress_bar, TEMPERATURE_HELP, UsageError, gamma_arg, int_in_range, load_model_arg, num,
-                     parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
+from .common import (progress_bar, TEMPERATURE_HELP, UsageError, budget, gamma_arg, int_in_range, load_model_arg,
+                     max_work_arg, num, parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
+
+SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tree round takes ~1 ms: exact residuals)
+
 
 def _rule_name(text):
     if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
@@ -39,17 +42,20 @@ def register(sub) -> None:
     _common(p)
     p.add_argument("--tokens", type=int_in_range("tokens", 1, bounds.LIMITS.generate_tokens), default=10,
                    help="N (default 10)")
+    max_work_arg(p)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("sample", help="Monte-Carlo: many rounds, counts of outcomes and of K")
     _common(p)
-    p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=100_000)
+    p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=None,
+                   help=f"rounds (default {SAMPLE_ROUNDS:,}; {TREE_ROUNDS:,} with --tree, whose rounds run one at a time)")
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
     p.add_argument("--verify", choices=["token", "block"], default="token",
                    help="token-wise (default) or block verification (a per-round loop, correct rule only)")
     tree_args(p)
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
+    max_work_arg(p)
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("pitfalls", help="broken rules and their exact distance from the target")
@@ -60,6 +66,7 @@ def register(sub) -> None:
     p.add_argument("--rule", type=_rule_name, action="append", help="only this rule (repeatable)")
     p.add_argument("--json", action="store_true")
     tree_args(p)
+    max_work_arg(p)
     p.set_defaults(func=cmd_pitfalls)
 
     p = sub.add_parser("bench-sample", help="benchmark: vectorized Monte-Carlo vs a per-round loop")
@@ -141,7 +148,7 @@ def cmd_trace(args) -> int:
 
 def cmd_generate(args) -> int:
     model, ctx, pair, rule = _setup(args)
-    bounds.check_generate(model, args.gamma, args.tokens)
+    bounds.check_generate(model, args.gamma, args.tokens, budget(args))
     g = sampling.generate(pair, ctx, args.gamma, args.tokens, args.seed, rule)
     if args.json:
         print_json(g.to_dict())
@@ -171,6 +178,7 @@ def cmd_generate(args) -> int:
 # -- sample ------------------------------------------------------------------
 
 def cmd_sample(args) -> int:
+    args.rounds = args.rounds or (TREE_ROUNDS if args.tree else SAMPLE_ROUNDS)
     model, ctx, pair, rule = _setup(args)
     if args.tree:
         if args.verify == "block":
@@ -179,11 +187,12 @@ def cmd_sample(args) -> int:
     block = args.verify == "block"
     if block and rule is not pitfalls.PITFALLS["correct"].rule:
         raise UsageError("--verify block runs the correct rule only; drop --rule")
-    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule)
+    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule,
+                        limit=budget(args), block=block)
     if args.check:
-        bounds.check_round(pair, args.gamma, power=bounds.temperature_power(args.temperature))
+        bounds.check_round(pair, args.gamma, budget(args), power=bounds.temperature_power(args.temperature))
         if block:
-            bounds.check_block(pair, [args.gamma])
+            bounds.check_block(pair, [args.gamma], limit=budget(args))
     with progress_bar(args.rounds, "rounds") as bar:  # on a terminal, for long runs
         if block:
             from .. import block as blocks, montecarlo_block
@@ -233,9 +242,9 @@ def cmd_sample(args) -> int:
 def _sample_tree(args, pair, ctx, rule) -> int:
     from ..tree import Tree
     t = Tree(args.tree, args.drafts)
-    bounds.check_tree_sample(pair, t, args.rounds)
+    bounds.check_tree_sample(pair, t, args.rounds, budget(args))
     if args.check:
-        bounds.check_tree(pair, t, rounds=1)
+        bounds.check_tree(pair, t, rounds=1, limit=budget(args))
     s = t.sample_rounds(pair, ctx, args.rounds, args.seed, rule)
     out = s.to_dict()
     out.update({"tree": list(t.shape), "drafts": t.drafts})
@@ -264,7 +273,7 @@ def cmd_pitfalls(args) -> int:
     if args.tree:
         return _pitfalls_tree(args, model, ctx)
     bounds.check_joint(model, args.tokens, [args.gamma], rules=len(args.rule or pitfalls.PITFALLS), rounds=1,
-                       power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
+                       power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE), limit=budget(args))
     results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
     if args.json:
         print_json({"context": " ".join(ctx), "gamma": args.gamma, "tokens": args.tokens,
@@ -294,7 +303,7 @@ def _pitfalls_tree(args, model, ctx) -> int:
         drafts = "distinct" if n == "top-k-tree-as-if-sampled" else args.drafts
         pits.append((pit, Tree(args.tree, drafts)))
     for _, t in pits:
-        bounds.check_tree(model, t, args.tokens, rounds=1, rules=len(pits))
+        bounds.check_tree(model, t, args.tokens, rounds=1, rules=len(pits), limit=budget(args))
     results = [pitfalls.evaluate(pit, model, ctx, t, args.tokens) for pit, t in pits]
     if args.json:
         print_json({"context": " ".join(ctx), "gamma": None, "tree": list(args.tree), "drafts": args.drafts,

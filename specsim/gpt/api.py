@@ -142,11 +142,14 @@ def _check_n(n_tokens):
 def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4,
                          temperature: float = 1.0, top_k: int | None = None,
                          top_p: float | None = None, greedy: bool = False, seed: int = 0,
-                         crop: bool = True, verify: str = "token") -> Generation:
+                         crop: bool = True, verify: str = "token", limit=None) -> Generation:
     """Speculative decoding of ``n_tokens`` characters after ``prompt``; same seed, same trace.
 
-    ``verify="block"``: block verification of each drafted chain (``block_generate``)."""
+    ``verify="block"``: block verification of each drafted chain (``block_generate``);
+    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work), else the default bound."""
+    from ..bounds import check_gpt
     _check_n(n_tokens)
+    check_gpt(n_tokens, gamma, len(pair.vocab), limit=limit, lower="the number of tokens or γ")
     g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens,
                                     gamma, sampling(temperature, top_k, top_p, greedy), seed, crop, verify)
     g.text = pair.tokenizer.decode(g.tokens)
@@ -163,7 +166,7 @@ def block_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4, 
 
 def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
                   temperature: float = 1.0, seed: int = 0, order: str = "dfs", top_k: int | None = None,
-                  top_p: float | None = None, greedy: bool = False):
+                  top_p: float | None = None, greedy: bool = False, limit=None):
     """Speculative decoding with a draft tree of shape ``widths`` (``specsim.gpt.tree_decode``).
 
     ``widths`` is a tuple or text such as "2,2,1" (``specsim.tree.parse_shape``); ``drafts`` iid or
@@ -171,14 +174,12 @@ def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1),
     ``TreeGeneration``: ``rounds[i]`` is a ``TreeRound`` with ``parents``, ``tokens`` (drafted ids),
     ``accepted_nodes``, ``emitted``, ``n_cached`` and ``text`` (its emitted characters).
     """
-    from ..bounds import LIMITS, check
+    from ..bounds import check_gpt
     from ..tree import check_shape, drafted, parse_shape
     from .tree_decode import tree_generate as generate
     _check_n(n_tokens)
     widths = parse_shape(widths) if isinstance(widths, str) else check_shape(widths)
-    rows = n_tokens * (drafted(widths) + 1) * len(pair.vocab)  # at most one round per token, m + 1 rows each
-    check(rows, f"{n_tokens:,} tokens with a tree of {drafted(widths)} drafts over {len(pair.vocab)} tokens",
-          "the number of tokens or the tree", LIMITS.generate_work, "recorded probabilities")
+    check_gpt(n_tokens, drafted(widths), len(pair.vocab), limit=limit, lower="the number of tokens or the tree")
     g = generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, widths, drafts, order,
                  sampling(temperature, top_k, top_p, greedy), seed)
     g.text = pair.tokenizer.decode(g.tokens)

@@ -25,65 +25,18 @@ would run past the context window slides it, and ``slides`` counts it.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 
 import torch
 
 from ..timing import measure
-from ..tree import DRAFTS, drafted, parse_shape
 from . import api, masks
 from .bench import _sync, heldout_prompts
 from .decode import plain_generate, speculative_generate
+from .scheme_specs import Scheme, parse_schemes  # noqa: F401  (the grammar, torch-free)
 from .tree_decode import tree_drafter, tree_generate, tree_mask
 
-KINDS = ("chain", "block", "tree")
-SCHEMES_HELP = "schemes separated by ';': chain:G, block:G, tree:W1,W2,...[:iid|distinct]"
 COST_STEPS = 20  # passes per timing of one pass kind
 COST_REPEATS = 5  # timings per pass kind (interleaved); the median is kept
-
-
-@dataclass(frozen=True)
-class Scheme:
-    kind: str  # chain, block or tree
-    widths: tuple  # (1,) * G for a chain
-    drafts: str = "iid"  # trees only
-
-    @property
-    def name(self) -> str:
-        if self.kind != "tree":
-            return f"{self.kind}:{len(self.widths)}"
-        return f"tree:{','.join(map(str, self.widths))}" + (":distinct" if self.drafts == "distinct" else "")
-
-    @property
-    def drafted_tokens(self) -> int:
-        return drafted(self.widths)
-
-    @property
-    def parents(self) -> list:
-        return masks.shape_parents(self.widths)
-
-
-def parse_schemes(text: str, drafts: str = "iid") -> list:
-    """'chain:4;block:4;tree:2,2,1' -> [Scheme, ...]; a one-line ValueError for a bad item."""
-    out = []
-    for item in str(text).split(";"):
-        item = item.strip()
-        kind, _, rest = item.partition(":")
-        if kind not in KINDS or not rest:
-            raise ValueError(f"scheme {item!r}: write {SCHEMES_HELP}")
-        if kind == "tree":
-            shape, _, mode = rest.partition(":")
-            mode = mode or drafts
-            if mode not in DRAFTS:
-                raise ValueError(f"scheme {item!r}: drafts must be iid or distinct")
-            out.append(Scheme("tree", parse_shape(shape), mode))
-            continue
-        if not rest.isdigit() or not 1 <= int(rest) <= 64:
-            raise ValueError(f"scheme {item!r}: G must be a whole number from 1 to 64")
-        out.append(Scheme(kind, (1,) * int(rest)))
-    if len({s.name for s in out}) < len(out):
-        raise ValueError(f"schemes {text!r}: a scheme is listed twice")
-    return out
 
 
 def generate(pair, scheme: Scheme, ids, n_tokens: int, sampling, seed: int):
@@ -133,12 +86,17 @@ def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None
 
 
 def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
-                  prompts=None) -> dict:
-    """Every scheme against plain decoding on the held-out prompts; returns the JSON-ready dict."""
+                  prompts=None, limit=None) -> dict:
+    """Every scheme against plain decoding on the held-out prompts; returns the JSON-ready dict.
+
+    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``."""
+    from ..bounds import check_gpt
     schemes = parse_schemes(schemes) if isinstance(schemes, str) else list(schemes)
     if any(s.kind == "tree" for s in schemes):
         tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
     prompts = prompts or heldout_prompts()
+    check_gpt(n_tokens, [s.drafted_tokens for s in schemes] + [0], runs=len(prompts) * repeats, limit=limit,
+              lower="the number of tokens, the repeats or the schemes")
     ids = [api.encode_prompt(pair, p) for p in prompts]
     sampling = api.sampling(temperature)
     device = pair.device

@@ -20,7 +20,7 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
     'early-exit:2+head' -> ('early-exit+head', 2); bad -> ValueError (one line)."""
     if spec in ("distilled", "trained"):
         return spec, None
-    m = re.fullmatch(r"(lookup|early-exit):(\d+)|early-exit:(\d+)\+head", spec or "")
+    m = re.fullmatch(r"(lookup|early-exit):([0-9]{1,6})|early-exit:([0-9]{1,6})\+head", spec or "")  # ASCII digits
     if not m:
         raise ValueError(f"unknown drafter {spec!r}; choose {SPECS}")
     if m.group(3):
