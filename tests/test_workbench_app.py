@@ -70,3 +70,17 @@ def test_no_bonus_is_exact_but_slower_and_comparison_changes_nothing():
     assert metric(at, "TV to the target") == "0"
     assert metric(at, "E[tokens per round]") == widgets.fmt(want["expected_tokens"])
     assert any("without the bonus" in i.value for i in at.info)
+
+
+def test_an_exact_point_other_than_the_rule_is_described_as_itself():
+    """zeros after "z" has p == q, so β = 2 with the bonus is exact there: the note names β = 2, not the rule."""
+    at = open_workbench()
+    at.selectbox(key="wb-model").set_value("zeros").run()
+    at.selectbox(key="wb-ctx").set_value(("z",)).run()
+    at.number_input(key="wb-gamma").set_value(1).run()
+    at.number_input(key="wb-n").set_value(1).run()
+    at.select_slider(key="wb-beta").set_value(2).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert metric(at, "TV to the target") == "0"
+    note = " ".join(i.value for i in at.info)
+    assert "β = 2" in note and "bonus on" in note and "without the bonus" not in note

@@ -29,8 +29,10 @@ tryit.back_to_lesson()
 st.markdown("A **tree** drafts several children per position and the target checks them all in one pass; "
             "the walk tries the children of a node in order, keeps the first one that passes "
             "u < min(1, p'(x)/q'(x)), and after each rejection replaces p' by the residual "
-            "normalize(max(0, p' − q')). **Block** verification reads a drafted chain as a whole and keeps "
-            "the longest prefix it can.")
+            "normalize(max(0, p' − q')). **Block** verification reads a drafted chain as a whole: one coin "
+            "per position, with a probability computed from the whole block, and it keeps the prefix up to "
+            "the last coin that comes up heads, a random stopping point (not the longest prefix that could "
+            "pass).")
 
 params = st.query_params
 shape_default = params.get("tree") if tree_view.shape_param(params.get("tree")) else DEFAULT_SHAPE

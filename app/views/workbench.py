@@ -67,7 +67,11 @@ m3.metric("still exact?", "yes ✓" if mine["exact"] else "no ✗")
 if rule.is_correct:
     st.success("β = 1, λ = 1 with the bonus: this is the real rule, the one exact point of the family.")
 elif mine["exact"]:
-    st.info("Exact here (β = 1, λ = 1), but without the bonus token: the same distribution, fewer tokens.")
+    why = ("the real rule's acceptance and residual without the bonus token: the same distribution, fewer tokens"
+           if (beta, lam) == family.EXACT_POINT else
+           "on this model and context only: a 0 here is evidence, not proof; only β = 1, λ = 1 is exact on "
+           "every model" + ("" if bonus else ", and without the bonus token it also emits fewer tokens"))
+    st.info(f"Exact here (β = {beta}, λ = {widgets.fmt(lam)}, bonus {'on' if bonus else 'off'}): {why}.")
 else:
     st.warning(f"Not exact: the next {n_tokens} token(s) after \"{md_tokens(context)}\" are "
                f"{widgets.fmt(mine['total_variation'])} away from the target's. Only β = 1 and λ = 1 "
