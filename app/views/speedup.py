@@ -44,7 +44,7 @@ grid = cached.best_gamma_grid(max_gamma)
 st.plotly_chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
                                           mark=(alpha_f, cost_f), max_gamma=max_gamma), key="sp-heat")
 
-st.subheader("The source's two tables")
+st.subheader("Two reference tables: the formula at c = 1/20 and c = 1/5")
 for table in formulas.speedup_tables(max_gamma=max_gamma):
     st.markdown(f"**c = {table['cost']}** ({float(table['cost']):.2f})")
     rows = []
