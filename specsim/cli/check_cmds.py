@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 
 from .. import checker, sandbox
-from .common import gammas_arg, int_in_range, num, parse_gammas, print_json, seed_arg, table
+from . import common
+from .common import gammas_arg, int_in_range, max_work_arg, num, parse_gammas, print_json, seed_arg, table
 
 MAX_MODELS = 100_000
 
@@ -52,14 +53,25 @@ def register(sub) -> None:
                    default=sandbox.DEFAULT_MEMORY_MB, metavar="MB",
                    help=f"the child's address space (default {sandbox.DEFAULT_MEMORY_MB})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    max_work_arg(p)  # args.max_work: the work limit a person can raise (cli/common.py)
     p.set_defaults(func=cmd_check_rule)
+
+
+def total_limit(args):
+    """The whole check's work limit: ``checker.TOTAL_WORK`` (the default check-rule fits in it), scaled
+    as far as --max-work moves the CLI's exact limit (``common.budget(args).scaled``), the way a
+    command's other limits follow --max-work; None (the default) without the option."""
+    max_work = getattr(args, "max_work", None)
+    if max_work is None:
+        return None
+    budget = getattr(common, "budget", None)
+    return budget(args).scaled(checker.TOTAL_WORK) if budget else max_work
 
 
 def cmd_check_rule(args) -> int:
     path, name = sandbox.parse_target(args.target)  # SandboxError and WorkRefused: one line, exit 2
     result = sandbox.check_rule_file(path, name, args.gammas, args.tokens, args.models, args.seed,
-                                     timeout=args.timeout, memory_mb=args.memory,
-                                     max_work=getattr(args, "max_work", None))
+                                     timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args))
     if args.json:
         print_json(result.to_dict())
         return 0 if result.exact else 1
