@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-# The two tables of the source documents (seed 003).
+# Two reference speedup tables (the worked example the lessons use).
 TABLE_COSTS = (Fraction(1, 20), Fraction(1, 5))
 TABLE_ALPHAS = (Fraction(3, 5), Fraction(4, 5), Fraction(9, 10))
 TABLE_GAMMAS = (1, 2, 4, 6, 8, 12)
@@ -125,7 +125,7 @@ def best_gamma_grid(alphas=GRID_ALPHAS, costs=GRID_COSTS, max_gamma: int = DEFAU
 
 def speedup_tables(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS,
                    max_gamma: int = DEFAULT_MAX_GAMMA) -> list:
-    """The source's speedup tables as data (exact Fractions).
+    """The two reference speedup tables as data (exact Fractions).
 
     Returns [{"cost", "rows": [{"alpha", "speedups": {gamma: s}, "best_gamma", "best_speedup"}]}].
     """
@@ -183,9 +183,9 @@ def exact_vs_iid(models, context, gamma: int) -> dict:
             "iid_accepted": [a ** k * (1 - a) for k in range(gamma)] + [a ** gamma]}
 
 
-# -- the source documents' formulas, beside the right ones ---------------------
+# -- formulas in circulation, beside the right ones ----------------------------
 def seed_001_speedup(gamma: int, verify_ratio=1):
-    """Source 001's "speedup ~ gamma / (1 + C_verification / C_autoregressive)".
+    """A formula in circulation: "speedup ~ gamma / (1 + C_verification / C_autoregressive)".
 
     It has no alpha and no drafter cost: it promises the same gain whatever
     the drafter proposes. ``verify_ratio`` = C_verification / C_autoregressive.
@@ -198,7 +198,7 @@ def seed_001_speedup(gamma: int, verify_ratio=1):
 
 
 def speedup_formula_gap(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS) -> list:
-    """Source 001's formula beside the right one on the source tables' grid.
+    """That formula beside the right one on the reference tables' grid.
 
     Returns [{"cost", "alpha", "gamma", "right", "seed_001"}] (exact Fractions).
     """
@@ -221,10 +221,11 @@ def expected_checked(alpha, gamma: int):
 
 
 def accepted_over_proposed(alpha, gamma: int):
-    """Source 001's acceptance rate, accepted / proposed, in the long run: E[K] / gamma.
+    """Accepted / proposed (vLLM's logged draft acceptance rate) in the long run: E[K] / gamma.
 
-    Biased low: drafts after the first rejection count as proposed although
-    they were never judged. accepted / checked = E[K] / E[checked] is alpha.
+    Below alpha for gamma > 1: drafts after the first rejection count as
+    proposed although they were never judged, so it is not the alpha the
+    speedup formula takes. accepted / checked = E[K] / E[checked] is alpha.
 
     >>> from fractions import Fraction as F
     >>> accepted_over_proposed(F(4, 5), 4), expected_accepted(F(4, 5), 4) / expected_checked(F(4, 5), 4)
@@ -234,7 +235,7 @@ def accepted_over_proposed(alpha, gamma: int):
 
 
 def extra_pass_speedup(alpha, gamma: int, cost):
-    """Speedup if every rejection paid one more target pass (source 001's rollback).
+    """Speedup if every rejection paid one more target pass (a common rollback claim).
 
     A round rejects with probability 1 - alpha^gamma, so it costs
     gamma * cost + 1 + (1 - alpha^gamma) target steps for the same tokens.

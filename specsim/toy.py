@@ -214,7 +214,7 @@ def model_from_dict(data) -> ToyModel:
 
 
 def _seed_model() -> ToyModel:
-    """The {a, b, c} example of the source documents (seed 003)."""
+    """The worked {a, b, c} example the lessons use."""
     return model_from_dict({
         "name": "seed", "vocab": ["a", "b", "c"], "order": 1,
         "target": {"a": ["3/5", "3/10", "1/10"], "b": ["1/5", "1/2", "3/10"], "c": ["3/10", "1/5", "1/2"]},

@@ -73,7 +73,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_best_gamma)
 
-    p = sub.add_parser("tables", help="the source's two speedup tables")
+    p = sub.add_parser("tables", help="two reference speedup tables (c = 1/20 and 1/5)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_tables)
 
