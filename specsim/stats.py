@@ -236,3 +236,22 @@ def position_acceptance(accepted, checked, clusters=None) -> list:
         e = ratio_se(kept, reached, clusters)
         out.append(Estimate(e.value, e.se, sum(reached)))
     return out
+
+
+def rounds_needed(sd_per_unit: float, effect: float, level: float = 0.05, power: float = 0.8) -> int:
+    """Units (rounds, generations) a two-sided test at ``level`` needs to detect ``effect`` with ``power``.
+
+    With n units an estimate has SE = sd / sqrt(n); the test flags |estimate| > z_(1-level/2) SE,
+    which an effect of that size passes with probability ``power`` when
+    effect = (z_(1-level/2) + z_power) SE, so n = ((z_(1-level/2) + z_power) sd / effect)^2.
+    ``sd_per_unit`` is SE * sqrt(n) from a pilot run.
+
+    >>> rounds_needed(1.0, 0.1)                 # (1.96 + 0.84)^2 / 0.01, rounded up
+    785
+    """
+    from scipy.stats import norm
+
+    if not effect or sd_per_unit < 0 or not 0 < level < 1 or not 0 < power < 1:
+        raise ValueError("need effect != 0, sd >= 0, level and power in (0, 1)")
+    z = float(norm.ppf(1 - level / 2) + norm.ppf(power))
+    return math.ceil((z * sd_per_unit / abs(effect)) ** 2)

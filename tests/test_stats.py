@@ -157,3 +157,16 @@ def test_position_acceptance_covers_the_true_rate_of_every_position(rates):
         acc, chk, _ = simulate(rng, 1, 400, lambda r: rates)
         hits += [e.within(a) for e, a in zip(stats.position_acceptance(acc, chk), rates)]
     assert all(180 <= h <= 200 for h in hits), hits  # binomial(200, 0.95): mean 190, sd 3.1
+
+
+def test_rounds_needed_gives_the_stated_power_on_simulated_data():
+    # a mean of Bernoulli(0.55) against 0.5: sd per unit 0.497; the test should flag it in ~80% of runs
+    sd, effect = math.sqrt(0.55 * 0.45), 0.05
+    n = stats.rounds_needed(sd, effect)
+    assert n == math.ceil(((1.959964 + 0.841621) * sd / effect) ** 2)
+    rng = np.random.default_rng(4)
+    flagged = sum(abs(e.value - 0.5) > 1.959964 * e.se
+                  for e in (stats.mean_se(rng.random(n) < 0.55) for _ in range(400)))
+    assert 0.74 <= flagged / 400 <= 0.86  # binomial(400, 0.8): sd 0.02, so 3 sd either side
+    with pytest.raises(ValueError, match="effect"):
+        stats.rounds_needed(1.0, 0)
