@@ -61,11 +61,9 @@ def total_limit(args):
     """The whole check's work limit: ``checker.TOTAL_WORK`` (the default check-rule fits in it), scaled
     as far as --max-work moves the CLI's exact limit (``common.budget(args).scaled``), the way a
     command's other limits follow --max-work; None (the default) without the option."""
-    max_work = getattr(args, "max_work", None)
-    if max_work is None:
+    if getattr(args, "max_work", None) is None:
         return None
-    budget = getattr(common, "budget", None)
-    return budget(args).scaled(checker.TOTAL_WORK) if budget else max_work
+    return common.budget(args).scaled(checker.TOTAL_WORK)
 
 
 def cmd_check_rule(args) -> int:
