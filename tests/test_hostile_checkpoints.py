@@ -364,3 +364,27 @@ def test_target_more_refuses_a_hostile_training_directory(tmp_path, case, messag
     with pytest.raises(CheckpointError, match=message) as e:
         run_stage("target_more", str(out), recipe, progress=False, data=(data, data))
     assert "\n" not in str(e.value)
+
+
+def test_a_pickle_beside_safetensors_is_never_read(good, tmp_path):
+    """With model.safetensors present the pair loads from it; the pickle next to it is not opened."""
+    marker = tmp_path / "MARKER"
+    both = copy_of(good, tmp_path, "both")
+    (both / "pytorch_model.bin").write_bytes(pickle.dumps(_Evil(marker)))
+    pair = hf_pair.load_hf_pair(str(both), str(good), "cpu")
+    assert pair.target.num_parameters() == pair.draft.num_parameters()
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("case, message", [
+    ("unknown model_type", "model_type 'evil_gpt', which transformers"),
+    ("deep tokenizer.json", "cannot load the target checkpoint"),
+])
+def test_other_odd_checkpoints_are_one_line(cli, good, tmp_path, case, message):
+    bad = copy_of(good, tmp_path, "odd")
+    if case == "unknown model_type":
+        edit_json(bad / "config.json", model_type="evil_gpt")
+    else:
+        (bad / "tokenizer.json").write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    code, out, err = cli(*GENERATE, "--target", bad, "--draft", good)
+    assert_one_line(code, out, err, message)

@@ -154,6 +154,9 @@ def _load_one(path: str, role: str, device: torch.device):
     where = f"the {role} checkpoint {path}"
     config_dict = read_hf_configs(path, role)  # read and checked here: transformers never sees an auto_map
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+    if config_dict["model_type"] not in CONFIG_MAPPING:
+        raise CheckpointError(f"{where} has model_type {config_dict['model_type'][:60]!r}, which transformers "
+                              f"{transformers.__version__} does not know (and specsim runs no code from a checkpoint)")
     try:
         config = CONFIG_MAPPING[config_dict["model_type"]].from_dict(config_dict)
     except (KeyError, ValueError, TypeError, AttributeError) as e:
