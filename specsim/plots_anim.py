@@ -4,9 +4,9 @@ Each builder takes the data a ``frames`` function returns and a ``speed``
 (seconds per frame) and returns a ``go.Figure`` with one plotly frame per
 data frame, a Play/Pause pair and a slider with one step per frame. Every
 frame carries every trace of the figure, in the same order (traces that
-never change carry an empty stub), so plotly updates in place and never
-skips a frame; Play redraws each frame, stops at the last one by itself,
-and the frame's caption is the figure's title.
+never change carry an empty stub) plus the caption, a text trace at the top:
+a frame changes data only, so plotly updates in place without a full
+redraw and shows every frame; Play stops at the last frame by itself.
 
 Example
 -------
@@ -15,7 +15,7 @@ Example
 >>> data = frames.round_frames(load_model("seed"), ("a",), 3, seed=0)
 >>> fig = round_animation(data, speed=0.5)
 >>> len(fig.frames), len(fig.layout.sliders[0].steps), fig.layout.updatemenus[0].buttons[0].args[1]["frame"]
-(8, 8, {'duration': 500, 'redraw': True})
+(8, 8, {'duration': 500, 'redraw': False})
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ import plotly.colors as pc
 from plotly.subplots import make_subplots
 
 from .colors import (BLACK, BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, P_COLOR, Q_COLOR,
-                     RESIDUAL_COLOR, WHITE, tint)
+                     RESIDUAL_COLOR, WHITE, shade, tint)
 from .plots import PROBABILITY, categorical, exact_dec, gamma_bins, label, style, wrap
 
 MIN_SPEED, MAX_SPEED = 0.05, 10.0  # seconds per frame
+MAX_FRAMES = 500
 STATUS_COLORS = {"empty": WHITE, "pending": tint(Q_COLOR, 0.55), "accepted": OVERLAP_COLOR,
                  "rejected": RESIDUAL_COLOR, "discarded": MUTED, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 STATUS_WORDS = {"empty": "", "pending": "pending", "accepted": "accepted", "rejected": "rejected",
@@ -41,37 +42,61 @@ def _f(row) -> list:
 
 
 # -- the player: frames, Play/Pause and a slider, shared by every figure ---------------
-def animate(fig: go.Figure, frames: list, data: list, speed: float, prefix: str = "") -> go.Figure:
-    """Attach ``data[i]`` (a full list of traces) as frame i, named and captioned by ``frames[i]``."""
+def _caption_axes(fig: go.Figure, share: float) -> tuple:
+    """Free axes for the caption across the top ``share`` of the plot area; every subplot moves down under it."""
+    layout = fig.layout.to_plotly_json()
+    used = {getattr(t, "xaxis", None) or "x" for t in fig.data} | {k[1:] for k in layout if k.startswith("xaxis")}
+    k = 1 + max(int(a[1:] or 1) for a in used if a.startswith("x"))
+    scale = 1 - share - 0.03
+    for name in [n for n in layout if n.startswith("yaxis")] or ["yaxis"]:
+        lo, hi = layout.get(name, {}).get("domain", [0, 1])
+        fig.layout[name].domain = [lo * scale, hi * scale]
+    for a in fig.layout.annotations:  # subplot titles sit on the subplots' top edges
+        if a.yref == "paper":
+            a.y = a.y * scale
+    fig.layout[f"xaxis{k}"] = dict(domain=[0, 1], range=[0, 1], visible=False, fixedrange=True)
+    fig.layout[f"yaxis{k}"] = dict(domain=[1 - share, 1], range=[0, 1], visible=False, fixedrange=True)
+    fig.add_shape(type="rect", xref=f"x{k} domain", yref=f"y{k} domain", x0=-0.01, x1=1.01, y0=-0.05, y1=1.05,
+                  fillcolor=WHITE, line_width=0, layer="below")  # no plot background behind the words
+    return f"x{k}", f"y{k}"
+
+
+def animate(fig: go.Figure, frames: list, data: list, speed: float) -> go.Figure:
+    """Attach ``data[i]`` (a full list of traces) as frame i, named by ``frames[i]["name"]``.
+
+    The caption of each frame is a text trace at the top of the figure (added
+    here, last), so a frame changes data only: plotly moves from frame to frame
+    without a full redraw, fast enough to show every frame at the chosen speed.
+    """
     if not MIN_SPEED <= speed <= MAX_SPEED:
         raise ValueError(f"speed must be from {MIN_SPEED} to {MAX_SPEED} seconds per frame, got {speed}")
-    if not frames or len(frames) != len(data):
-        raise ValueError(f"{len(frames)} frames for {len(data)} lists of traces")
-    captions = [wrap(f["caption"], 52) for f in frames]
-    fig.frames = [go.Frame(name=f["name"], data=d, layout=dict(title_text=c))
-                  for f, d, c in zip(frames, data, captions)]
+    if not frames or len(frames) != len(data) or len(frames) > MAX_FRAMES:
+        raise ValueError(f"an animation takes 1 to {MAX_FRAMES} frames, one list of traces each; "
+                         f"got {len(frames)} frames and {len(data)} lists")
+    captions = [wrap(f["caption"], 46) for f in frames]
+    lines = max(c.count("<br>") + 1 for c in captions)
+    plot_px = fig.layout.height - fig.layout.margin.b - 20  # style() set both
+    fig.update_layout(margin=dict(t=44, b=170))
+    xa, ya = _caption_axes(fig, min(0.4, (19 * lines + 10) / plot_px))
+    fig.add_scatter(x=[0], y=[1], mode="text", text=[captions[0]], textposition="bottom right", xaxis=xa, yaxis=ya,
+                    textfont=dict(size=14, color=BLACK), showlegend=False, hoverinfo="skip", cliponaxis=False)
+    fig.frames = [go.Frame(name=f["name"], data=[*d, go.Scatter(text=[c])]) for f, d, c in zip(frames, data, captions)]
     for trace, new in zip(fig.data, data[0]):  # the figure opens on frame 1
         trace.update({k: v for k, v in new.to_plotly_json().items() if k != "type"})
-    lines = max(c.count("<br>") + 1 for c in captions)  # room for the longest caption, on every frame
-    still = dict(duration=0, redraw=True)
-    play = dict(frame=dict(duration=round(speed * 1000), redraw=True), fromcurrent=True, mode="immediate",
-                transition=dict(duration=0))
-    pause = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
-    many = len(frames) > 8  # step labels would collide: show the current one above the slider instead
+    instant = dict(frame=dict(duration=0, redraw=False), mode="immediate", transition=dict(duration=0))
+    play = dict(instant, frame=dict(duration=round(speed * 1000), redraw=False), fromcurrent=True)
+    many = len(frames) > 8  # step labels would collide: the current one shows above the slider instead
     fig.update_layout(
-        title=dict(text=captions[0], x=0, xanchor="left", font_size=14),
-        margin=dict(t=30 + 19 * lines, b=150),
+        height=fig.layout.height + 19 * lines + 74, title=None,
         updatemenus=[dict(type="buttons", direction="left", x=0, xanchor="left", y=0,
-                          yanchor="top", pad=dict(t=62, r=4), showactive=False, font_size=13,
+                          yanchor="top", pad=dict(t=82, r=4), showactive=False, font_size=13,
                           buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
-                                   dict(label="❚❚", method="animate", args=[[None], pause])])],
-        sliders=[dict(active=0, x=0.3, len=0.7, y=0, yanchor="top", pad=dict(t=50, b=0),
-                      currentvalue=dict(prefix=prefix, font_size=12, xanchor="left"),
+                                   dict(label="❚❚", method="animate", args=[[None], instant])])],
+        sliders=[dict(active=0, x=0.3, len=0.7, y=0, yanchor="top", pad=dict(t=72, b=0),
+                      currentvalue=dict(font=dict(size=12, color=DARK_GREY), xanchor="left"),
                       transition=dict(duration=0), ticklen=3,
                       font=dict(size=10, color="rgba(0,0,0,0)" if many else DARK_GREY),
-                      steps=[dict(label=f["name"], method="animate",
-                                  args=[[f["name"]], dict(frame=still, mode="immediate", transition=dict(duration=0))])
-                             for f in frames])],
+                      steps=[dict(label=f["name"], method="animate", args=[[f["name"]], instant]) for f in frames])],
     )
     return fig
 
@@ -80,17 +105,17 @@ def animate(fig: go.Figure, frames: list, data: list, speed: float, prefix: str 
 def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
     """The round(s) of ``frames.round_frames``: the token strip, the rows of each event, u against min(1, p/q)."""
     vocab, g = list(data["vocab"]), data["gamma"]
-    fig = make_subplots(rows=3, cols=1, row_heights=[0.2, 0.62, 0.18], vertical_spacing=0.1)
+    fig = make_subplots(rows=3, cols=1, row_heights=[0.2, 0.58, 0.22], vertical_spacing=0.12)
     slots = list(range(1, g + 2))
     fig.add_scatter(x=slots, y=[0] * (g + 1), mode="markers+text", showlegend=False, row=1, col=1,
-                    marker=dict(symbol="square", size=34, line=dict(width=1.5, color=DARK_GREY)),
+                    marker=dict(symbol="square", size=30, line=dict(width=1.5, color=DARK_GREY)),
                     textfont=dict(size=16, color=BLACK), hoverinfo="skip")
-    fig.add_scatter(x=slots, y=[-0.9] * (g + 1), mode="text", showlegend=False, row=1, col=1,
+    fig.add_scatter(x=slots, y=[-1.1] * (g + 1), mode="text", showlegend=False, row=1, col=1,
                     textfont=dict(size=11, color=DARK_GREY), hoverinfo="skip")
     for name, colour in (("p (target)", P_COLOR), ("q (drafter)", Q_COLOR), ("residual r", RESIDUAL_COLOR)):
         fig.add_bar(x=[], y=[], name=name, marker_color=colour, textposition="outside", cliponaxis=False,
                     hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", row=2, col=1)
-    fig.add_bar(x=[], y=[], orientation="h", name="min(1, p/q)", row=3, col=1, textposition="inside",
+    fig.add_bar(x=[], y=[], orientation="h", name="min(1, p/q)", row=3, col=1, textposition="inside", width=0.7,
                 insidetextanchor="start", hovertemplate="keep with probability %{text}<extra></extra>")
     fig.add_scatter(x=[], y=[], mode="markers+text", name="u", textposition="top center", row=3, col=1,
                     marker=dict(symbol="line-ns", size=26, line=dict(width=4, color=BLACK)),
@@ -122,13 +147,13 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
     fig.update_layout(barmode="group", bargap=0.25)
     fig.update_xaxes(row=1, col=1, range=[0.5, g + 1.5], tickvals=slots, showgrid=False, zeroline=False,
                      ticktext=[f"draft {i}" if g <= 4 else str(i) for i in slots[:-1]] + ["closing"])
-    fig.update_yaxes(row=1, col=1, visible=False, range=[-1.4, 0.7])
+    fig.update_yaxes(row=1, col=1, visible=False, range=[-1.6, 0.8])
     fig.update_xaxes(row=2, col=1, type="category", categoryorder="array", categoryarray=vocab, title_text="token")
     fig.update_yaxes(row=2, col=1, range=[0, 1.18], title_text=PROBABILITY)
-    fig.update_xaxes(row=3, col=1, range=[0, 1.02], title_text="u against min(1, p/q): keep the draft when u < it")
+    fig.update_xaxes(row=3, col=1, range=[0, 1.02], title_text="keep the draft when u < min(1, p/q)")
     fig.update_yaxes(row=3, col=1, type="category", categoryarray=["u vs"], showticklabels=False)
     style(fig, None, height=560)
-    return animate(fig, data["frames"], traces, speed, "event ")
+    return animate(fig, data["frames"], traces, speed)
 
 
 # -- 2. the residual morph -------------------------------------------------------------
@@ -138,8 +163,8 @@ def morph_animation(data: dict, speed: float = 0.3) -> go.Figure:
     fig = go.Figure()
     names = (("p (target)", P_COLOR), ("q_t", Q_COLOR), ("min(p, q_t)", OVERLAP_COLOR), ("residual r_t", RESIDUAL_COLOR))
     for name, colour in names:
-        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="outside", cliponaxis=False,
-                    hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>")
+        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
+                    insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>")
     traces = []
     for f in data["frames"]:
         rows = (data["p"], f["q"], f["overlap"], f["residual"] or [0 * x for x in data["p"]])
@@ -151,20 +176,20 @@ def morph_animation(data: dict, speed: float = 0.3) -> go.Figure:
 
 
 # -- 3. the visual proof ------------------------------------------------------------------
-def proof_animation(data: dict, speed: float = 0.25) -> go.Figure:
+def proof_animation(data: dict, speed: float = 0.2) -> go.Figure:
     """First tokens of seeded rounds (``frames.proof_frames``) stacked by source, converging to p."""
     vocab, p = list(data["vocab"]), data["p"]
     fig = go.Figure()
     fig.add_bar(x=vocab, y=[], name="accepted draft (→ min(p, q))", marker_color=OVERLAP_COLOR,
-                textposition="inside", hovertemplate="%{x}: %{text} rounds<extra>accepted draft</extra>")
+                textposition="inside", textangle=0, hovertemplate="%{x}: %{text} rounds<extra>accepted draft</extra>")
     fig.add_bar(x=vocab, y=[], name="replacement (→ (1 − α)·r)", marker_color=RESIDUAL_COLOR,
-                textposition="inside", hovertemplate="%{x}: %{text} rounds<extra>replacement</extra>")
+                textposition="inside", textangle=0, hovertemplate="%{x}: %{text} rounds<extra>replacement</extra>")
     fig.add_scatter(x=vocab, y=_f(data["overlap"]), name="exact min(p, q)", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=40, line=dict(width=2, color=OVERLAP_COLOR)),
+                    marker=dict(symbol="line-ew-open", size=40, color=shade(OVERLAP_COLOR), line=dict(width=3, color=shade(OVERLAP_COLOR))),
                     customdata=[exact_dec(v) for v in data["overlap"]],
                     hovertemplate="%{x}: min(p, q) = %{customdata}<extra></extra>")
     fig.add_scatter(x=vocab, y=_f(p), name="exact p = min(p, q) + (1 − α)·r", mode="markers+text",
-                    marker=dict(symbol="line-ew-open", size=46, line=dict(width=3, color=BLACK)),
+                    marker=dict(symbol="line-ew-open", size=46, color=BLACK, line=dict(width=3, color=BLACK)),
                     text=["p = " + label(v) for v in p], textposition="top center",
                     customdata=[exact_dec(v) for v in data["excess"]],
                     hovertemplate="%{x}: %{text}, (1 − α)·r = %{customdata}<extra></extra>")
@@ -174,12 +199,12 @@ def proof_animation(data: dict, speed: float = 0.25) -> go.Figure:
         traces.append([go.Bar(x=vocab, y=[c / n for c in f["drafted"]], text=f["drafted"]),
                        go.Bar(x=vocab, y=[c / n for c in f["replaced"]], text=f["replaced"]), go.Scatter(), go.Scatter()])
     fig.update_layout(barmode="stack", yaxis_range=[0, 1.05])
-    categorical(style(fig, None, f"first token of a round (γ = {data['gamma']})", "share of rounds", height=440))
+    categorical(style(fig, None, f"first token of a round (γ = {data['gamma']})", "share of rounds", height=500))
     return animate(fig, data["frames"], traces, speed)
 
 
 # -- 4. acceptance: K and the per-position rate ------------------------------------------
-def acceptance_animation(data: dict, speed: float = 0.25) -> go.Figure:
+def acceptance_animation(data: dict, speed: float = 0.2) -> go.Figure:
     """``frames.acceptance_frames``: the sampled K histogram beside the exact P(K) and the i.i.d. formula's
     bars, and the per-position conditional acceptance settling on its exact value."""
     g, exact, iid = data["gamma"], data["exact"], data["iid"]
@@ -196,7 +221,7 @@ def acceptance_animation(data: dict, speed: float = 0.25) -> go.Figure:
                     hovertemplate="position %{x}: %{customdata}<extra>sampled</extra>")
     rates = data["exact_rates"]
     fig.add_scatter(x=pos, y=[None if r is None else float(r) for r in rates], name="exact rate", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=30, line=dict(width=3, color=P_COLOR)), row=2, col=1,
+                    marker=dict(symbol="line-ew-open", size=30, color=P_COLOR, line=dict(width=3, color=P_COLOR)), row=2, col=1,
                     customdata=[exact_dec(r) if r is not None else "—" for r in rates],
                     hovertemplate="position %{x}: %{customdata}<extra>exact</extra>")
     fig.add_scatter(x=pos, y=[float(data["alpha"])] * g, name=f"i.i.d.: α = {exact_dec(data['alpha'])}", mode="lines",
@@ -220,7 +245,7 @@ def acceptance_animation(data: dict, speed: float = 0.25) -> go.Figure:
 
 
 # -- 5. the speedup curve swept over α or c ---------------------------------------------
-def speedup_animation(data: dict, speed: float = 0.15) -> go.Figure:
+def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
     """``frames.speedup_frames`` or ``cost_frames``: the speedup-vs-γ curve, the best-γ star travelling,
     and a cursor on the map of the best γ over (α, c)."""
     grid, frames = data["grid"], data["frames"]
