@@ -45,7 +45,7 @@ class Limits:
     # 7.5 s; V 3 order 2, γ 1-4, N 5: 1.9e5 in 2.3 s), trees 2-4e4 steps/s. 5e6 steps: 25-60 s for chains.
     cli_work: int = 5_000_000
     max_work: int = 10**11  # the largest --max-work: days of work, beyond any honest use
-    result_digits: int = 4000  # digits of a probability a result may show (Python prints ints up to 4,300)
+    result_digits: int = 4300  # digits of a probability a result may show (Python's int-to-str limit)
     # numbers on the way in
     digits: int = 1000  # digits of a numerator or denominator in a model file
     option_digits: int = 50  # digits of a number typed as an option (--alpha, --cost, --temperature)
@@ -252,11 +252,11 @@ def result_digits(model, positions: int, n_tokens: int = 0, power: int = 1) -> i
     Measured on models with D-digit rows (2-4 tokens, γ 1-3, trees up to 2,2 and 1,1,1): a round's
     probabilities reach 2D at γ 1, then grow by up to ~(b + 1) D per position (b drafts per
     position: each acceptance ratio and residual brings its own denominators), bounded here by
-    2D (1 + b (positions - 1)); a joint of N tokens has N D digits (N + 1 kept as margin).
+    2D (1 + b (positions - 1)); a joint of N tokens is a product of N rows: at most N D digits.
     """
     s = shape(model, power)
     b = max(s.branch, s.p_branch)
-    digits = s.digits * (n_tokens + 1) if n_tokens else 0
+    digits = s.digits * n_tokens
     if positions:
         digits = max(digits, 2 * s.digits * (1 + b * (positions - 1)))
     return digits

@@ -192,3 +192,129 @@ def test_only_regular_files_of_bounded_size_are_opened(tmp_path):
     for path, words in cases:
         with pytest.raises(ModelError, match=words):
             load_model(str(path))
+
+
+# -- issue 29: a limit a person can raise ----------------------------------------
+V16 = random_model(16, seed=0)
+
+
+def test_the_cli_runs_about_a_minute_the_app_a_second():
+    """γ 4, N 3 on a 16-token model (~9 s here) runs from the CLI, not from an app page."""
+    ctx = len(V16.contexts())
+    check_joint(V16, 3, [4], ctx, limit=bounds.cli_budget())
+    with pytest.raises(WorkRefused) as e:
+        check_joint(V16, 3, [4], ctx, limit=LIMITS.interactive_work)
+    assert "--max-work" not in str(e.value)  # the app never offers to raise it
+
+
+def test_a_refusal_names_the_value_that_would_let_it_run():
+    import re
+    ctx = len(V16.contexts())
+    with pytest.raises(WorkRefused) as e:
+        check_joint(V16, 4, [4], ctx, limit=bounds.cli_budget())
+    need = int(re.search(r"raise it with --max-work (\d+)$", str(e.value)).group(1))
+    assert need > LIMITS.cli_work
+    check_joint(V16, 4, [4], ctx, limit=bounds.cli_budget(need))
+    with pytest.raises(WorkRefused):
+        check_joint(V16, 4, [4], ctx, limit=bounds.cli_budget(need - 1))
+
+
+def test_work_past_the_ceiling_is_not_offered_a_raise():
+    with pytest.raises(WorkRefused) as e:
+        bounds.check(LIMITS.max_work * 10, "this", "γ", bounds.cli_budget())
+    assert str(e.value).endswith(": lower γ")
+
+
+def test_a_raised_budget_raises_the_other_limits_alike():
+    rounds = LIMITS.loop_work // 4  # seed model, γ 3, a broken rule: over the loop limit, under twice it
+    with pytest.raises(WorkRefused, match="raise it with --max-work"):
+        bounds.check_sample(SEED, 3, rounds, loop=True, limit=bounds.cli_budget())
+    bounds.check_sample(SEED, 3, rounds, loop=True, limit=bounds.cli_budget(2 * LIMITS.cli_work))
+    assert bounds.cli_budget(3 * LIMITS.cli_work).scaled(bounds.BLOCK_WORK).steps == 3 * bounds.BLOCK_WORK
+
+
+# -- issue 29: results too long to show are refused before the work ----------------
+def _digits_shown(r) -> int:
+    values = list(r.outcomes.values()) + list(r.accepted) + [r.expected_tokens]
+    return max(max(len(str(F(x).numerator)), len(str(F(x).denominator))) for x in values)
+
+
+def _rows(v: int, d: int, seed: int) -> ToyModel:
+    """v tokens, every row with its own ~d-digit denominator (the worst case for the digits)."""
+    import random
+    rng = random.Random(seed)
+    def row():
+        den = rng.randrange(10**(d - 1), 10**d)
+        cuts = sorted({rng.randrange(1, den) for _ in range(v - 1)})  # distinct at these sizes
+        return tuple(F(b - a, den) for a, b in zip([0] + cuts, cuts + [den]))
+    vocab = tuple(f"t{i}" for i in range(v))
+    return ToyModel(vocab, 1, {(t,): row() for t in vocab}, {(t,): row() for t in vocab}, "rows")
+
+
+@pytest.mark.parametrize("model", [_two(40), _rows(3, 30, 1), _rows(4, 20, 2)], ids=["two", "v3", "v4"])
+def test_the_digit_bound_covers_every_shown_probability(model):
+    from specsim.tree import Tree
+    ctx = model.contexts()[0]
+    for gamma in (1, 2, 3):
+        assert _digits_shown(exact.round_distribution(model, ctx, gamma)) <= bounds.result_digits(model, gamma)
+    for shape in ((2,), (2, 1), (1, 1, 1)):
+        t = Tree(shape, "iid")
+        assert _digits_shown(exact.round_distribution(model, ctx, t)) <= bounds.result_digits(model, sum(shape))
+    joint = exact.target_joint(model, ctx, 3)
+    assert max(len(str(p.denominator)) for p in joint.values()) <= bounds.result_digits(model, 0, 3)
+
+
+def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
+    model = _two(1000)
+    check_round(model, 1)  # ~2,000 digits: shown
+    check_joint(model, 4, [1], contexts=2)  # ~4,000 digits: shown
+    for call in (lambda: check_round(model, 3), lambda: check_joint(model, 5, [1]),
+                 lambda: bounds.check_tree(model, __import__("specsim.tree").tree.Tree((2,), "iid"), rounds=1),
+                 lambda: check_joint(model, 2, [2], rules=9, rounds=1)):
+        with pytest.raises(WorkRefused, match="the limit is 4,300 digits"):
+            call()
+
+
+# -- issue 29: sampled work counts the vocabulary and the tree -------------------------
+def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
+    from specsim.tree import Tree
+    assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
+    assert bounds.sample_work(1000, 3, 8, block=True) > bounds.sample_work(1000, 3, 8)
+    assert bounds.loop_work(1000, 3, 64) > bounds.loop_work(1000, 3, 2)
+    v64, tree = random_model(64, seed=0), Tree((64,), "iid")
+    assert 70_000 * (tree.drafted_tokens + 1) <= LIMITS.loop_work  # the old estimate let ~16 min through
+    with pytest.raises(WorkRefused, match="over 64 tokens"):
+        bounds.check_tree_sample(v64, tree, 70_000)
+    bounds.check_tree_sample(SEED, Tree((2, 2, 1), "iid"), 10_000)  # sample --tree's default rounds
+
+
+# -- issue 30: one bound for every scheme of the tiny GPT ---------------------------
+def test_one_gpt_bound_for_every_scheme():
+    bounds.check_gpt(100, 4, 96)  # gpt generate's defaults
+    bounds.check_gpt(200, list(range(1, 9)) + [0], runs=9)  # gpt bench's defaults: γ 1-8 and plain, 3 x 3 runs
+    bounds.check_gpt(150, [4, 4, 6, 4, 0], runs=9)  # --schemes 'chain:4;block:4;tree:2,2;tree:4'
+    with pytest.raises(WorkRefused, match="target positions"):
+        bounds.check_gpt(4096, 64, 96)  # ran 96 s
+    with pytest.raises(WorkRefused, match="target positions"):
+        bounds.check_gpt(4096, [64, 0], runs=150)  # bench --schemes block:64 --tokens 4096 --repeats 50
+    with pytest.raises(WorkRefused, match="recorded probabilities"):
+        bounds.check_gpt(4096, 4, 96)
+    bounds.check_gpt(4096, 4, 96, limit=bounds.cli_budget(2 * LIMITS.cli_work))
+
+
+# -- issue 30: integers in ASCII digits only ---------------------------------------
+@pytest.mark.parametrize("text, value", [("7", 7), (" 12 ", 12), ("+3", 3), ("-2", -2), ("007", 7)])
+def test_whole_numbers_in_ascii_digits_are_read(text, value):
+    assert bounds.parse_whole(text, "n") == value
+
+
+@pytest.mark.parametrize("text, words", [
+    ("\uff14", "U+FF14 FULLWIDTH DIGIT FOUR"), ("\u0663", "U+0663 ARABIC-INDIC DIGIT THREE"),
+    ("\u00b9", "U+00B9 SUPERSCRIPT ONE"), ("1_000", "is not an integer"), ("0x10", "is not an integer"),
+    ("1e3", "is not an integer"), ("", "is not an integer"), ("1" * 5000, "5,000 digits"),
+])
+def test_anything_else_is_one_line_naming_the_character(text, words):
+    import re
+    with pytest.raises(ValueError, match=re.escape(words)) as e:
+        bounds.parse_whole(text, "n")
+    assert "\n" not in str(e.value) and len(str(e.value)) < 200

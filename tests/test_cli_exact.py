@@ -119,3 +119,29 @@ def test_console_script_entry_point_exit_codes():
     bad = subprocess.run([sys.executable, "-m", "specsim.cli", "round", "seed", "--context", "q"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "'q'" in bad.stderr
+
+
+# -- issue 29: the work limit a person can raise ------------------------------------
+
+def test_prove_refused_names_max_work_and_runs_when_raised(cli):
+    """Refused under a low --max-work with the value that would do; that value runs the proof."""
+    import re
+    code, out, err = cli("prove", "seed", "--tokens", "3", "--gammas", "1-4", "--max-work", "1000")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    need = re.search(r"lower γ or N, or raise it with --max-work (\d+)$", err.strip())
+    assert need, err
+    code, out, _ = cli("prove", "seed", "--tokens", "3", "--gammas", "1-4", "--max-work", need.group(1))
+    assert code == 0 and "All 12 checks exact" in out
+
+
+@pytest.mark.parametrize("command", [["round", "seed"], ["prove", "seed"], ["compare", "seed"],
+                                     ["sample", "seed"], ["pitfalls", "seed"], ["generate", "seed"],
+                                     ["check-rule", "x.py:R"], ["gpt", "generate", "--prompt", "a"],
+                                     ["gpt", "bench"]])
+def test_every_bounded_command_takes_max_work(command, monkeypatch):
+    from specsim.bounds import LIMITS
+    monkeypatch.delenv("SPECSIM_MAX_WORK", raising=False)
+    from specsim.cli import build_parser
+    args = build_parser().parse_args(command + ["--max-work", "123"])
+    assert args.max_work == 123
+    assert build_parser().parse_args(command).max_work == LIMITS.cli_work

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from specsim.bounds import LIMITS
+from specsim.toy import random_model
 
 TIMEOUT = 20  # seconds per case: a hang fails here instead of blocking CI
 FAST = 10  # seconds: a refusal must come well under the timeout (most take ~1 s, the interpreter's start)
@@ -64,6 +65,11 @@ def _files(tmp: Path) -> dict:
     write("empty", "")
     write("array", "[]")
     write("strnan", json.dumps(_model(["x", "y"], 1, ["nan", "1"])))
+    write("v16", random_model(16, seed=0).to_json())  # issue 29: γ 4, N 3 was refused at 200,000 steps
+    write("v64", random_model(64, seed=0).to_json())
+    den = rng.randrange(10**999, 10**1000)  # issue 30: 1,000-digit fractions, results past 4,300 digits
+    num = rng.randrange(den // 4, den // 2)
+    write("d1000", json.dumps(_model(["x", "y"], 1, [f"{num}/{den}", f"{den - num}/{den}"])))
     big_file = tmp / "big.json"
     with open(big_file, "wb") as fh:  # sparse: over the size limit without writing it
         fh.truncate(LIMITS.file_bytes + 1)
@@ -141,6 +147,48 @@ CASES = [
     ("trace seed --top-k 99999999", "top-k must be between"),
     ("gpt generate --prompt hi --tokens 100000", "tokens must be between"),
     ("gpt bench --gammas 1-99999999999", "gammas must be between 1 and 64"),
+    # issue 29: a limit a person can raise, named in the refusal; absurd limits refused
+    ("prove {v16} --gamma 4 --tokens 4", "lower γ or N, or raise it with --max-work 2"),
+    ("prove {v16} --gamma 4 --tokens 3 --max-work 1000", "raise it with --max-work 1"),
+    ("round seed --max-work 1e9", "is not a whole number of steps"),
+    ("round seed --max-work -5", "must be from 1 to 100,000,000,000 steps"),
+    ("sample seed --max-work 100000000001", "must be from 1 to"),
+    ("pitfalls seed --max-work ５", "U+FF15"),
+    ("compare seed --max-work 0", "must be from 1"),
+    # issue 29: results with more digits than can be shown, refused before the work
+    ("round {d1000} --gamma 3", "digits; the limit is 4,300 digits"),
+    ("round {d1000} --gamma 3 --json", "digits; the limit is 4,300 digits"),
+    ("round {d1000} --gamma 2 --tree 2", "digits; the limit is 4,300 digits"),
+    ("round {d1000} --gamma 2 --verify block", "digits; the limit is 4,300 digits"),
+    ("pitfalls {d1000} --gamma 2 --tokens 2", "digits"),
+    ("prove {d1000} --tokens 5 --gamma 1", "digits"),
+    ("compare {d1000} --budget 3", "digits"),
+    ("sample {d1000} --check --rounds 10", "digits"),
+    # issue 29: sampled work grows with the vocabulary and the tree
+    ("sample {v64} --tree 64 --rounds 70000", "lower --rounds or the tree"),
+    ("sample {v64} --rounds 20000000", "lower --rounds or γ"),
+    ("sample {v64} --verify block --rounds 20000000", "lower --rounds or γ"),
+    ("sample {v64} --rule always-accept --rounds 1000000", "broken rule"),
+    # issue 30: full-width and other non-ASCII digits, underscores, huge integers
+    ("round seed --gamma ４", "U+FF14 FULLWIDTH DIGIT FOUR is not an ASCII digit"),
+    ("prove seed --gammas 1-３", "U+FF13"),
+    ("round seed --tree ２,1", "U+FF12"),
+    ("gpt bench --schemes chain:４", "U+FF14"),
+    ("gpt bench --schemes tree:٣", "U+0663"),
+    ("gpt generate --prompt hi --tree ２", "U+FF12"),
+    ("sample seed --rounds 1_000", "is not an integer"),
+    ("generate seed --tokens ¹", "U+00B9"),
+    ("sample seed --rounds " + "1" * 5000, "5,000 digits"),
+    ("gpt generate --prompt hi --draft lookup:３", "unknown drafter"),
+    # issue 30: one bound for every scheme of the tiny GPT, before torch loads
+    ("gpt generate --prompt hi --tokens 4096 --gamma 64", "lower --tokens or --gamma, or raise it with --max-work"),
+    ("gpt generate --prompt hi --tokens 4096 --gamma 64 --json --top 128", "lower --tokens or --gamma"),
+    ("gpt generate --prompt hi --tokens 4096 --gamma 64 --verify block", "target positions"),
+    ("gpt generate --prompt hi --tokens 4096 --tree 8,7", "lower --tokens or --tree"),
+    ("gpt bench --schemes block:64 --tokens 4096 --repeats 50", "lower --tokens, --repeats or --schemes"),
+    ("gpt bench --gammas 1-64 --tokens 4096 --repeats 50", "lower --tokens, --repeats or --gammas"),
+    ("gpt bench --drafters distilled,lookup:3 --gamma 64 --tokens 4096 --repeats 50", "target positions"),
+    ("gpt bench --max-work abc", "max-work"),
 ]
 
 
@@ -167,3 +215,57 @@ def test_hostile_input_is_refused_in_one_line(files, argv, words):
 
 def test_the_table_is_large_enough():
     assert len(CASES) >= 40
+
+
+def _cli(*args, **env):
+    return subprocess.run([sys.executable, "-m", "specsim.cli", *args], capture_output=True, text=True,
+                          timeout=TIMEOUT, env=dict(os.environ, PYTHONPATH=str(ROOT), **env), cwd=ROOT)
+
+
+def test_a_bad_environment_limit_is_one_line_naming_it():
+    done = _cli("round", "seed", SPECSIM_MAX_WORK="lots")
+    assert done.returncode == 2 and "SPECSIM_MAX_WORK" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_the_environment_limit_applies_and_the_option_wins(files):
+    """SPECSIM_MAX_WORK lowers (or raises) the limit; --max-work overrides it."""
+    low = _cli("prove", "seed", "--tokens", "2", SPECSIM_MAX_WORK="100")
+    assert low.returncode == 2 and "the limit is 100:" in low.stderr and "--max-work" in low.stderr
+    ok = _cli("prove", "seed", "--tokens", "2", "--max-work", "1000000", SPECSIM_MAX_WORK="100")
+    assert ok.returncode == 0 and "checks exact" in ok.stdout, ok.stderr
+
+
+def test_the_gpt_bound_refuses_before_torch_loads():
+    code = ("import sys; from specsim.cli import main; "
+            "rc = main(['gpt', 'bench', '--schemes', 'block:64', '--tokens', '4096', '--repeats', '50']); "
+            "print(rc, 'torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
+    assert done.stdout.split() == ["2", "False"], (done.stdout, done.stderr[-500:])
+    assert "target positions" in done.stderr
+
+
+@pytest.mark.parametrize("page, key, settings", [
+    ("views/exactness.py", "exact", {"exact-n": 2}),  # N = 2 passes; the round section's γ 3 cannot be shown
+    ("views/pitfalls.py", "pit", {}),
+    ("views/workbench.py", "wb", {}),
+])
+def test_app_pages_refuse_fractions_too_long_to_show(files, page, key, settings):
+    """Issue 29: 1,000-digit fractions ended in a ValueError on these pages; now one st.error line."""
+    from streamlit.testing.v1 import AppTest
+    sys.path.insert(0, str(ROOT / "app"))
+    import widgets
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page)
+    at.run()
+    at.selectbox(key=f"{key}-model").set_value(widgets.UPLOAD)
+    at.run()
+    at.file_uploader(key=f"{key}-upload").upload("d1000.json", Path(files["d1000"]).read_bytes(), "application/json")
+    at.run()
+    for k, v in settings.items():
+        at.number_input(key=k).set_value(v)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "\n" not in errors[0] and "the limit is 4,300 digits" in errors[0], errors
