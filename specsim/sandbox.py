@@ -160,8 +160,8 @@ def _collect(child, fd: int, deadline: float) -> tuple:
 def _verdict(data: bytes, ending: str, code: int, nonce: str, timeout: float) -> checker.CheckResult:
     """The CheckResult of a completed report, else a one-line SandboxError naming how the check ended."""
     if ending == "clock":
-        raise SandboxError(f"the check ran past its {timeout:g} s clock (--timeout) and was killed: the rule loops, "
-                           "sleeps or is slow (or lower --models); no verdict")
+        raise SandboxError(f"the check ran past its {timeout:g} s clock and was killed (the rule loops, sleeps "
+                           "or is slow: raise --timeout or lower --models); no verdict")
     if ending == "large":
         raise SandboxError(f"the child wrote over {MAX_REPORT:,} bytes on the report pipe: not a report; no verdict")
     head, end = f"{HEAD} {nonce}\n".encode(), f"\n{END} {nonce}\n".encode()
