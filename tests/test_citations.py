@@ -24,6 +24,7 @@ CHECKED = {  # arXiv id -> the paper it was checked against
     "2211.17192": "Leviathan, Kalman & Matias: Fast Inference from Transformers via Speculative Decoding",
     "2302.01318": "Chen et al.: Accelerating Large Language Model Decoding with Speculative Sampling",
     "2305.09781": "Miao et al.: SpecInfer",
+    "2309.06180": "Kwon et al.: Efficient Memory Management for LLM Serving with PagedAttention (vLLM)",
     "2310.08461": "Zhou et al.: DistillSpec",
     "2310.15141": "Sun et al.: SpecTr",
     "2401.10774": "Cai et al.: Medusa",
