@@ -65,6 +65,17 @@ def test_lesson_has_exercises_with_answers(path):
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_lesson_exercises_are_numbered_in_order_under_one_heading(path):
+    """Every lesson numbers its exercises the same way: "## Exercises", then "### Exercise 1", 2, ..."""
+    body = text(path)
+    numbers = re.findall(r"^### Exercise(?: (\d+))?$", body, flags=re.M)
+    assert all(numbers), "an exercise without its number"
+    assert [int(n) for n in numbers] == list(range(1, len(numbers) + 1))
+    assert body.count("\n## Exercises\n") == 1
+    assert body.index("\n## Exercises\n") < body.index("\n### Exercise 1\n")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_lesson_links_to_pages_that_exist(path):
     body = text(path)
     assert TRY_IT.search(body), "a **Try it:** link to an app page"
