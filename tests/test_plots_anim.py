@@ -17,8 +17,9 @@ def check_player(fig, n_frames: int, speed: float) -> None:
     assert len(fig.frames) == n_frames
     names = [f.name for f in fig.frames]
     assert len(set(names)) == n_frames
-    for f in fig.frames:
-        assert len(f.data) == len(fig.data)
+    assert fig.data[-1].mode == "text"  # the caption, last
+    for f in fig.frames:  # every trace, in the order of the figure, in every frame
+        assert f.traces is None and len(f.data) == len(fig.data)
         assert [type(t).__name__ for t in f.data] == [type(t).__name__ for t in fig.data]
     steps = fig.layout.sliders[0].steps
     assert [list(s.args[0]) for s in steps] == [[n] for n in names] and [s.label for s in steps] == names
@@ -183,7 +184,8 @@ def test_speedup_frames_best_gamma_is_the_formula():
     assert (by_alpha[F(3, 5)], by_alpha[F(4, 5)], by_alpha[F(9, 10)]) == (4, 8, 13)  # DESIGN.md
     fig = plots_anim.speedup_animation(data, speed=0.2)
     check_player(fig, 100, 0.2)
-    star, cursor = fig.frames[80].data[1], fig.frames[80].data[4]
+    assert not [t for t in fig.data if t.type == "heatmap"] and fig.layout.images  # the map is an image
+    star, cursor = fig.frames[80].data[1], fig.frames[80].data[3]
     assert (star.x[0], star.y[0]) == (8, pytest.approx(float(formulas.best_gamma(0.8, 0.05)[1])))
     assert (cursor.x[0], cursor.y[0]) == (0.8, 0.05)
 
