@@ -27,6 +27,7 @@ PROMPTS = ["def ", "import os\n", "class Foo(object):\n    def __init__(self, x)
 def exported(tmp_path_factory):
     """The shipped target and distilled drafter exported once: {"target": dir, "draft": dir}."""
     transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()  # else save_pretrained's bars land in captured stderr
     root = tmp_path_factory.mktemp("hf")
     dirs = {"target": str(root / "target"), "draft": str(root / "draft")}
     hf_export.export_hf(dirs["target"], "target")

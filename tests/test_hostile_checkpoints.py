@@ -43,6 +43,7 @@ GENERATE = ("gpt", "generate", "--prompt", "def ", "--tokens", "2", "--device", 
 def good(tmp_path_factory) -> Path:
     """The shipped distilled drafter as an HF checkpoint (small: one layer); it loads as a pair with itself."""
     transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     out = tmp_path_factory.mktemp("good") / "draft"
     hf_export.export_hf(str(out), "draft-distilled")
     return out
@@ -273,10 +274,16 @@ def test_hostile_config_files_are_one_line(cli, good, tmp_path, case):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_a_fifo_as_tokenizer_config_is_refused_not_read(good, tmp_path):
+def test_a_fifo_or_a_device_as_a_config_is_refused_not_read(good, tmp_path):
     bad = copy_of(good, tmp_path, "fifo")
     (bad / "tokenizer_config.json").unlink()
     os.mkfifo(bad / "tokenizer_config.json")  # reading it would block forever
+    (bad / "config.json").unlink()
+    (bad / "config.json").symlink_to("/dev/zero")  # endless
+    code, out, err = run_cli(*GENERATE, "--target", bad, "--draft", good, tmp_path=tmp_path)
+    assert_one_line(code, out, err, "config.json", "not a regular file")
+    (bad / "config.json").unlink()
+    shutil.copy(good / "config.json", bad / "config.json")
     code, out, err = run_cli(*GENERATE, "--target", bad, "--draft", good, tmp_path=tmp_path)
     assert_one_line(code, out, err, "tokenizer_config.json", "not a regular file")
 
@@ -388,3 +395,20 @@ def test_other_odd_checkpoints_are_one_line(cli, good, tmp_path, case, message):
         (bad / "tokenizer.json").write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
     code, out, err = cli(*GENERATE, "--target", bad, "--draft", good)
     assert_one_line(code, out, err, message)
+
+
+def test_an_older_gpt2_layout_with_a_leftover_buffer_still_loads(good, tmp_path):
+    """Hub-era GPT-2 files: names without ``transformer.`` and a saved ``attn.masked_bias`` buffer the model
+    no longer has. Every weight is there, so it loads, with the same logits; an extra layer would not."""
+    old = copy_of(good, tmp_path, "old")
+    state = {k.removeprefix("transformer."): v for k, v in load_file(old / "model.safetensors").items()}
+    state["h.0.attn.masked_bias"] = torch.tensor(-1e4)
+    save_file(state, old / "model.safetensors", metadata={"format": "pt"})
+    pair = hf_pair.load_hf_pair(str(old), str(good), "cpu")
+    ids = torch.tensor([pair.tokenizer.encode("x = 1\n")])
+    with torch.inference_mode():
+        torch.testing.assert_close(pair.target(ids), pair.draft(ids), atol=0, rtol=0)
+    state["h.1.attn.c_attn.weight"] = state["h.0.attn.c_attn.weight"].clone()  # a layer the config lacks
+    save_file(state, old / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(CheckpointError, match=r"unexpected weights \(1\): h\.1\.attn\.c_attn\.weight"):
+        hf_pair.load_hf_pair(str(good), str(old), "cpu")  # other paths than the pair cached above

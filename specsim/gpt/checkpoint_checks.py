@@ -177,8 +177,18 @@ def check_safetensors(path: str) -> None:
         raise CheckpointError(f"{path} is not a whole safetensors file (truncated or corrupt): {one_line(e)}") from None
 
 
-def check_loading_info(info: dict, role: str) -> None:
-    """Refuse weights that transformers would have filled in at random or dropped: missing, unexpected, mis-shaped."""
+def check_loading_info(info: dict, role: str, model=None) -> None:
+    """Refuse weights that transformers would have filled in at random or dropped: missing, unexpected, mis-shaped.
+
+    An unexpected tensor under a module the model has (``h.0.attn.masked_bias``,
+    a buffer older GPT-2 checkpoints saved) is a leftover the model does not
+    need, and is let through; one under a module the model lacks (``h.7.`` in
+    a 6-layer config, another head) means the config does not describe the
+    weights, and is refused.
+    """
+    info = dict(info)
+    if model is not None:
+        info["unexpected_keys"] = [k for k in info.get("unexpected_keys") or () if not _under_a_module(model, k)]
     for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
         keys = sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get(kind) or ())
         if keys:
@@ -187,6 +197,20 @@ def check_loading_info(info: dict, role: str) -> None:
             raise CheckpointError(f"the {role} checkpoint has {word} weights ({len(keys)}): {shown}")
     if info.get("error_msgs"):
         raise CheckpointError(f"the {role} checkpoint's weights did not load: {one_line(Exception(info['error_msgs'][0]))}")
+
+
+def _under_a_module(model, key: str) -> bool:
+    """Whether ``key``'s module path names a submodule of ``model`` (with or without the base model's prefix)."""
+    path = str(key).rpartition(".")[0]
+    prefix = getattr(model, "base_model_prefix", "")
+    for name in (path, f"{prefix}.{path}" if prefix else path):
+        try:
+            if path:
+                model.get_submodule(name)
+                return True
+        except AttributeError:
+            pass
+    return False
 
 
 def check_finite(named_tensors, where: str) -> None:

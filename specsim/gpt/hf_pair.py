@@ -141,7 +141,7 @@ def check_checkpoint(path: str, role: str) -> str:
     path = os.path.expanduser(path)
     if not os.path.exists(path):
         raise CheckpointError(f"the {role} checkpoint {path} does not exist")
-    if not os.path.isdir(path) or not os.path.isfile(os.path.join(path, "config.json")):
+    if not os.path.isdir(path) or not os.path.lexists(os.path.join(path, "config.json")):  # a FIFO: read_json says
         raise CheckpointError(f"the {role} path {path} is not a Hugging Face checkpoint directory (no config.json)")
     return path
 
@@ -175,7 +175,7 @@ def _load_one(path: str, role: str, device: torch.device):
         tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
     except Exception as e:  # transformers and safetensors raise many types for a bad file; all are one line here
         raise CheckpointError(f"cannot load {where}: {one_line(e)}") from None
-    check_loading_info(info, role)  # nothing filled in at random, nothing dropped
+    check_loading_info(info, role, model)  # nothing filled in at random, nothing dropped
     check_finite(model.named_parameters(), where)
     return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
 
