@@ -140,16 +140,16 @@ def test_unknown_rule_name():
         pitfalls.get("nope")
 
 
-# -- the seeds' formulas (specsim.formulas), beside the right ones --
+# -- formulas in circulation (specsim.formulas), beside the right ones --
 
-def test_seed_001_speedup_ignores_alpha_and_cost():
+def test_the_circulating_speedup_formula_ignores_alpha_and_cost():
     from specsim.formulas import speedup_formula_gap
     rows = speedup_formula_gap()
     assert all(r["seed_001"] == F(r["gamma"], 2) for r in rows)
     assert any(r["right"] < 1 < r["seed_001"] for r in rows)
 
 
-def test_accepted_over_proposed_is_biased_low_and_checked_is_not():
+def test_accepted_over_proposed_is_below_alpha_and_accepted_over_checked_is_alpha():
     from specsim.formulas import accepted_over_proposed, expected_accepted, expected_checked
     for a in (F(1, 2), F(4, 5), F(9, 10)):
         assert accepted_over_proposed(a, 1) == a
