@@ -44,21 +44,21 @@ def test_stages_train_save_and_reload(tmp_path):
 
 
 def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, monkeypatch):
-    from specsim.gpt import train
+    from specsim.gpt import train, train_checkpoint
     data, _ = tiny_data()
     whole = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False)
     ckpt = str(tmp_path / "run.ckpt")
-    save = train._save_checkpoint
+    save = train_checkpoint.save
 
     def save_then_stop(*args, **kwargs):  # the machine goes away right after the first checkpoint
         save(*args, **kwargs)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(train, "_save_checkpoint", save_then_stop)
+    monkeypatch.setattr(train_checkpoint, "save", save_then_stop)
     with pytest.raises(KeyboardInterrupt):
         train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
                        checkpoint=ckpt, checkpoint_every=3)
-    monkeypatch.setattr(train, "_save_checkpoint", save)
+    monkeypatch.setattr(train_checkpoint, "save", save)
     resumed = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
                              checkpoint=ckpt, checkpoint_every=3)
     assert resumed.losses == whole.losses

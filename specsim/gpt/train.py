@@ -13,8 +13,9 @@ than float32 on an AVX2 machine). Weights stay float32.
 ``init`` starts from given weights instead of a fresh model (a second phase on
 more data). With ``checkpoint`` a path, the run saves its whole state there
 every ``checkpoint_every`` steps (weights, optimizer, window generator, losses)
-and, if the file exists when it starts, resumes from it: an interrupted run
-resumed ends with the same weights as one never interrupted.
+and, if the file exists when it starts, resumes from it after checking it
+(``train_checkpoint``): an interrupted run resumed ends with the same weights
+as one never interrupted.
 
 >>> import torch
 >>> from specsim.gpt.config import PRESETS
@@ -27,16 +28,14 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .checkpoint_checks import CheckpointError, check_finite, one_line
+from . import train_checkpoint
 from .config import GPTConfig
 from .model import GPT
 from .rule import adjust, alpha
@@ -84,72 +83,6 @@ def _autocast(device: torch.device):
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=native_bf16(device))
 
 
-def _run_key(config, steps, batch_size, block, lr, warmup, seed, teacher) -> dict:
-    return {"config": config.to_dict(), "steps": steps, "batch_size": batch_size, "block": block,
-            "lr": lr, "warmup": warmup, "seed": seed, "distilled": teacher is not None}
-
-
-def _save_checkpoint(path, key, step, model, opt, gen, losses, curve, seconds):
-    state = {"key": key, "step": step, "model": model.state_dict(), "opt": opt.state_dict(),
-             "gen": gen.get_state(), "losses": losses, "curve": curve, "seconds": seconds}
-    tmp = f"{path}.tmp"
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # a run killed mid-save keeps the previous checkpoint
-
-
-def _load_checkpoint(path, key) -> dict:
-    """The saved state of this run, its fields checked; anything else is one line (``CheckpointError``)."""
-    try:  # weights_only: tensors, numbers and containers only; a pickle's code is refused, never run
-        with warnings.catch_warnings():  # torch warns about unusual pickle protocols: the refusal says enough
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # UnpicklingError, EOFError, RuntimeError (not a zip): whatever the bytes are
-        why = ("it holds objects other than tensors and numbers (a pickle that could run code)"
-               if isinstance(e, pickle.UnpicklingError) else one_line(e, 120))
-        raise CheckpointError(f"checkpoint {path} is not a training checkpoint specsim reads: {why}; "
-                              "delete it to start afresh") from None
-    if not isinstance(state, dict) or not isinstance(state.get("key"), dict):
-        raise CheckpointError(f"checkpoint {path} is not a training checkpoint (it holds a {type(state).__name__} "
-                              "without a run key); delete it to start afresh")
-    if state["key"] != key:
-        diff = sorted(k for k in key if state["key"].get(k) != key[k])
-        raise CheckpointError(f"checkpoint {path} is from a different run (differs in {', '.join(diff)}); "
-                              "delete it or pass the same settings")
-    number = (int, float)
-    checks = {  # field: (its test, what it must be)
-        "step": (lambda v: isinstance(v, int) and 0 <= v <= key["steps"], f"a step from 0 to {key['steps']}"),
-        "model": (lambda v: isinstance(v, dict) and all(isinstance(t, torch.Tensor) for t in v.values()),
-                  "a dict of tensors"),
-        "opt": (lambda v: isinstance(v, dict), "an optimizer state dict"),
-        "gen": (lambda v: isinstance(v, torch.Tensor) and v.dtype == torch.uint8, "a generator state"),
-        "losses": (lambda v: isinstance(v, list) and len(v) == state.get("step")
-                   and all(isinstance(x, number) for x in v), "a list of one loss per step"),
-        "curve": (lambda v: isinstance(v, list) and all(isinstance(c, (list, tuple)) and len(c) == 2
-                                                        and all(isinstance(x, number) for x in c) for c in v),
-                  "a list of (step, loss) points"),
-        "seconds": (lambda v: isinstance(v, number) and math.isfinite(v) and v >= 0, "a time in seconds"),
-    }
-    for name, (ok, what) in checks.items():
-        if name not in state or not ok(state[name]):
-            raise CheckpointError(f"checkpoint {path}: its {name} is not {what}; delete it to start afresh")
-    check_finite(state["model"].items(), f"checkpoint {path}")
-    return state
-
-
-def _resume(path, key, model, opt, gen) -> tuple:
-    """Load the checkpoint into model, optimizer and generator: (losses, curve, step, seconds), or one line."""
-    state = _load_checkpoint(path, key)
-    parts = (("model weights", model.load_state_dict, state["model"]),
-             ("optimizer state", opt.load_state_dict, state["opt"]), ("generator state", gen.set_state, state["gen"]))
-    for what, load, value in parts:
-        try:
-            load(value)
-        except Exception as e:  # missing or mis-shaped tensors: torch's message is many lines
-            raise CheckpointError(f"checkpoint {path}: its {what} do not fit this run ({one_line(e, 120)}); "
-                                  "delete it to start afresh") from None
-    return list(state["losses"]), [tuple(c) for c in state["curve"]], state["step"], state["seconds"]
-
-
 def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor, steps: int,
              batch_size: int = 8, block: int | None = None, lr: float = 1e-3, warmup: int = 100,
              seed: int = 0, device="cpu", teacher: GPT | None = None, progress: bool = True,
@@ -171,9 +104,9 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
     losses, curve, start, before = [], [], 0, 0.0
-    key = _run_key(config, steps, batch_size, block, lr, warmup, seed, teacher)
+    key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, teacher)
     if checkpoint and os.path.exists(checkpoint):
-        losses, curve, start, before = _resume(checkpoint, key, model, opt, gen)
+        losses, curve, start, before = train_checkpoint.resume(checkpoint, key, model, opt, gen)
     t0 = time.time()
     every = max(1, min(50, steps // 10))  # a point of the loss curve every ``every`` steps
     bar = tqdm(range(start, steps), desc=desc, disable=not progress, mininterval=2,
@@ -204,8 +137,8 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
             curve.append((step + 1, sum(recent) / len(recent)))
             bar.set_postfix(loss=f"{curve[-1][1]:.3f}")
         if checkpoint and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
-            _save_checkpoint(checkpoint, key, step + 1, model, opt, gen, losses, curve,
-                             before + time.time() - t0)
+            train_checkpoint.save(checkpoint, key, step + 1, model, opt, gen, losses, curve,
+                                  before + time.time() - t0)
     model.eval()
     val = evaluate(model, val_data, block, device=device)
     return TrainResult(model, losses, val, before + time.time() - t0, curve)
