@@ -67,10 +67,14 @@ def md_tokens(tokens, sep: str = " ") -> str:
 
 def token_html(token: str, status: str, size: str = "1.15rem") -> str:
     """One token as a coloured chip; the token is escaped (it may be any string from a model file)."""
+    return _chip(html_text(token), status, size)
+
+
+def _chip(body: str, status: str, size: str) -> str:
     css, label = TOKEN_STYLE[status]
     return (f'<span title="{html.escape(label)}" style="{css};font-family:monospace;font-size:{size};'
             f'padding:0.1rem 0.45rem;margin:0.1rem;border-radius:0.3rem;display:inline-block;white-space:pre">'
-            f'{html_text(token)}</span>')
+            f'{body}</span>')
 
 
 def boundary_html(number: int) -> str:
@@ -81,7 +85,7 @@ def boundary_html(number: int) -> str:
 
 
 def legend_html(statuses, boundary: bool = False) -> str:
-    parts = [token_html(TOKEN_STYLE[s][1], s, size="0.8rem") for s in statuses]
+    parts = [_chip(html.escape(TOKEN_STYLE[s][1]), s, "0.8rem") for s in statuses]  # our own labels
     if boundary:
         parts.append(boundary_html(2) + '<span style="font-size:0.8rem">round 2 starts here</span>')
     return " ".join(parts)
