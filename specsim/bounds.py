@@ -438,7 +438,7 @@ def check_gpt(tokens: int, drafted, vocab_size: int | None = None, runs: int = 1
     At most one round per token: target positions <= runs x tokens x sum(drafted + 1). With
     ``vocab_size``, a generation's trace (one run) keeps (drafted + 1) rows of V probabilities a round.
 
-    >>> check_gpt(4096, 64, 96)
+    >>> check_gpt(4096, 64)
     Traceback (most recent call last):
     ...
     specsim.bounds.WorkRefused: 4,096 tokens with 64 drafts per round means ~2.7e+05 target positions; the limit is 200,000: lower --tokens or γ
@@ -446,10 +446,10 @@ def check_gpt(tokens: int, drafted, vocab_size: int | None = None, runs: int = 1
     drafted = [drafted] if isinstance(drafted, int) else list(drafted)
     positions = runs * tokens * sum(d + 1 for d in drafted)
     what = f"{tokens:,} tokens with {max(drafted)} drafts per round" + (f", {runs:,} runs" if runs > 1 else "")
-    check(positions, what, lower, _budget(limit, LIMITS.gpt_positions), "target positions")
-    if vocab_size:
+    if vocab_size:  # memory first, then time
         check(tokens * (max(drafted) + 1) * vocab_size, f"{what} over {vocab_size} tokens", lower,
               _budget(limit, LIMITS.generate_work), "recorded probabilities")
+    check(positions, what, lower, _budget(limit, LIMITS.gpt_positions), "target positions")
 
 
 # -- numbers on the way in -----------------------------------------------------

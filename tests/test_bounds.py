@@ -294,11 +294,12 @@ def test_one_gpt_bound_for_every_scheme():
     bounds.check_gpt(200, list(range(1, 9)) + [0], runs=9)  # gpt bench's defaults: γ 1-8 and plain, 3 x 3 runs
     bounds.check_gpt(150, [4, 4, 6, 4, 0], runs=9)  # --schemes 'chain:4;block:4;tree:2,2;tree:4'
     with pytest.raises(WorkRefused, match="target positions"):
-        bounds.check_gpt(4096, 64, 96)  # ran 96 s
+        bounds.check_gpt(4096, 64)  # ran 96 s (and with V 96, 25x the recorded probabilities below)
     with pytest.raises(WorkRefused, match="target positions"):
         bounds.check_gpt(4096, [64, 0], runs=150)  # bench --schemes block:64 --tokens 4096 --repeats 50
-    with pytest.raises(WorkRefused, match="recorded probabilities"):
-        bounds.check_gpt(4096, 4, 96)
+    for drafted in (4, 64):
+        with pytest.raises(WorkRefused, match="recorded probabilities"):
+            bounds.check_gpt(4096, drafted, 96)
     bounds.check_gpt(4096, 4, 96, limit=bounds.cli_budget(2 * LIMITS.cli_work))
 
 

@@ -190,7 +190,7 @@ CASES = [
     # issue 30: one bound for every scheme of the tiny GPT, before torch loads
     ("gpt generate --prompt hi --tokens 4096 --gamma 64", "lower --tokens or --gamma, or raise it with --max-work"),
     ("gpt generate --prompt hi --tokens 4096 --gamma 64 --json --top 128", "lower --tokens or --gamma"),
-    ("gpt generate --prompt hi --tokens 4096 --gamma 64 --verify block", "target positions"),
+    ("gpt generate --prompt hi --tokens 4096 --gamma 64 --verify block", "recorded probabilities"),
     ("gpt generate --prompt hi --tokens 4096 --tree 8,7", "lower --tokens or --tree"),
     ("gpt bench --schemes block:64 --tokens 4096 --repeats 50", "lower --tokens, --repeats or --schemes"),
     ("gpt bench --gammas 1-64 --tokens 4096 --repeats 50", "lower --tokens, --repeats or --gammas"),
