@@ -103,6 +103,7 @@ def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool
     many = len(frames) > 8  # step labels would collide: the current one shows above the slider instead
     fig.update_layout(
         height=fig.layout.height + 19 * lines + 74, title=None,
+        uniformtext=dict(mode=False),  # a frame without a redraw shrinks bar labels to fit; so does a redraw now
         updatemenus=[dict(type="buttons", direction="left", x=0, xanchor="left", y=0,
                           yanchor="top", pad=dict(t=82, r=4), showactive=False, font_size=13,
                           buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
