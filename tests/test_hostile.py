@@ -276,3 +276,11 @@ def test_app_pages_refuse_fractions_too_long_to_show(files, page, key, settings)
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "\n" not in errors[0] and "the limit is 4,300 digits" in errors[0], errors
+
+
+def test_a_top_p_below_float32_keeps_the_most_likely_token():
+    """--top-p 1e-100 became 0 in float32, dropped every token and ended in a torch RuntimeError."""
+    torch = pytest.importorskip("torch")
+    from specsim.gpt.rule import adjust
+    logits = torch.tensor([[0.5, 2.0, -1.0], [3.0, 1.0, 0.0]])
+    assert torch.equal(adjust(logits, top_p=1e-100), torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]))

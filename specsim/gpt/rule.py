@@ -67,6 +67,7 @@ def adjust(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = N
         sorted_p, order = torch.sort(probs, dim=-1, descending=True)
         before = sorted_p.cumsum(-1) - sorted_p  # mass strictly before each token
         drop_sorted = before >= top_p  # the token is not needed to reach top_p
+        drop_sorted[..., 0] = False  # the most likely token stays, even when top_p rounds to 0 in float32
         drop = torch.zeros_like(drop_sorted).scatter_(-1, order, drop_sorted)
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum(-1, keepdim=True)
