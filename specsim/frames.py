@@ -93,7 +93,8 @@ def _caption(trace, ev: dict, rule_name: str) -> str:
         i, x, a, u = ev["position"], ev["token"], trace.acceptance[ev["position"]], trace.u[ev["position"]]
         j = vocab.index(x)
         verdict = (f"u = {u:.3f} < {fmt(a)}: accepted." if kind == "accept" else
-                   f"u = {u:.3f} ≥ {fmt(a)}: rejected" + (", the drafts after it are discarded." if i < g - 1 else "."))
+                   f"u = {u:.3f} ≥ {fmt(a)}: rejected"
+                   + (", the drafts after it are discarded." if i < g - 1 else "."))
         return (f"Position {i + 1}, draft \"{x}\": p = {fmt(trace.p_rows[i][j])}, q = {fmt(trace.q_rows[i][j])}, "
                 f"min(1, p/q) = {fmt(a)}; {verdict}")
     if kind == "correct":

@@ -93,7 +93,8 @@ def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool
     # every frame lists every trace (a trace left out of a frame that is not redrawn is wiped): a static one
     # as an empty trace of its type, which changes nothing
     stub = [type(t)() for t in fig.data]
-    fig.frames = [go.Frame(name=f["name"], data=[*(s if t is None else t for s, t in zip(stub, d)), go.Scatter(text=[c])])
+    fig.frames = [go.Frame(name=f["name"], data=[*(s if t is None else t for s, t in zip(stub, d)),
+                                                 go.Scatter(text=[c])])
                   for f, d, c in zip(frames, data, captions)]
     for trace, new in zip(fig.data, data[0]):  # the figure opens on frame 1
         if new is not None:
@@ -144,7 +145,8 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
         for key in ("p", "q", "r"):  # a row the event is not about: zero bars, no labels
             row = f[key]
             line = [3 if row and t == f["highlight"] else 0 for t in vocab]
-            bars.append(go.Bar(y=_f(row) or [0] * len(vocab), text=[label(v) for v in row] if row else [""] * len(vocab),
+            bars.append(go.Bar(y=_f(row) or [0] * len(vocab),
+                               text=[label(v) for v in row] if row else [""] * len(vocab),
                                customdata=[exact_dec(v) for v in row] if row else ["—"] * len(vocab),
                                marker_line=dict(width=line, color=BLACK)))
         test = f["acceptance"] is not None
@@ -175,7 +177,8 @@ def morph_animation(data: dict, speed: float = 0.3) -> go.Figure:
     """q_t sliding (``frames.morph_frames``): p, q_t, min(p, q_t) and the residual r_t, α_t in the caption."""
     vocab = list(data["vocab"])
     fig = go.Figure()
-    names = (("p (target)", P_COLOR), ("q_t", Q_COLOR), ("min(p, q_t)", OVERLAP_COLOR), ("residual r_t", RESIDUAL_COLOR))
+    names = (("p (target)", P_COLOR), ("q_t", Q_COLOR), ("min(p, q_t)", OVERLAP_COLOR),
+             ("residual r_t", RESIDUAL_COLOR))
     for name, colour in names:
         fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
                     insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>")
@@ -199,7 +202,8 @@ def proof_animation(data: dict, speed: float = 0.2) -> go.Figure:
     fig.add_bar(x=vocab, y=[], name="replacement (→ (1 − α)·r)", marker_color=RESIDUAL_COLOR,
                 textposition="inside", textangle=0, hovertemplate="%{x}: %{text} rounds<extra>replacement</extra>")
     fig.add_scatter(x=vocab, y=_f(data["overlap"]), name="exact min(p, q)", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=40, color=shade(OVERLAP_COLOR), line=dict(width=3, color=shade(OVERLAP_COLOR))),
+                    marker=dict(symbol="line-ew-open", size=40, color=shade(OVERLAP_COLOR),
+                                line=dict(width=3, color=shade(OVERLAP_COLOR))),
                     customdata=[exact_dec(v) for v in data["overlap"]],
                     hovertemplate="%{x}: min(p, q) = %{customdata}<extra></extra>")
     fig.add_scatter(x=vocab, y=_f(p), name="exact p = min(p, q) + (1 − α)·r", mode="markers+text",
@@ -224,18 +228,21 @@ def acceptance_animation(data: dict, speed: float = 0.2) -> go.Figure:
     g, exact, iid = data["gamma"], data["exact"], data["iid"]
     ks, pos = list(range(g + 1)), list(range(1, g + 1))
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2, row_heights=[0.58, 0.42],
-                        subplot_titles=("drafts accepted per round K", "accepted at position i, among rounds that reached it"))
+                        subplot_titles=("drafts accepted per round K",
+                                        "accepted at position i, among rounds that reached it"))
     fig.add_bar(x=ks, y=[], name="sampled", marker_color=OVERLAP_COLOR, row=1, col=1,
                 hovertemplate="K = %{x}: %{customdata}<extra>sampled</extra>")
     fig.add_bar(x=ks, y=_f(exact), name="exact P(K)", marker_color=P_COLOR, row=1, col=1,
                 customdata=[exact_dec(v) for v in exact], hovertemplate="K = %{x}: %{customdata}<extra>exact</extra>")
-    fig.add_bar(x=ks, y=_f(iid), name="i.i.d. formula: α^k(1 − α), α^γ at K = γ", marker_color=GREY, row=1, col=1,
+    fig.add_bar(x=ks, y=_f(iid), name="i.i.d. formula: α^k(1 − α), α^γ at K = γ", marker_color=GREY,
+                row=1, col=1,
                 customdata=[exact_dec(v) for v in iid], hovertemplate="K = %{x}: %{customdata}<extra>i.i.d.</extra>")
     fig.add_scatter(x=pos, y=[], name="sampled rate", mode="lines+markers", line_color=OVERLAP_COLOR, row=2, col=1,
                     hovertemplate="position %{x}: %{customdata}<extra>sampled</extra>")
     rates = data["exact_rates"]
     fig.add_scatter(x=pos, y=[None if r is None else float(r) for r in rates], name="exact rate", mode="markers",
-                    marker=dict(symbol="line-ew-open", size=30, color=P_COLOR, line=dict(width=3, color=P_COLOR)), row=2, col=1,
+                    marker=dict(symbol="line-ew-open", size=30, color=P_COLOR, line=dict(width=3, color=P_COLOR)),
+                    row=2, col=1,
                     customdata=[exact_dec(r) if r is not None else "—" for r in rates],
                     hovertemplate="position %{x}: %{customdata}<extra>exact</extra>")
     fig.add_scatter(x=pos, y=[float(data["alpha"])] * g, name=f"i.i.d.: α = {exact_dec(data['alpha'])}", mode="lines",
@@ -295,7 +302,8 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
                     marker=dict(size=16, color=OVERLAP_COLOR, symbol="star", line=dict(width=1, color=BLACK)),
                     hovertemplate="best γ = %{x}: %{y:.3f}×<extra></extra>")
     bins = gamma_bins(data["max_gamma"])
-    palette = [pc.sample_colorscale("Viridis", i / max(len(bins) - 1, 1), colortype="tuple")[0] for i in range(len(bins))]
+    palette = [pc.sample_colorscale("Viridis", i / max(len(bins) - 1, 1), colortype="tuple")[0]
+               for i in range(len(bins))]
     palette = ["#%02x%02x%02x" % tuple(round(255 * v) for v in c) for c in palette]
     colours = [[MUTED if s <= 1 else palette[next(i for i, (lo, hi) in enumerate(bins) if lo <= g <= hi)]
                 for g, s in zip(grow, srow)] for grow, srow in zip(grid["best_gamma"], grid["best_speedup"])]
@@ -321,7 +329,11 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
     fig.update_xaxes(row=1, col=1, range=[0.5, data["max_gamma"] + 0.5], title_text="draft length γ")
     fig.update_yaxes(row=1, col=1, range=[0, top * 1.15], title_text="speedup (×)")
     img = fig.layout.images[0]
-    fig.update_xaxes(row=2, col=1, range=[img.x, img.x + img.sizex], title_text="α (acceptance rate)", showgrid=False)
-    fig.update_yaxes(row=2, col=1, range=[img.y - img.sizey, img.y], title_text="c (drafter cost)", showgrid=False)
+    low_a = min(float(f["alpha"]) for f in frames)  # the cursor stays in view
+    low_c = min(float(f["cost"]) for f in frames)
+    fig.update_xaxes(row=2, col=1, range=[min(img.x, low_a - 0.01), img.x + img.sizex],
+                     title_text="α (acceptance rate)", showgrid=False)
+    fig.update_yaxes(row=2, col=1, range=[min(img.y - img.sizey, low_c - 0.01), img.y], title_text="c (drafter cost)",
+                     showgrid=False)
     style(fig, None, height=720)
     return animate(fig, frames, traces, speed)

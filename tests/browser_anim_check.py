@@ -84,7 +84,8 @@ def check(page, path: Path, total: int, speed: float, out: Path) -> dict:
     if box is not None:  # keep both for a look
         shown.save(out.with_name(out.stem + "-jumped.png"))
         redrawn.save(out.with_name(out.stem + "-redrawn.png"))
-    return {"faithful": share < 0.01, "diff_share": share, "diff_box": box,"total": total, "drawn": len(drawn), "distinct": len(set(drawn)), "done": page.evaluate("window.__done"),
+    return {"faithful": share < 0.01, "diff_share": share, "diff_box": box,
+            "total": total, "drawn": len(drawn), "distinct": len(set(drawn)), "done": page.evaluate("window.__done"),
             "median_gap_ms": statistics.median(gaps) if gaps else None, "speed_ms": speed * 1000,
             "max_gap_ms": max(gaps) if gaps else None, "jump_ms": jump}
 
@@ -111,7 +112,8 @@ def main(out: Path, only=()) -> int:
                     print(f"{name:7} {width:4}px: drawn {r['drawn']}/{r['total']} (distinct {r['distinct']}), "
                           f"median gap {r['median_gap_ms']:.0f} ms vs speed {r['speed_ms']:.0f} ms, "
                           f"max gap {r['max_gap_ms']:.0f} ms, median slider jump {r['jump_ms']:.0f} ms, "
-                          f"{'faithful' if r['faithful'] else 'NOT faithful'} ({100 * r['diff_share']:.2f}% of pixels differ "
+                          f"{'faithful' if r['faithful'] else 'NOT faithful'} "
+                          f"({100 * r['diff_share']:.2f}% of pixels differ "
                           f"from a full redraw, in {r['diff_box']})", flush=True)
         finally:
             browser.close()

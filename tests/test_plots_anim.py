@@ -1,6 +1,8 @@
 """Animated figures: the frames are the library's numbers, one frame per event or step, and the player is whole."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction as F
 
 import pytest
@@ -10,6 +12,12 @@ from specsim.replay import Player
 
 SEED = toy.load_model("seed")
 A = ("a",)
+
+
+def test_frames_are_plain_data_without_plotly():
+    code = "import sys, specsim.frames; print([m for m in ('plotly', 'streamlit', 'torch') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def check_player(fig, n_frames: int, speed: float) -> None:
@@ -50,7 +58,8 @@ def test_round_frames_show_what_each_event_is_about():
     assert fr[0]["q"] == t.q_rows[0] and fr[0]["p"] is None and fr[0]["highlight"] == "b"
     test = fr[5]
     assert test["kind"] == "reject" and (test["p"], test["q"]) == (t.p_rows[1], t.q_rows[1])
-    assert test["u"] == t.u[1] and test["acceptance"] == t.acceptance[1] == rule.acceptance_probability(F(1, 5), F(2, 5))
+    assert test["u"] == t.u[1]
+    assert test["acceptance"] == t.acceptance[1] == rule.acceptance_probability(F(1, 5), F(2, 5))
     assert [s["status"] for s in test["strip"]] == ["accepted", "rejected", "discarded", "empty"]
     correct = fr[6]
     assert correct["r"] == t.replacement_row and correct["strip"][-1] == {"token": "b", "status": "correct"}
