@@ -72,13 +72,14 @@ def check_budget(models, budget: int, limit: int | None = None) -> None:
     """Refuse ``compare.compare(models, context, budget)`` when one of its schemes is over ``limit``
     or all its tree shapes together are over ``BUDGET_WORK`` (one line, ``bounds.WorkRefused``)."""
     bounds.check_round(models, budget, limit=limit)
-    bounds.check_block(models, [budget])
+    bounds.check_block(models, [budget], limit=limit)
     trees = [s for verify, s in compare.schemes(budget) if verify == "tree"]
     for s in trees:
         bounds.check_tree(models, s, rounds=1, limit=limit)
     total = sum(bounds.tree_work(models, s.shape, s.drafts == "distinct", rounds=1) for s in trees)
     bounds.check(total, f"every scheme within budget {budget} over {len(models.vocab)} tokens "
-                 f"({len(trees)} trees)", "the budget", BUDGET_WORK, "steps")
+                 f"({len(trees)} trees)", "the budget",
+                 limit if isinstance(limit, bounds.Budget) else BUDGET_WORK, "steps")  # the CLI's --max-work
 
 
 def largest_budget(models, hi: int = MAX_BUDGET, limit: int | None = None) -> int:

@@ -162,6 +162,7 @@ CASES = [
     ("sample seed --max-work 100000000001", "must be from 1 to"),
     ("pitfalls seed --max-work ５", "U+FF15"),
     ("compare seed --max-work 0", "must be from 1"),
+    ("compare {v16} --budget 3 --max-work 500000", "(12 trees) means"),  # compare counts its trees too
     # issue 29: results with more digits than can be shown, refused before the work
     ("round {d1000} --gamma 3", "digits; the limit is 4,300 digits"),
     ("round {d1000} --gamma 3 --json", "digits; the limit is 4,300 digits"),

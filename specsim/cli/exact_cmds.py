@@ -251,11 +251,10 @@ def _prove_symbolic(args) -> int:
 # -- compare -----------------------------------------------------------------
 
 def cmd_compare(args) -> int:
-    from .. import compare
+    from .. import compare, scheme_view
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    bounds.check_round(model, args.budget, budget(args))  # the longest chain is the largest enumeration
-    bounds.check_block(model, [args.budget], limit=budget(args))
+    scheme_view.check_budget(model, args.budget, budget(args))  # the longest chain, the block, every tree
     rows = compare.compare(model, ctx, args.budget)
     if args.json:
         print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [
