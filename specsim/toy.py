@@ -107,11 +107,11 @@ class ToyModel:
         for t in tokens:
             if t not in self.index:
                 raise ModelError(
-                    f"token {t!r} in context {text!r} is not in the vocabulary {list(self.vocab)}"
+                    f"token {t[:40]!r} in context {text[:60]!r} is not in the vocabulary {list(self.vocab)[:20]}"
                 )
         if len(tokens) < self.order:
             raise ModelError(
-                f"context {text!r} has {len(tokens)} token(s); this model's order is {self.order}"
+                f"context {text[:60]!r} has {len(tokens)} token(s); this model's order is {self.order}"
             )
         return tuple(tokens)
 
