@@ -254,10 +254,10 @@ def load_model(spec: str | Path) -> ToyModel:
         info = os.stat(spec)
     except FileNotFoundError:
         if not spec.endswith(".json") and "/" not in spec:
-            raise ModelError(f"unknown preset {spec!r} (presets: {', '.join(PRESETS)}) and no such file") from None
-        raise ModelError(f"model file {spec!r} does not exist") from None
-    except OSError as e:
-        raise ModelError(f"model file {spec!r} cannot be read: {e.strerror}") from None
+            raise ModelError(f"unknown preset {spec[:200]!r} (presets: {', '.join(PRESETS)}) and no such file") from None
+        raise ModelError(f"model file {spec[:200]!r} does not exist") from None
+    except OSError as e:  # a name too long, a loop of links
+        raise ModelError(f"model file {spec[:200]!r} cannot be read: {e.strerror}") from None
     if stat.S_ISDIR(info.st_mode):
         raise ModelError(f"model file {spec!r} is a directory")
     if not stat.S_ISREG(info.st_mode):

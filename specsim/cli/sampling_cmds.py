@@ -14,7 +14,7 @@ SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tre
 
 def _rule_name(text):
     if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
-        raise argparse.ArgumentTypeError(f"unknown rule {text!r}; known: {', '.join(pitfalls.PITFALLS)}")
+        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: {', '.join(pitfalls.PITFALLS)}")
     return text
 
 

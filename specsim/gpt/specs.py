@@ -22,7 +22,7 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
         return spec, None
     m = re.fullmatch(r"(lookup|early-exit):([0-9]{1,6})|early-exit:([0-9]{1,6})\+head", spec or "")  # ASCII digits
     if not m:
-        raise ValueError(f"unknown drafter {spec!r}; choose {SPECS}")
+        raise ValueError(f"unknown drafter {str(spec)[:60]!r}; choose {SPECS}")
     if m.group(3):
         return "early-exit+head", int(m.group(3))
     return m.group(1), int(m.group(2))
