@@ -293,3 +293,21 @@ def test_a_huge_argument_is_not_echoed_whole(argv):
     """A 50,000-character argument came back whole in the error line."""
     done = _cli(*argv, "y" * 50_000)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and len(done.stderr) < 500, done.stderr[:300]
+
+
+@pytest.mark.parametrize("argv", [["gpt", "bench"], ["gpt", "bench", "--schemes", "chain:4;block:4;tree:2,2;tree:4"],
+                                  ["gpt", "bench", "--peer", "hf"], ["gpt", "bench", "--drafters", "distilled,lookup:3"],
+                                  ["gpt", "generate", "--prompt", "a"], ["gpt", "generate", "--prompt", "a", "--plain",
+                                                                         "--tokens", "4096"]])
+def test_the_gpt_defaults_pass_their_bound(argv, monkeypatch):
+    from specsim.cli import build_parser, gpt_cmds
+    monkeypatch.delenv("SPECSIM_MAX_WORK", raising=False)
+    args = build_parser().parse_args(argv)
+    (gpt_cmds.check_bench_work if argv[1] == "bench" else gpt_cmds.check_generate_work)(args)
+
+
+def test_the_gpt_bound_reads_the_shipped_sizes():
+    pytest.importorskip("torch")
+    from specsim.cli import gpt_cmds
+    from specsim.gpt import bench, tokenizer
+    assert gpt_cmds.BENCH_PROMPTS == bench.N_PROMPTS and gpt_cmds.SHIPPED_VOCAB == len(tokenizer.ASCII_VOCAB)
