@@ -130,8 +130,8 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
     fig.add_scatter(x=slots, y=[-1.1] * (g + 1), mode="text", showlegend=False, row=1, col=1,
                     textfont=dict(size=11, color=DARK_GREY), hoverinfo="skip")
     for name, colour in (("p (target)", P_COLOR), ("q (drafter)", Q_COLOR), ("residual r", RESIDUAL_COLOR)):
-        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="outside", cliponaxis=False,
-                    hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", row=2, col=1)
+        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
+                    insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", row=2, col=1)
     fig.add_bar(x=[], y=["u vs"], orientation="h", name="min(1, p/q)", row=3, col=1, textposition="inside", width=0.7,
                 insidetextanchor="start", hovertemplate="keep with probability %{text}<extra></extra>")
     fig.add_scatter(x=[], y=["u vs"], mode="markers+text", name="u", textposition="top center", row=3, col=1,
