@@ -421,6 +421,34 @@ def check_sample(model, gamma: int, rounds: int, loop: bool = False, limit=None,
     check(distinct, what, "--rounds or γ", _budget(limit, LIMITS.sample_outcomes), "distinct outcomes to count")
 
 
+BENCH_RUNS = 10  # a benchmark repeats its runs: all of them together may take this many single runs' limit
+
+
+def check_bench_sample(model, gamma: int, rounds: int, loop_rounds: int, repeats: int, loop_repeats: int,
+                       limit=None) -> None:
+    """Refuse a ``bench-sample`` that would take minutes: the vectorized run is checked as ``sample``
+    checks it, the per-round loop's run against ``loop_work``, and the repeats of each run together
+    against ``BENCH_RUNS`` times that run's limit.
+
+    >>> from specsim.toy import load_model
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**6, 5, 3)
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**6, 5, 50)
+    Traceback (most recent call last):
+    ...
+    specsim.bounds.WorkRefused: 50 loop runs of 4,375,000 draws each means ~2.2e+08 draws; the limit is 50,000,000: lower --loop-rounds or --loop-repeats
+    """
+    check_sample(model, gamma, rounds, limit=limit)
+    v = shape(model).vocab
+    loop = loop_work(loop_rounds, gamma, v)
+    check(loop, f"a loop run of {loop_rounds:,} rounds with γ = {gamma} over {v} tokens", "--loop-rounds",
+          _budget(limit, LIMITS.loop_work), "draws")
+    for work, runs, base, what, flags in (
+            (sample_work(rounds, gamma, v), repeats, LIMITS.sample_work, "vectorized", "--rounds or --repeats"),
+            (loop, loop_repeats, LIMITS.loop_work, "loop", "--loop-rounds or --loop-repeats")):
+        check(work * runs, f"{runs} {what} runs of {work:,} draws each", flags, _budget(limit, base * BENCH_RUNS),
+              "draws")
+
+
 def check_generate(model, gamma: int, tokens: int, limit=None) -> None:
     """Refuse a recorded generation that would be too long or too large."""
     check(tokens, f"--tokens {tokens:,}", "--tokens", LIMITS.generate_tokens, "tokens")

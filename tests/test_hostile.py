@@ -197,6 +197,11 @@ CASES = [
     ("gpt bench --gammas 1-64 --tokens 4096 --repeats 50", "lower --tokens, --repeats or --gammas"),
     ("gpt bench --drafters distilled,lookup:3 --gamma 64 --tokens 4096 --repeats 50", "target positions"),
     ("gpt bench --max-work abc", "max-work"),
+    # bench-sample: one run, the loop's run and the repeats together are bounded
+    ("bench-sample --rounds 100000000 --repeats 100", "lower --rounds or γ"),
+    ("bench-sample --loop-rounds 3000000", "lower --loop-rounds"),
+    ("bench-sample --loop-repeats 50", "lower --loop-rounds or --loop-repeats"),
+    ("bench-sample --rounds 20000000 --loop-rounds 1000 --repeats 100", "lower --rounds or --repeats"),
 ]
 
 

@@ -79,6 +79,7 @@ def register(sub) -> None:
     p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=5)
     p.add_argument("--loop-repeats", type=int_in_range("loop-repeats", 1, 100), default=3)
     p.add_argument("--seed", type=seed_arg, default=0)
+    max_work_arg(p)
     p.set_defaults(func=cmd_bench_sample)
 
 
@@ -324,6 +325,8 @@ def _pitfalls_tree(args, model, ctx) -> int:
 def cmd_bench_sample(args) -> int:
     from ..bench import bench_sample
     model = load_model_arg(args.model)
+    bounds.check_bench_sample(model, args.gamma, args.rounds, args.loop_rounds or args.rounds, args.repeats,
+                              args.loop_repeats, budget(args))
     print_json(bench_sample(model, parse_context(model, args.context), args.gamma, args.rounds,
                             args.loop_rounds, args.repeats, args.loop_repeats, args.seed))
     return 0
