@@ -71,11 +71,12 @@ async def light_page(browser, url: str) -> float:
     ctx = await browser.new_context(viewport={"width": 1200, "height": 800})
     page = await ctx.new_page()
     t = time.perf_counter()
-    await page.goto(url + "/residual")
-    await page.wait_for_selector(".js-plotly-plot", timeout=120_000)
-    elapsed = time.perf_counter() - t
-    await ctx.close()
-    return elapsed
+    try:
+        await page.goto(url + "/residual", wait_until="commit", timeout=180_000)
+        await page.wait_for_selector(".js-plotly-plot", timeout=180_000)
+        return time.perf_counter() - t
+    finally:
+        await ctx.close()
 
 
 async def light_samples(browser, url: str, n: int, stop=None) -> list[float]:
@@ -91,7 +92,7 @@ async def bench_session(browser, url: str, start: asyncio.Event) -> tuple[float,
     """Open the Trees page, wait for the common start, press Measure; (seconds to the table, its caption)."""
     ctx = await browser.new_context(viewport={"width": 1400, "height": 900})
     page = await ctx.new_page()
-    await page.goto(url + "/trees")
+    await page.goto(url + "/trees", wait_until="commit", timeout=180_000)
     button = page.get_by_role("button", name="Measure every scheme")
     await button.wait_for(timeout=180_000)
     await start.wait()
