@@ -429,6 +429,45 @@ def test_server_exits_on_sigterm_while_a_page_computes(tmp_path, browser):
         proc.log.close()
 
 
+# every animated chart of a page, played in the browser: frames counted as plotly draws them
+PLAY_ALL = """async () => {
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+    .filter(gd => gd._transitionData && gd._transitionData._frames.length);
+  const out = [];
+  for (const gd of charts) {
+    const total = gd._transitionData._frames.length, drawn = [], times = [];
+    const done = new Promise(resolve => gd.on('plotly_animated', resolve));
+    gd.on('plotly_animatingframe', e => { drawn.push(e.name); times.push(performance.now()); });
+    gd.scrollIntoView();
+    gd.querySelector('g.updatemenu-button').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+    await Promise.race([done, new Promise(r => setTimeout(r, 120000))]);
+    const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+    out.push({total, drawn: drawn.length, distinct: new Set(drawn).size,
+              duration: gd.layout.updatemenus[0].buttons[0].args[1].frame.duration,
+              median_gap: gaps.length ? gaps[Math.floor(gaps.length / 2)] : null});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("path, animated", [("stepper", 1), ("residual", 2), ("exactness", 1), ("speedup", 2)])
+def test_every_animation_plays_every_frame(server, page, path, animated):
+    """Play inside each animated figure: every frame is drawn once (counted by plotly's own
+    ``plotly_animatingframe`` events), without a rerun of the page; the median gap is printed
+    against the chosen pace (timings are reported, not asserted: the machine is shared)."""
+    open_page(page, server, path)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           f".filter(gd => gd._transitionData && gd._transitionData._frames.length).length >= {animated}",
+                           timeout=60_000)
+    runs = page.evaluate(PLAY_ALL)
+    assert len(runs) == animated, runs
+    for r in runs:
+        print(f"\nANIMATION {path}: {r['drawn']}/{r['total']} frames drawn, median gap {r['median_gap']:.0f} ms "
+              f"for a pace of {r['duration']} ms")
+        assert r["drawn"] == r["distinct"] == r["total"] > 1, r
+    no_exception(page)
+
+
 # the Tiny GPT page goes last: its first run keeps the server busy (model load, generation,
 # timing) after the page has drawn, which would slow down the interactive tests after it
 @pytest.mark.parametrize("path", [p for p in PAGES if p != "tiny_gpt"] + ["tiny_gpt"])

@@ -1,6 +1,7 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
+import animations
 import cached
 import tryit
 import widgets
@@ -86,3 +87,9 @@ with f2:
     st.caption("Bars show short fractions as they are and long ones as decimals (hover for the exact value). "
                "The exact K distribution can differ from the i.i.d. formula because α changes with "
                "the context after each accepted draft; the output distribution is exact either way.")
+
+st.subheader("Acceptance, sampled round by round")
+st.markdown("Seeded rounds of this γ from this context: press **Play** and the histogram of K fills toward "
+            "the exact P(K) above, beside the i.i.d. formula's bars, while the rate at each draft position "
+            "(accepted among the drafts that reached it) settles.")
+animations.show_acceptance(model, round_ctx, int(round_gamma))

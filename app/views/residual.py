@@ -3,6 +3,7 @@ import inspect
 
 import streamlit as st
 
+import animations
 import tryit
 import widgets
 from specsim import plots, rows, rule, toy
@@ -92,6 +93,12 @@ with right:
     st.plotly_chart(plots.residual_stack(vocab, p, q), key="res-stack")
 
 st.plotly_chart(plots.residual_panels(vocab, p, q), key="res-panels")
+
+st.subheader("In motion")
+st.markdown("**Play** the first chart: q slides to p, and min(p, q), the residual and α move with it. "
+            "**Play** the second: seeded rounds (γ = 1) drop their emitted token into a histogram, split by "
+            "where it came from (an accepted draft or a replacement from the residual); it converges to p.")
+animations.show_residual(vocab, p, q)
 
 table = []
 for i, x in enumerate(vocab):

@@ -1,6 +1,7 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
+import animations
 import cached
 import tryit
 import widgets
@@ -38,6 +39,12 @@ st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
                                     (best_g, best_s) if kind in ("speculate", "limit-reached") else None,
                                     f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
                 key="sp-curve")
+
+st.subheader("Watch the curve move")
+st.markdown("Press **Play** inside a chart: the first sweeps α at your c, the second sweeps c at your α. "
+            "The best-γ marker travels along the curve and the cursor moves on the map of the best γ; "
+            "drag the chart's own slider to any value, instantly.")
+animations.show_speedup(alpha, cost)
 
 st.subheader("Best γ over α and c")
 grid = cached.best_gamma_grid(max_gamma)

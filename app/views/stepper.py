@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+import animations
 import cached
 import tokens
 import tryit
@@ -143,3 +144,8 @@ def stepper():
 
 
 stepper()
+
+st.subheader("The whole round, played in your browser")
+st.markdown("The same seeded rounds as above, from the start: every event at an even pace, stopping at the "
+            "end of the first round (or of the last one chosen); scrub with the chart's own slider.")
+animations.show_round(model, context, gamma, seed)

@@ -1,0 +1,113 @@
+"""Animations that play in the browser: the library computes every frame once, plotly plays them.
+
+Each ``show_*`` draws one figure of ``specsim.plots_anim`` from frames of
+``specsim.frames`` (cached per settings, so a rerun draws the same figure
+without sampling again). Play, Pause and the frame slider live inside the
+figure: no frame reruns the page, none is skipped. A refusal of the library
+(too many rounds or frames) is one ``st.error`` line.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from specsim import frames, plots_anim, toy
+from specsim.bounds import WorkRefused
+
+SPEEDS = {"slow": 2.0, "normal": 1.0, "fast": 0.5}  # multiples of each animation's own pace
+
+
+class _OneRow:
+    """The explorer's rows as a one-context model pair (the context is empty)."""
+
+    def __init__(self, vocab, p, q):
+        self.vocab, self._p, self._q = tuple(vocab), tuple(p), tuple(q)
+
+    def p(self, context):
+        return self._p
+
+    def q(self, context):
+        return self._q
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _round(model_json: str, context: tuple, gamma: int, seed: int, rounds: int) -> dict:
+    return frames.round_frames(toy.loads_model(model_json), context, gamma, seed, rounds)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _acceptance(model_json: str, context: tuple, gamma: int, rounds: int, seed: int) -> dict:
+    return frames.acceptance_frames(toy.loads_model(model_json), context, gamma, rounds, seed)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _morph(vocab: tuple, p: tuple, q: tuple) -> dict:
+    return frames.morph_frames(vocab, p, q)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _proof(vocab: tuple, p: tuple, q: tuple, rounds: int, seed: int) -> dict:
+    return frames.proof_frames(_OneRow(vocab, p, q), (), 1, rounds, seed)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _speedup(cost) -> dict:
+    return frames.speedup_frames(cost)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _cost(alpha) -> dict:
+    return frames.cost_frames(alpha)
+
+
+def _pace(key: str) -> float:
+    """The speed chosen beside a figure, as a multiple of its own pace."""
+    return SPEEDS[st.segmented_control("play speed", list(SPEEDS), default="normal", key=f"{key}-speed",
+                                       selection_mode="single") or "normal"]
+
+
+def _draw(build, key: str, pace: float, base: float) -> None:
+    try:
+        fig = build(base * pace)
+    except (WorkRefused, ValueError) as e:
+        st.error(str(e).splitlines()[0])
+        return
+    st.plotly_chart(fig, key=key, config={"displayModeBar": False})
+
+
+def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -> None:
+    """Every event of the chosen round (or of the next few rounds), played at an even pace."""
+    c1, c2 = st.columns(2)
+    with c1:
+        pace = _pace(key)
+    rounds = c2.number_input("rounds to play", 1, 5, 1, key=f"{key}-rounds",
+                             help="1: this round, stopping at its end; more: the rounds that follow it too")
+    _draw(lambda s: plots_anim.round_animation(_round(model.to_json(), tuple(context), gamma, seed, int(rounds)), s),
+          key, pace, 0.8)
+
+
+def show_acceptance(model, context, gamma: int, key: str = "anim-acceptance") -> None:
+    """The K histogram filling round by round toward the exact P(K), and the per-position rates."""
+    c1, c2 = st.columns(2)
+    with c1:
+        pace = _pace(key)
+    seed = int(c2.number_input("seed", 0, 2**31 - 1, 0, key=f"{key}-seed"))
+    _draw(lambda s: plots_anim.acceptance_animation(_acceptance(model.to_json(), tuple(context), gamma, 1000, seed), s),
+          key, pace, 0.2)
+
+
+def show_residual(vocab, p, q, key: str = "anim-residual") -> None:
+    """The morph of q into p, then the visual proof that the emitted token follows p."""
+    vocab, p, q = tuple(vocab), tuple(p), tuple(q)
+    c1, c2 = st.columns(2)
+    with c1:
+        pace = _pace(key)
+    seed = int(c2.number_input("seed of the rounds", 0, 2**31 - 1, 0, key=f"{key}-seed"))
+    _draw(lambda s: plots_anim.morph_animation(_morph(vocab, p, q), s), f"{key}-morph", pace, 0.3)
+    _draw(lambda s: plots_anim.proof_animation(_proof(vocab, p, q, 2000, seed), s), f"{key}-proof", pace, 0.2)
+
+
+def show_speedup(alpha, cost, key: str = "anim-speedup") -> None:
+    """Play sweeps α at the chosen c, then c at the chosen α: the curve, the best γ and the map's cursor."""
+    pace = _pace(key)
+    _draw(lambda s: plots_anim.speedup_animation(_speedup(cost), s), f"{key}-alpha", pace, 0.2)
+    _draw(lambda s: plots_anim.speedup_animation(_cost(alpha), s), f"{key}-cost", pace, 0.2)
