@@ -85,6 +85,13 @@ def test_lesson_links_to_pages_that_exist(path):
     assert not missing, f"links to pages that do not exist: {missing}"
 
 
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_page_link_hides_inside_a_folded_answer(path):
+    """The app folds each answer into a closed expander: a Try-it link there is invisible."""
+    for answer in re.findall(r"^#### Answer\n(.*?)(?=^#{1,4} |\Z)", text(path), re.S | re.M):
+        assert "](/" not in answer, f"{path.name}: a page link inside an answer"
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_lesson_maths_opens_and_closes_on_one_line(path):
     """st.markdown renders $...$ and $$...$$; a span broken over lines can turn its
