@@ -86,6 +86,27 @@ def gen_vocab() -> str:
     return api.load_pair("distilled", "cpu").vocab
 
 
+def same_work_note(rows: list) -> str | None:
+    """A caption for bench rows that did the same work (equal tokens per pass): their speedups differ by noise.
+
+    ``rows`` are ``bench_schemes`` rows; None when no two rows keep the same tokens per pass.
+    """
+    groups = {}
+    for r in rows:
+        groups.setdefault(r["tokens_per_pass"], []).append(r)
+    notes = []
+    for per_pass, same in groups.items():
+        if len(same) < 2:
+            continue
+        speedups = [r["speedup"] for r in same]
+        spread = max(speedups) / min(speedups) - 1 if min(speedups) > 0 else float("inf")
+        names = " and ".join(f"`{r['scheme']}`" for r in same)
+        notes.append(f"{names} keep the same {per_pass} tokens per pass, so "
+                     f"their speedups ({', '.join(f'{x:.2f}×' for x in speedups)}) differ only by timing noise and "
+                     f"their verify passes' cost (a spread of {spread:.0%} between the same accepted tokens)")
+    return ("; ".join(notes) + ". Read a speedup gap smaller than that as noise.") if notes else None
+
+
 def _bench_view(store) -> None:
     st.markdown(f"Every scheme with a budget of 4 drafted tokens (`{SCHEMES}`), interleaved with plain "
                 "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
@@ -109,3 +130,6 @@ def _bench_view(store) -> None:
         st.caption(f"{result['prompts']} held-out prompts × {result['tokens']} characters, one repeat, target step "
                    f"{result['target_step_ms']:.2f} ms: tokens per pass are counts; the speedups are single timings "
                    "on a shared CPU (`specsim gpt bench --schemes` takes medians of several).")
+        note = same_work_note(result["schemes"])
+        if note:
+            st.caption(note)

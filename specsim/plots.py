@@ -257,7 +257,8 @@ def accepted_distribution(exact_probs: Sequence, iid_probs: Sequence | None = No
                 textposition="outside", cliponaxis=False,
                 hovertemplate="K = %{x}: %{customdata}<extra>exact</extra>")
     if iid_probs is not None:
-        fig.add_bar(x=k, y=_floats(iid_probs), name="i.i.d. formula α^k(1 − α)", marker_color=GREY,
+        fig.add_bar(x=k, y=_floats(iid_probs), name="i.i.d. formula: α^k(1 − α) for k < γ, α^γ for k = γ",
+                    marker_color=GREY,
                     text=[label(v) for v in iid_probs], customdata=[exact_dec(v) for v in iid_probs],
                     textposition="outside", cliponaxis=False,
                     hovertemplate="K = %{x}: %{customdata}<extra>i.i.d.</extra>")

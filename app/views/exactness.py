@@ -5,7 +5,7 @@ import animations
 import cached
 import tryit
 import widgets
-from specsim import bounds, plots
+from specsim import bounds, exact, pitfalls, plots
 from tokens import md
 
 st.title("Exactness: the proof, in fractions")
@@ -93,3 +93,30 @@ st.markdown("Seeded rounds of this γ from this context: press **Play** and the 
             "the exact P(K) above, beside the i.i.d. formula's bars, while the rate at each draft position "
             "(accepted among the drafts that reached it) settles.")
 animations.show_acceptance(model, round_ctx, int(round_gamma))
+
+st.subheader("A broken rule beside the correct one")
+st.markdown(f"Pick one of the Pitfalls lab's broken rules: its joint of the next N = {n_tokens} tokens after "
+            f"“{md(' '.join(context))}” with γ = {gamma} (the joint table's settings above) is enumerated exactly "
+            "and set beside the distribution it should produce; the correct rule's joint equals it, as the table shows.")
+broken_names = [None] + [n for n in pitfalls.PITFALLS if n != "correct"]
+broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
+                      format_func=lambda n: "none" if n is None else
+                      pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n)
+if broken is not None and widgets.within_bounds(bounds.check_joint, model, int(n_tokens), (gamma,)):
+    produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, int(n_tokens), broken)
+    tv = exact.joint_total_variation(produced, wanted)  # an exact Fraction on a toy model
+    st.metric(f"TV(broken rule, intended), N = {n_tokens}", widgets.fmt(tv), help=f"≈ {float(tv):.4f}")
+    if tv == 0:
+        st.success("Exact here: this variant produces the intended distribution on this model, context and γ "
+                   "(TV 0 on one model is evidence, not proof).")
+    else:
+        st.warning(f"Not exact: the broken rule's output is {widgets.fmt(tv)} away in total variation.")
+    outcomes = sorted(set(produced) | set(wanted))
+    st.dataframe([{"next tokens": " ".join(s), "broken rule": widgets.fmt(produced.get(s, 0)),
+                   "intended (target)": widgets.fmt(wanted.get(s, 0)),
+                   "equal": "✓" if produced.get(s, 0) == wanted.get(s, 0) else "✗"} for s in outcomes],
+                 hide_index=True, height=min(38 + 35 * len(outcomes), 420), key="exact-pitfall-table")
+    pit = pitfalls.get(broken)
+    tempered = pit.target is not pitfalls.get("correct").target  # judged against p at the lab's temperature
+    st.caption(pit.description + (f" The intended distribution here is the target at temperature "
+                                  f"{pitfalls.LAB_TEMPERATURE}, as in the Pitfalls lab." if tempered else ""))

@@ -4,9 +4,11 @@ import streamlit as st
 import lesson_index
 import nav
 import tokens
+import tryit
 from specsim import plots_rounds, sampling, toy
 
 st.title("specsim: speculative decoding, simulated exactly")
+tryit.back_to_lesson()  # a lesson's link to Home (?from_lesson=N) gets its way back
 st.markdown(
     "A large **target** model is slow because it emits one token per forward pass. "
     "**Speculative decoding** lets a small **drafter** guess γ tokens ahead (distribution **q**); "
@@ -50,7 +52,9 @@ st.subheader("Where to go")
 cols = st.columns(2)
 for k, page in enumerate(p for p in nav.PAGES if p != nav.HOME):
     with cols[k % 2]:
-        st.page_link(page.path, label=f"**{page.title}**: {page.blurb}", icon=page.icon)
+        # a page link's label is one line, cut with "…" when too long: the blurb goes below it, wrapped
+        st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
+        st.caption(page.blurb)
 
 lessons = lesson_index.lessons()
 if lessons:
