@@ -95,6 +95,7 @@ async def bench_session(browser, url: str, start: asyncio.Event) -> tuple[float,
     await page.goto(url + "/trees", wait_until="commit", timeout=180_000)
     button = page.get_by_role("button", name="Measure every scheme")
     await button.wait_for(timeout=180_000)
+    await page.wait_for_function(IDLE, timeout=180_000)  # a click during a script run can be dropped
     await start.wait()
     t = time.perf_counter()
     await button.click()
@@ -104,6 +105,10 @@ async def bench_session(browser, url: str, start: asyncio.Event) -> tuple[float,
     text = await caption.inner_text()
     await ctx.close()
     return elapsed, text
+
+
+IDLE = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !/Running|Stop/.test(document.querySelector('[data-testid=\"stStatusWidget\"]').innerText)")
 
 
 def summary(xs: list[float]) -> str:
