@@ -59,13 +59,12 @@ def show(device: str) -> None:
     key = (device, n_tokens, repeats, n_prompts)
     results = _results()
     if go and key not in results:
-        def measure():
+        def measure():  # in a child process: a minute of torch work would hold the server's interpreter
             from specsim.gpt import gallery
 
             with st.status("Timing plain decoding and every drafter…", expanded=True) as status:
-                bar = st.progress(0.0, "loading the drafters")
-                out = gallery.gallery(DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats, 0, device,
-                                      n_prompts, progress=lambda f, text: bar.progress(f, text))
+                out = heavy.in_child(gallery.gallery, DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats, 0, device,
+                                     n_prompts)
                 status.update(label="Drafter gallery measured", state="complete", expanded=False)
             return out
         try:

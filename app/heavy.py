@@ -141,3 +141,52 @@ class Store:
                 if self._flights.get(key) is flight:
                     del self._flights[key]
             flight.release()
+
+
+# -- heavy work off the server's interpreter ----------------------------------------------------
+def _child(conn, fn, args, kwargs) -> None:
+    """The child's side of ``in_child``: one call, its result or its error's first line, sent back."""
+    try:
+        import torch
+        torch.set_num_threads(1)  # one core for the job, the other for the server's light pages
+    except ImportError:
+        pass
+    try:
+        conn.send(("ok", fn(*args, **kwargs)))
+    except BaseException as e:  # noqa: BLE001  anything, as one line for the page
+        conn.send(("error", f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"))
+    finally:
+        conn.close()
+
+
+def in_child(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a fresh process (spawned, daemonic), its result returned here.
+
+    For the benches (a minute of torch work): in the server's own process they hold Python's
+    global lock, and every light page of every session waits on it. ``fn`` must be a top-level
+    library function and its result picklable. A child that dies without an answer, or an error
+    inside it, raises ``RuntimeError`` with one line. Daemonic: the child ends with the server.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, fn, args, kwargs), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        while not parent.poll(0.5):
+            if not proc.is_alive() and not parent.poll(0):
+                raise RuntimeError(f"the worker process ended without an answer (exit code {proc.exitcode})")
+        kind, value = parent.recv()
+    except EOFError:  # the pipe closed with nothing in it: the child is gone or going
+        proc.join(timeout=5)
+        raise RuntimeError(f"the worker process ended without an answer (exit code {proc.exitcode})") from None
+    finally:
+        parent.close()
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+    if kind == "error":
+        raise RuntimeError(value)
+    return value

@@ -112,12 +112,10 @@ def _bench_view(store) -> None:
                 "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
                 "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
     if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:
-        def measure():
-            from specsim.gpt import bench, bench_schemes
-            return bench_schemes.bench_schemes(pair, SCHEMES, n_tokens=60, repeats=1,
-                                               prompts=bench.heldout_prompts(2))
+        def measure():  # in a child process: a minute of torch work would hold the server's interpreter
+            from specsim.gpt import bench_schemes
+            return heavy.in_child(bench_schemes.bench_shipped, SCHEMES, n_tokens=60, repeats=1, n_prompts=2)
         try:  # every session that presses at the same time waits for the one bench
-            pair = _pair()
             with st.spinner("Timing plain decoding and every scheme…"):
                 store["benches"].get_or_compute("rows", measure, heavy=True, on_wait=gpt_runs.queued)
         except Exception as e:  # noqa: BLE001  missing weights, a failed load: one line

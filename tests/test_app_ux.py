@@ -77,7 +77,7 @@ def test_speedup_says_dont_speculate_and_tie():
 def test_speedup_slider_stops_where_the_heatmaps_stop():
     at = open_page("views/speedup.py")
     assert at.slider(key="sp-cost").max == float(max(formulas.GRID_COSTS))
-    heat = charts(at)[1]
+    heat = next(c for c in charts(at) if not c.get("frames") and any(d["type"] == "heatmap" for d in c["data"]))
     assert max(heat["data"][0]["y"]) == pytest.approx(at.slider(key="sp-cost").max)
     assert [len(d.get("colorbar", {}).get("ticktext", [])) for d in heat["data"] if d["type"] == "heatmap"][2] == 6
 
@@ -128,9 +128,9 @@ def test_residual_changing_the_token_count_keeps_the_charts():
     at.text_input(key="res-tokens").set_value("a b c d").run()
     assert not at.exception and not at.error
     assert at.text_input(key="res-p").value == "1/4, 1/4, 1/4, 1/4"
-    assert at.metric[0].value == "1" and len(charts(at)) == 2
+    assert at.metric[0].value == "1" and len(charts(at)) == 4  # two charts and two animations
     at.text_input(key="res-p").set_value("1/2, 1/2").run()  # a bad row: error, but the charts stay
-    assert at.error and len(charts(at)) == 2
+    assert at.error and len(charts(at)) == 4
 
 
 def test_residual_top_chart_shows_q():

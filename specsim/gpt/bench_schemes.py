@@ -139,3 +139,12 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
             "temperature": temperature, "tokens": n_tokens, "prompts": len(ids),
             "prompt_chars": [len(i) for i in ids], "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads()}
+
+
+def bench_shipped(schemes, n_tokens: int = 60, repeats: int = 1, n_prompts: int = 2, draft: str = "distilled",
+                  device: str = "cpu") -> dict:
+    """``bench_schemes`` on the shipped pair, loaded here (for a worker process that gets only plain values)."""
+    from .api import load_pair
+    from .bench import heldout_prompts
+    return bench_schemes(load_pair(draft, device), schemes, n_tokens=n_tokens, repeats=repeats,
+                         prompts=heldout_prompts(n_prompts))
