@@ -218,9 +218,9 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
             tv = sum((abs(Fraction(c, n) - px) for c, px in zip(counts, p)), Fraction(0)) / 2
             fit = chi_square(dict(zip(vocab, counts)), dict(zip(vocab, p)))
             test = f"χ² p-value {fit.p_value:.3f}" if fit.dof else "too few rounds for a χ² test"
-            frames.append({"name": f"{n} rounds", "n": n, "drafted": list(drafted), "replaced": list(replaced),
+            frames.append({"name": f"{n} round{'' if n == 1 else 's'}", "n": n, "drafted": list(drafted), "replaced": list(replaced),
                            "tv": tv, "p_value": fit.p_value, "dof": fit.dof,
-                           "caption": f"{n:,} rounds: first tokens {sum(drafted):,} accepted drafts + "
+                           "caption": f"{n:,} round{'' if n == 1 else 's'}: first tokens {sum(drafted):,} accepted drafts + "
                                       f"{sum(replaced):,} replacements; TV to p = {float(tv):.4f} "
                                       f"(exact: 0); {test}."})
     return {"vocab": tuple(vocab), "context": ctx, "gamma": gamma, "seed": seed, "p": list(p),
@@ -258,9 +258,9 @@ def acceptance_frames(models, context, gamma: int, rounds: int = 1000, seed: int
         if n in shown:
             rates = [Fraction(k, r) if r else None for k, r in zip(kept, reached)]
             mean = Fraction(sum(k * c for k, c in enumerate(counts)), n)
-            frames.append({"name": f"{n} rounds", "n": n, "counts": list(counts), "reached": list(reached),
+            frames.append({"name": f"{n} round{'' if n == 1 else 's'}", "n": n, "counts": list(counts), "reached": list(reached),
                            "kept": list(kept), "rates": rates,
-                           "caption": f"{n:,} rounds of γ = {gamma}: mean K = {float(mean):.3f} "
+                           "caption": f"{n:,} round{'' if n == 1 else 's'} of γ = {gamma}: mean K = {float(mean):.3f} "
                                       f"(exact {fmt(sum(k * v for k, v in enumerate(info['accepted'])))}); "
                                       f"position 1 accepted {kept[0]:,} of {reached[0]:,}."})
     return {"context": ctx, "gamma": gamma, "seed": seed, "alpha": info["alpha"], "exact": info["accepted"],
