@@ -1,7 +1,7 @@
 """Animations that play in the browser: the library computes every frame once, plotly plays them.
 
-Each ``show_*`` draws one figure of ``specsim.plots_anim`` from frames of
-``specsim.frames`` (cached per settings, so a rerun draws the same figure
+Each ``show_*`` draws one figure of ``specsim.plots.anim`` from frames of
+``specsim.views.frames`` (cached per settings, so a rerun draws the same figure
 without sampling again). Play, Pause and the frame slider live inside the
 figure: no frame reruns the page, none is skipped. A refusal of the library
 (too many rounds or frames) is one ``st.error`` line.
@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from specsim import frames, plots_anim, toy
+from specsim import toy
+
+from specsim.views import frames
+
+from specsim.plots import anim as plots_anim
 from specsim.bounds import WorkRefused
 
 SPEEDS = {"slow": 2.0, "normal": 1.0, "fast": 0.5}  # multiples of each animation's own pace

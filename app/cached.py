@@ -12,7 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 import heavy
-from specsim import bounds, exact, formulas, pitfalls, toy
+from specsim import bounds, exact, formulas, toy
+from specsim.labs import pitfalls
 
 TTL = 3600  # seconds a toy model's result is kept unused (uploaded models come and go)
 

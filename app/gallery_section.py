@@ -2,7 +2,7 @@
 
 Runs ``specsim.gpt.gallery.gallery`` on request (it times real generations, so
 it takes a while: a progress bar per prompt set) and shows its table and the
-α / c landscape of ``specsim.plots_gallery.alpha_cost_map``. Results are kept
+α / c landscape of ``specsim.plots.gallery.alpha_cost_map``. Results are kept
 per settings for every session, like the page's other runs.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import streamlit as st
 import gpt_runs
 import heavy
 import widgets
-from specsim import plots_gallery
+from specsim.plots import gallery as plots_gallery
 
 from specsim.gpt.specs import GALLERY as DRAFTERS
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "tokens_per_pass": "tokens / pass",

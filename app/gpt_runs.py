@@ -74,11 +74,12 @@ def get_pair(draft, device: str, weights_dir):
     def load():
         with st.status("Loading the tiny GPT pair…", expanded=True) as status:
             bar = st.progress(0.0, "importing PyTorch")
-            from specsim.gpt import api, bench
+            from specsim.gpt import api
+            from specsim.gpt.measure import bench
 
             bar.progress(0.4, "reading the weights of the target and the drafter")
             if isinstance(draft, tuple):
-                from specsim.gpt import hf_pair
+                from specsim.gpt.hf import pair as hf_pair
                 pair = hf_pair.load_hf_pair(*draft, device)
             else:
                 pair = api.load_pair(draft, device, weights_dir)
@@ -97,7 +98,7 @@ def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
     pair = get_pair(draft, device, weights_dir)
 
     def measure():
-        from specsim.gpt import bench
+        from specsim.gpt.measure import bench
 
         with st.status("Generating, then timing plain decoding and one step of each model…") as status:
             bar = st.progress(0.0, "starting")

@@ -1,6 +1,6 @@
 """Sampled rounds in words and coloured tokens (HTML for ``st.markdown(..., unsafe_allow_html=True)``).
 
-The colours are specsim's (``specsim.colors``): accepted drafts green,
+The colours are specsim's (``specsim.plots.colors``): accepted drafts green,
 replacements red, bonus tokens purple, pending drafts outlined in q's orange.
 Every token is user data (an uploaded model's vocabulary): it is escaped
 with ``html_text`` before it enters HTML and with ``md`` before it enters
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import html
 
-from specsim import replay
-from specsim.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
+from specsim.views import replay
+from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
                             WHITE, shade, tint)
 
 TOKEN_STYLE = {  # status -> (css, legend label)

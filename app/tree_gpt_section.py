@@ -1,7 +1,7 @@
 """The Trees page's tiny-GPT section: one real tree round's mask and path, and every scheme measured.
 
 torch is imported only when a button is pressed (``specsim.gpt.api.tree_generate``,
-``specsim.gpt.bench_schemes.bench_schemes``); results are kept per settings for
+``specsim.gpt.measure.bench_schemes.bench_schemes``); results are kept per settings for
 every session, like the Tiny GPT page's runs: at most ``MAX_RUNS`` generations and
 one bench (it has no settings), each computed once however many sessions ask at
 the same time (``heavy.Store``), one heavy computation at a time in the server.
@@ -13,7 +13,9 @@ import streamlit as st
 import gpt_runs
 import heavy
 import widgets
-from specsim import plots_gpt, plots_tree, tree_view
+from specsim.plots import gpt as plots_gpt
+from specsim.plots import tree as plots_tree
+from specsim.views import tree_view
 
 SCHEMES = "chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4"  # 4 drafted tokens each
 MAX_CHARS = 120
@@ -113,7 +115,7 @@ def _bench_view(store) -> None:
                 "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
     if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:
         def measure():  # in a child process: a minute of torch work would hold the server's interpreter
-            from specsim.gpt import bench_schemes
+            from specsim.gpt.measure import bench_schemes
             return heavy.in_child(bench_schemes.bench_shipped, SCHEMES, n_tokens=60, repeats=1, n_prompts=2)
         try:  # every session that presses at the same time waits for the one bench
             with st.spinner("Timing plain decoding and every scheme…"):

@@ -1,7 +1,7 @@
 """The Trees page's tree round stepper: one seeded tree round walked a decision at a time.
 
-The walk is ``specsim.tree.Tree.trace`` for the seed, completed into the whole
-drafted tree by ``specsim.tree_view.drafted_tree``; Play advances by the clock
+The walk is ``specsim.schemes.tree.Tree.trace`` for the seed, completed into the whole
+drafted tree by ``specsim.views.tree_view.drafted_tree``; Play advances by the clock
 (``tree_view.due_step``), like the Round stepper. The round lives in
 ``st.session_state[KEY]`` and is rebuilt when the settings change; the button
 callbacks read and change only that.
@@ -12,7 +12,11 @@ import time
 
 import streamlit as st
 
-from specsim import plots, plots_tree, tree_view
+from specsim.plots import charts as plots
+
+from specsim.plots import tree as plots_tree
+
+from specsim.views import tree_view
 from tokens import md, md_tokens
 
 KEY = "trees"

@@ -10,7 +10,7 @@ import math
 import streamlit as st
 
 from specsim import bounds, toy
-from specsim.plots import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
+from specsim.plots.charts import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
 
 UPLOAD = "upload a JSON file…"
 UPLOAD_MB = math.ceil(bounds.LIMITS.file_bytes / 2**20)  # the uploader's own limit, in Streamlit's MB (MiB)

@@ -351,7 +351,7 @@ def tree_work(model, widths, distinct: bool = False, n_tokens: int = 0, contexts
 
 def check_tree(model, tree, n_tokens: int = 0, contexts: int = 1, rounds: int = 0, rules: int = 1,
                limit=None) -> None:
-    """Refuse an exact tree round or tree proof that is too large (``tree``: a ``specsim.tree.Tree``)."""
+    """Refuse an exact tree round or tree proof that is too large (``tree``: a ``specsim.schemes.tree.Tree``)."""
     v = len(model.vocab)
     what = f"a tree {','.join(map(str, tree.shape))} ({tree.drafts}) over {v} tokens"
     if n_tokens:

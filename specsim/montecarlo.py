@@ -1,13 +1,16 @@
-"""Monte-Carlo: many rounds from one context, vectorized with numpy.
+"""Monte-Carlo: many rounds of one scheme from one context.
 
-``sample_rounds`` plays ``rounds`` independent rounds of the correct rule at
-once: every array below has one row per round. ``sample_rounds_loop`` plays
-them one at a time through ``specsim.sampling.play_round`` and any
-``RoundRule``. Both use the same uniforms in the same layout (chunks of
-rounds; per chunk, gamma draft uniforms, gamma acceptance uniforms and one
-final uniform per round) and the same inverse-CDF draw, so with the correct
-rule and the same seed they return the same counts; the loop is the
-baseline the benchmark (``specsim bench-sample``) compares against.
+``sample_rounds(pair, context, scheme, rounds, seed)`` counts the emitted
+sequences and K. With the correct rule, a chain and a block run vectorized
+numpy kernels that play a whole chunk of rounds per call (every array has
+one row per round); any other scheme or rule runs ``sample_rounds_loop``,
+one round at a time through ``specsim.sampling.play`` (the scheme's own
+``draft`` and ``verify``). Both use the same uniforms in the same layout
+(chunks of rounds; per chunk, n draft uniforms, n test uniforms and one
+final uniform per round, n = drafted tokens) and the same inverse-CDF draw,
+so with the same seed a kernel and the loop return the same counts
+(``tests/test_montecarlo_kernels.py``); the loop is the baseline the
+benchmark (``specsim bench-sample``) compares against.
 
 Rows are converted to float64 once per reachable model state (a toy model
 of order k only looks at its last k tokens, so a round from one context
@@ -16,11 +19,14 @@ visits few states).
 Example
 -------
 >>> from specsim.toy import load_model
+>>> from specsim.schemes import Block, Chain
 >>> m = load_model("seed")
->>> s = sample_rounds(m, ("a",), gamma=3, rounds=1000, seed=1)
+>>> s = sample_rounds(m, ("a",), Chain(3), rounds=1000, seed=1)
 >>> sum(s.accepted_counts), len(s.accepted_counts)
 (1000, 4)
->>> s.outcomes == sample_rounds_loop(m, ("a",), 3, 1000, seed=1).outcomes
+>>> s.outcomes == sample_rounds_loop(m, ("a",), Chain(3), 1000, seed=1).outcomes
+True
+>>> sample_rounds(m, ("a",), Block(3), 2000, seed=1) == sample_rounds_loop(m, ("a",), Block(3), 2000, seed=1)
 True
 """
 from __future__ import annotations
@@ -29,10 +35,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pair import state_of
 from . import rule_np
+from .pair import state_of
 from .rule import CORRECT, RoundRule
-from .sampling import make_rng, play_round
+from .sampling import make_rng, play, uniforms
+from .schemes import Block, Chain, as_scheme
 
 CHUNK = 1 << 17  # rounds per block of uniforms (memory stays ~ tens of MB)
 
@@ -120,31 +127,45 @@ def _pick(cum, rows, u):
     return x
 
 
-def _uniform_chunks(rng, rounds: int, gamma: int, progress=None):
-    """Blocks of at most CHUNK rounds' uniforms; ``progress(n)`` is called after each block is played."""
+def _uniform_chunks(rng, rounds: int, drafted: int, progress=None):
+    """Blocks of at most CHUNK rounds' uniforms: (n, draw (n, drafted), test (n, drafted), final (n,)).
+
+    ``progress(n)`` is called after each block is played.
+    """
     done = 0
     while done < rounds:
         n = min(CHUNK, rounds - done)
-        yield n, rng.random((n, gamma)), rng.random((n, gamma)), rng.random(n)
+        yield n, rng.random((n, drafted)), rng.random((n, drafted)), rng.random(n)
         done += n
         if progress is not None:
             progress(n)
 
 
-def _check(gamma, rounds):
-    if gamma < 1:
-        raise ValueError(f"gamma must be >= 1, got {gamma}")
-    if rounds < 1:
-        raise ValueError(f"rounds must be >= 1, got {rounds}")
+def _check(rounds):
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
 
 
-def sample_rounds(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
-    """Play ``rounds`` rounds of the correct rule at once and count the outcomes.
+def sample_rounds(pair, context, scheme, rounds: int, seed=None, progress=None,
+                  rule: RoundRule = CORRECT) -> SampleResult:
+    """Play ``rounds`` rounds of ``scheme`` from ``context`` and count the outcomes.
 
-    Memory stays constant in ``rounds``: each block of CHUNK rounds is counted
-    and dropped. ``progress(n)``, if given, is called after each block.
+    The correct rule on a chain or a block runs a vectorized kernel; anything
+    else the per-round loop, with the same uniforms. Memory stays constant in
+    ``rounds``: each block of CHUNK rounds is counted and dropped.
+    ``progress(n)``, if given, is called after each block.
     """
-    _check(gamma, rounds)
+    scheme = as_scheme(scheme)
+    _check(rounds)
+    if rule is CORRECT and type(scheme) is Chain:
+        return _chain_kernel(pair, context, scheme.gamma, rounds, seed, progress)
+    if rule is CORRECT and type(scheme) is Block:
+        return _block_kernel(pair, context, scheme.gamma, rounds, seed, progress)
+    return sample_rounds_loop(pair, context, scheme, rounds, seed, rule, progress)
+
+
+def _chain_kernel(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
+    """The correct rule on a chain, a chunk of rounds per numpy call (``sampling.play``'s twin)."""
     t = StateTables(models, context, gamma)
     v = len(t.vocab)
     base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
@@ -203,21 +224,89 @@ def _decode(code: int, base: int, vocab) -> tuple:
     return tuple(out)
 
 
-def sample_rounds_loop(models, context, gamma: int, rounds: int, seed=None,
+def sample_rounds_loop(pair, context, scheme, rounds: int, seed=None,
                        rule: RoundRule = CORRECT, progress=None) -> SampleResult:
-    """The same experiment, one Python round at a time, for any ``RoundRule``."""
-    _check(gamma, rounds)
-    t = StateTables(models, context, gamma)
-    rows = list(zip(t.p_rows, t.q_rows))
-    nxt = t.next_map
-    outcomes, k_counts = {}, [0] * (gamma + 1)
-    vocab = t.vocab
-    for n, u_draft, u_accept, u_final in _uniform_chunks(make_rng(seed), rounds, gamma, progress):
-        for ud, ua, uf in zip(u_draft.tolist(), u_accept.tolist(), u_final.tolist()):
-            _, drafts, k, closing = play_round(rows.__getitem__, lambda s, x: nxt[s, x], 0,
-                                             gamma, rule, ud, ua, uf)
-            key = tuple(drafts[:k]) if closing is None else tuple(drafts[:k]) + (closing,)
+    """The same experiment, one Python round at a time through ``sampling.play``, for any scheme and rule."""
+    scheme = as_scheme(scheme)
+    _check(rounds)
+    context, vocab, memo = tuple(context), tuple(pair.vocab), {}
+
+    def rows(path):
+        ctx = context + tuple(vocab[x] for x in path)
+        key = state_of(pair, ctx)
+        if key not in memo:
+            memo[key] = ([float(x) for x in pair.p(ctx)], [float(x) for x in pair.q(ctx)])
+        return memo[key]
+
+    outcomes, k_counts = {}, [0] * (scheme.depth + 1)
+    for n, u_draft, u_test, u_final in _uniform_chunks(make_rng(seed), rounds, scheme.drafted_tokens, progress):
+        for ud, ut, uf in zip(u_draft.tolist(), u_test.tolist(), u_final.tolist()):
+            played = play(rows, scheme, rule, ud, ut, uf)
+            key = played.emitted
             outcomes[key] = outcomes.get(key, 0) + 1
-            k_counts[k] += 1
+            k_counts[played.verdict.accepted] += 1
     named = {tuple(vocab[i] for i in key): c for key, c in outcomes.items()}
-    return SampleResult(tuple(context), gamma, rounds, named, k_counts)
+    return SampleResult(context, scheme.depth, rounds, named, k_counts)
+
+
+
+
+# -- block verification, vectorized -------------------------------------------
+def _draw_rows(rows, u):
+    """Inverse-CDF draw of one index per row of ``rows`` (N, V), rows normalized here.
+
+    As ``sampling.draw``: the first positive entry whose running total exceeds
+    u; entries from the last positive one on count as 2 so rounding never
+    lands past it.
+    """
+    total = rows.sum(axis=1, keepdims=True)
+    cum = np.cumsum(rows / total, axis=1)  # (N, V)
+    last = rows.shape[1] - 1 - np.argmax((rows > 0)[:, ::-1], axis=1)  # (N,) last positive entry
+    cum[np.arange(rows.shape[1])[None, :] >= last[:, None]] = 2.0
+    return (cum <= u[:, None]).sum(axis=1)
+
+
+def _block_kernel(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
+    """Block verification (``specsim.schemes.block``), a chunk of rounds per numpy call.
+
+    Per round: draft X_1..X_γ from q; weights w_i = min(1, w_{i-1} p_i(X_i) / q_i(X_i));
+    stop coins η_i = [u_i < h_i], h_i = r_i / (r_i + 1 − w_i) for i < γ, h_γ = w_γ;
+    τ = the last i with η_i = 1; the closing token from p (τ = γ) or from the
+    block residual normalize(max(w_τ p − q, 0)) at position τ + 1.
+    """
+    t = StateTables(models, context, gamma)
+    v = len(t.vocab)
+    base = v + 1  # an outcome is a number in base V+1, digit j = token j + 1
+    if base ** (gamma + 1) >= 1 << 62:
+        raise ValueError(f"γ = {gamma} over {v} tokens: outcomes do not fit a 64-bit code; lower γ")
+    powers = base ** np.arange(gamma + 1, dtype=np.int64)
+    totals, k_counts = {}, np.zeros(gamma + 1, dtype=np.int64)
+    for n, u_draft, u_stop, u_final in _uniform_chunks(make_rng(seed), rounds, gamma, progress):
+        states = np.zeros((n, gamma + 1), dtype=np.intp)  # (N, γ+1) state after i drafts
+        drafts = np.zeros((n, gamma), dtype=np.intp)  # (N, γ)
+        w = np.ones((n, gamma + 1))  # (N, γ+1) w_0 .. w_γ
+        for i in range(gamma):  # steps 1-2: draft X_{i+1} ~ q, then its weight
+            s = states[:, i]
+            x = drafts[:, i] = _pick(t.cum_q, s, u_draft[:, i])
+            states[:, i + 1] = t.next[s, x]
+            w[:, i + 1] = np.minimum(1.0, w[:, i] * t.P[s, x] / t.Q[s, x])
+        tau = np.where(u_stop[:, gamma - 1] < w[:, gamma], gamma, 0)  # step 3: h_γ = w_γ
+        for i in range(gamma - 1, 0, -1):  # the last i with η_i = 1 wins
+            s = states[:, i]
+            r = np.maximum(w[:, i, None] * t.P[s] - t.Q[s], 0.0).sum(axis=1)  # (N,)
+            den = r + 1.0 - w[:, i]
+            h = np.divide(r, den, out=np.zeros(n), where=den != 0)
+            tau = np.where((tau == 0) & (u_stop[:, i - 1] < h), i, tau)
+        at = states[np.arange(n), tau]  # (N,) state at position τ + 1
+        wt = w[np.arange(n), tau, None]  # (N, 1)
+        full = (tau == gamma)[:, None]
+        rows = np.where(full, t.P[at], np.maximum(wt * t.P[at] - t.Q[at], 0.0))  # step 4 (or 5: bonus)
+        closing = _draw_rows(rows, u_final)
+        kept = np.arange(gamma)[None, :] < tau[:, None]  # (N, γ) drafts kept
+        code = ((drafts + 1) * kept * powers[None, :gamma]).sum(axis=1) + (closing + 1) * powers[tau]
+        values, counts = np.unique(code, return_counts=True)
+        for key, c in zip(values.tolist(), counts.tolist()):
+            totals[key] = totals.get(key, 0) + c
+        k_counts += np.bincount(tau, minlength=gamma + 1)
+    outcomes = {_decode(c, base, t.vocab): n for c, n in totals.items()}
+    return SampleResult(tuple(context), gamma, rounds, outcomes, [int(c) for c in k_counts])

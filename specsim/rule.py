@@ -117,7 +117,7 @@ class RoundRule:
 
     The exact engine (``specsim.exact``) and the sampler (``specsim.sampling``)
     both run a round through one of these objects, so the rule lives here
-    once and a broken rule (``specsim.pitfalls``) is a subclass, not a copy of
+    once and a broken rule (``specsim.labs.pitfalls``) is a subclass, not a copy of
     the round. Token arguments are vocabulary indices.
 
     Step 1 (draft):   drafts are drawn from ``draft_row(q)``.

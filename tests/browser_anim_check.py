@@ -2,7 +2,7 @@
 
 Not collected by pytest (no ``test_`` prefix): run it by hand,
 ``python tests/browser_anim_check.py [OUTDIR [FIGURE ...]]``. For each figure of
-``specsim.plots_anim`` it writes a self-contained HTML file (plotly.js
+``specsim.plots.anim`` it writes a self-contained HTML file (plotly.js
 inline: no network), opens it at 1400 px, clicks Play, records every
 ``plotly_animatingframe`` event with its time, waits for the end, times five
 slider jumps (``Plotly.animate`` to a frame, as a slider step does; median),
@@ -25,7 +25,9 @@ from pathlib import Path
 from PIL import Image, ImageChops
 from playwright.sync_api import sync_playwright
 
-from specsim import frames, plots_anim
+from specsim.views import frames
+
+from specsim.plots import anim as plots_anim
 from specsim.toy import load_model
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specsim import formulas, pitfalls, rule, sampling, toy
+from specsim import formulas, rule, sampling, toy
+
+from specsim.labs import pitfalls
 from specsim.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,7 +2,9 @@
 frames as the library's frames for the page's settings, computed here independently of the page."""
 from fractions import Fraction
 
-from specsim import frames, replay
+from specsim.views import frames
+
+from specsim.views import replay
 from specsim.toy import load_model
 
 from .test_app import charts, open_page

@@ -351,7 +351,7 @@ def damaged(tmp_path_factory):
     import torch
     from safetensors.torch import load_file, save_file
 
-    from specsim.gpt import hf_export
+    from specsim.gpt.hf import export as hf_export
     root = tmp_path_factory.mktemp("pairs")
     hf_export.export_hf(str(root / "draft"), "draft-distilled")
     hf_export.export_hf(str(root / "good"), "target")

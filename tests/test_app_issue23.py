@@ -7,7 +7,11 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from specsim import exact, pitfalls, plots, toy
+from specsim import exact, toy
+
+from specsim.labs import pitfalls
+
+from specsim.plots import charts as plots
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"

@@ -85,7 +85,7 @@ def test_speedup_slider_stops_where_the_heatmaps_stop():
 # -- Pitfalls lab --------------------------------------------------------------------------------
 
 def test_pitfall_entries_have_titles_and_plain_sources():
-    from specsim import pitfalls
+    from specsim.labs import pitfalls
     for name, entry in pitfalls.DESCRIPTIONS.items():
         if "title" in entry:  # new rules may arrive without one; the page then shows the slug
             assert entry["title"] and "-" not in entry["title"].split()[0], name
@@ -214,7 +214,7 @@ def test_speedup_opens_with_the_lessons_settings_and_a_way_back():
 
 
 def test_pitfalls_opens_the_named_rule_and_ignores_unknown_ones():
-    from specsim import pitfalls
+    from specsim.labs import pitfalls
     first = next(n for n in pitfalls.PITFALLS if n != "correct")
     for rule, expected in (("always-accept", "always-accept"), ("<script>", first)):
         at = AppTest.from_file(str(ENTRY), default_timeout=30)

@@ -3,7 +3,11 @@ import time
 
 import pytest
 
-from specsim import bench, timing, toy
+from specsim import toy
+
+from specsim.bench import toy as bench
+
+from specsim.bench import timing
 
 
 def test_measure_keeps_every_run_and_the_last_result():

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specsim import exact
-from specsim.block import Block, block_residual, constant_model, mean_accepted, stop_distribution
+from specsim.schemes.block import Block, block_residual, constant_model, mean_accepted, stop_distribution
 from specsim.rule import RoundRule
 from specsim.toy import ToyModel, load_model, random_model
 

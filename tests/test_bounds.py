@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsim import bounds, exact, pitfalls, transforms
+from specsim import bounds, exact, transforms
+
+from specsim.labs import pitfalls
 from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round, parse_number
 from specsim.toy import ModelError, ToyModel, json_depth, load_model, loads_model, random_model
 
@@ -253,7 +255,7 @@ def _rows(v: int, d: int, seed: int) -> ToyModel:
 
 @pytest.mark.parametrize("model", [_two(40), _rows(3, 30, 1), _rows(4, 20, 2)], ids=["two", "v3", "v4"])
 def test_the_digit_bound_covers_every_shown_probability(model):
-    from specsim.tree import Tree
+    from specsim.schemes.tree import Tree
     ctx = model.contexts()[0]
     for gamma in (1, 2, 3):
         assert _digits_shown(exact.round_distribution(model, ctx, gamma)) <= bounds.result_digits(model, gamma)
@@ -269,7 +271,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
     check_round(model, 1)  # ~2,000 digits: shown
     check_joint(model, 4, [1], contexts=2)  # ~4,000 digits: shown
     for call in (lambda: check_round(model, 3), lambda: check_joint(model, 5, [1]),
-                 lambda: bounds.check_tree(model, __import__("specsim.tree").tree.Tree((2,), "iid"), rounds=1),
+                 lambda: bounds.check_tree(model, __import__("specsim.schemes.tree").tree.Tree((2,), "iid"), rounds=1),
                  lambda: check_joint(model, 2, [2], rules=9, rounds=1)):
         with pytest.raises(WorkRefused, match="the limit is 4,300 digits"):
             call()
@@ -277,7 +279,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
 
 # -- issue 29: sampled work counts the vocabulary and the tree -------------------------
 def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
-    from specsim.tree import Tree
+    from specsim.schemes.tree import Tree
     assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
     assert bounds.sample_work(1000, 3, 8, block=True) > bounds.sample_work(1000, 3, 8)
     assert bounds.loop_work(1000, 3, 64) > bounds.loop_work(1000, 3, 2)

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from specsim import bounds, checker, exact, family, pitfalls, shrink, toy
+from specsim import bounds, exact, toy
+
+from specsim.labs import checker
+
+from specsim.labs import family
+
+from specsim.labs import pitfalls
+
+from specsim.labs import shrink
 from specsim.rule import CORRECT, RoundRule, residual
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,7 +211,7 @@ def test_cli_prints_a_loadable_counterexample(cli, rules):
 
 
 def _load(rules, name):
-    from specsim.sandbox_child import load_rule_class
+    from specsim.labs.sandbox_child import load_rule_class
     return load_rule_class(f"{rules}/my_rules.py", name)
 
 
@@ -236,7 +244,7 @@ def test_cli_refuses_too_much_work(cli):
 
 
 def test_the_family_heatmap_has_one_cell_per_point_on_category_axes():
-    from specsim import family
+    from specsim.labs import family
     from specsim.toy import load_model
     rows = family.grid(load_model("seed"), ("a",), 1, 1)
     fig = family.grid_figure(rows, current=(2, "1/2"))

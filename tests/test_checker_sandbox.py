@@ -16,9 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from specsim import bounds, checker, sandbox
+from specsim import bounds
+
+from specsim.labs import checker
+
+from specsim.labs import sandbox
 from specsim.rule import RoundRule
-from specsim.rule_proxy import RuleError, ValidatedRule, plain_number, plain_row
+from specsim.labs.rule_proxy import RuleError, ValidatedRule, plain_number, plain_row
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG = 60  # seconds: only a hang reaches this
@@ -160,7 +164,7 @@ def test_a_correct_rule_is_exact_and_a_pitfall_refuted_through_the_sandbox(tmp_p
                              "--gammas", "1", "--json")
     data = json.loads(out)
     assert code == 1 and not data["exact"] and data["counterexample"]["model"]["vocab"] == ["b", "c"]
-    direct = checker.check_rule(__import__("specsim.pitfalls").pitfalls.ResampleFromTarget(), gammas=(1,), models=6)
+    direct = checker.check_rule(__import__("specsim.labs.pitfalls").pitfalls.ResampleFromTarget(), gammas=(1,), models=6)
     assert data["counterexample"]["total_variation"] == str(direct.counterexample.total_variation)
 
 
@@ -214,7 +218,7 @@ def test_only_a_complete_report_with_the_nonce_reads_back():
 
 
 def test_a_counterexample_round_trips_through_the_report():
-    r = checker.check_rule(__import__("specsim.pitfalls").pitfalls.AlwaysAccept(), gammas=(1,), models=3)
+    r = checker.check_rule(__import__("specsim.labs.pitfalls").pitfalls.AlwaysAccept(), gammas=(1,), models=3)
     again = checker.CheckResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert again.to_dict() == r.to_dict() and again.counterexample.total_variation == r.counterexample.total_variation
 
@@ -324,6 +328,6 @@ def test_max_work_scales_the_whole_checks_limit():
 
 
 def test_the_child_imports_neither_torch_nor_the_cli():
-    code = "import sys, specsim.sandbox_child; print(sorted(m for m in sys.modules if m.startswith(('torch', 'specsim.cli'))))"
+    code = "import sys, specsim.labs.sandbox_child; print(sorted(m for m in sys.modules if m.startswith(('torch', 'specsim.cli'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr

@@ -2,7 +2,7 @@
 from fractions import Fraction
 
 from specsim import exact
-from specsim.block import Block
+from specsim.schemes.block import Block
 from specsim.toy import load_model
 
 

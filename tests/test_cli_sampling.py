@@ -59,7 +59,8 @@ def test_sample_check(cli_json, cli):
 def test_sample_check_rejects_a_mismatch(cli, cli_json, monkeypatch):
     # feed the check a sampler that is wrong: the counts come from always-accept,
     # the exact round they are tested against is the correct rule's
-    from specsim import montecarlo, pitfalls
+    from specsim import montecarlo
+    from specsim.labs import pitfalls
     broken = pitfalls.get("always-accept").rule
     monkeypatch.setattr(montecarlo, "sample_rounds",
                         lambda pair, ctx, gamma, rounds, seed, progress=None: montecarlo.sample_rounds_loop(

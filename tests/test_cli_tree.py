@@ -3,7 +3,7 @@ import pytest
 
 from specsim import exact
 from specsim.toy import load_model, random_model
-from specsim.tree import Tree
+from specsim.schemes.tree import Tree
 
 
 def test_round_tree_json(cli_json):

@@ -1,10 +1,12 @@
 """compare: every scheme within a drafting budget, exact expected tokens per round, best first."""
 from fractions import Fraction
 
-from specsim import compare, exact
-from specsim.block import Block
+from specsim import exact
+
+from specsim.labs import compare
+from specsim.schemes.block import Block
 from specsim.toy import load_model
-from specsim.tree import Tree
+from specsim.schemes.tree import Tree
 
 
 def test_every_shape_within_the_budget_is_listed_once():

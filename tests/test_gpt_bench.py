@@ -1,8 +1,9 @@
-"""specsim.gpt.bench: measured rates from K per round, and the Tiny GPT page's quick measurement."""
+"""specsim.gpt.measure.bench: measured rates from K per round, and the Tiny GPT page's quick measurement."""
 import pytest
 
 from specsim import formulas
-from specsim.gpt import api, bench
+from specsim.gpt import api
+from specsim.gpt.measure import bench
 
 
 def test_measured_and_predicted_by_hand():

@@ -55,7 +55,7 @@ def test_unavailable_device_is_one_line_exit_2(cli):
 
 
 def test_bench_json_shape(cli, monkeypatch):
-    from specsim.gpt import bench
+    from specsim.gpt.measure import bench
     monkeypatch.setattr(bench, "COST_STEPS", 2)  # shape only: keep it quick
     monkeypatch.setattr(bench, "COST_REPEATS", 1)
     monkeypatch.setattr(bench, "N_PROMPTS", 1)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from specsim.tree import drafted
+from specsim.schemes.tree import drafted
 
 
 def test_generate_tree_json_has_the_tree_trace(cli_json):
@@ -53,7 +53,8 @@ def test_bad_tree_and_block_input_is_one_line_exit_2(cli, argv, message):
 
 
 def test_bench_schemes_json_keys(cli, monkeypatch):
-    from specsim.gpt import bench, bench_schemes
+    from specsim.gpt.measure import bench
+    from specsim.gpt.measure import bench_schemes
     monkeypatch.setattr(bench, "N_PROMPTS", 1)  # keys only: keep it quick
     monkeypatch.setattr(bench_schemes, "COST_STEPS", 2)
     monkeypatch.setattr(bench_schemes, "COST_REPEATS", 1)

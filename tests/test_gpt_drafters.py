@@ -85,8 +85,8 @@ def test_early_exit_shares_the_target_weights_and_its_kv_cache():
 
 
 def test_a_trained_exit_head_raises_teacher_forced_alpha_on_held_out_text():
-    from specsim.gpt import corpus
-    from specsim.gpt.train import teacher_forced_alpha
+    from specsim.gpt.train import corpus
+    from specsim.gpt.train.loop import teacher_forced_alpha
     plain, headed = api.load_pair("early-exit:2", "cpu"), api.load_pair("early-exit:2+head", "cpu")
     assert headed.draft.exit_head is not None and plain.draft.exit_head is None
     _, heldout = corpus.shipped_splits()
@@ -115,7 +115,7 @@ def test_parse_spec():
 
 
 def test_gallery_figure_has_one_marker_per_drafter_and_contours_rise_with_alpha():
-    from specsim.plots_gallery import alpha_cost_map, best_speedup
+    from specsim.plots.gallery import alpha_cost_map, best_speedup
     rows = [{"drafter": s, "alpha": a, "alpha_se": 0.02, "cost": c, "speedup": 1.0}
             for s, a, c in [("distilled", 0.8, 0.1), ("trained", 0.75, 0.15), ("lookup:3", 0.3, 0.0),
                             ("early-exit:2", 0.8, 0.45)]]

@@ -15,7 +15,11 @@ import torch
 
 transformers = pytest.importorskip("transformers")  # a guard only: CI installs the hf extra
 
-from specsim.gpt import api, decode, hf_export, hf_pair  # noqa: E402
+from specsim.gpt import api, decode  # noqa: E402
+
+from specsim.gpt.hf import export as hf_export
+
+from specsim.gpt.hf import pair as hf_pair
 from specsim.gpt.tokenizer import CharTokenizer  # noqa: E402
 from specsim.gpt.weights import read_manifest  # noqa: E402
 
@@ -162,7 +166,8 @@ def test_without_transformers_the_message_names_the_extra(cli, monkeypatch, tmp_
 # -- the peer bench ------------------------------------------------------------------
 
 def test_peer_bench_json_and_token_counts(cli_json, monkeypatch):
-    from specsim.gpt import bench, peer
+    from specsim.gpt.measure import bench
+    from specsim.gpt.measure import peer
     monkeypatch.setattr(bench, "N_PROMPTS", 1)
     d = cli_json("gpt", "bench", "--peer", "hf", "--tokens", "8", "--gamma", "3", "--repeats", "1",
                  "--device", "cpu")

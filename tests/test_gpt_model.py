@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
-from specsim.gpt import masks
+from specsim.schemes import masks
 from specsim.gpt.config import GPTConfig, PRESETS
 from specsim.gpt.model import GPT, attend, lower_right_mask
 

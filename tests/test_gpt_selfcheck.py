@@ -7,7 +7,9 @@ import sys
 import pytest
 import torch
 
-from specsim.gpt import api, selfcheck
+from specsim.gpt import api
+
+from specsim.gpt.measure import selfcheck
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import torch
 
 from specsim.gpt import weights
 from specsim.gpt.config import PRESETS
-from specsim.gpt.recipe import STAGES, Recipe, run_stage
+from specsim.gpt.train.recipe import STAGES, Recipe, run_stage
 from specsim.gpt.tokenizer import ASCII_VOCAB, CharTokenizer
 
 TEXT = "def add(a, b):\n    return a + b\n\n" * 40
@@ -44,7 +44,8 @@ def test_stages_train_save_and_reload(tmp_path):
 
 
 def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, monkeypatch):
-    from specsim.gpt import train, train_checkpoint
+    from specsim.gpt.train import loop as train
+    from specsim.gpt.train import checkpoint as train_checkpoint
     data, _ = tiny_data()
     whole = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False)
     ckpt = str(tmp_path / "run.ckpt")
@@ -83,14 +84,14 @@ def test_an_untrained_exit_head_is_the_plain_early_exit():
 
 
 def test_bfloat16_autocast_only_where_it_runs_natively():
-    from specsim.gpt.train import native_bf16
+    from specsim.gpt.train.loop import native_bf16
     assert native_bf16(torch.device("cuda"))
     assert native_bf16(torch.device("cpu")) == (torch.cpu._is_avx512_bf16_supported()
                                                 or torch.cpu._is_amx_tile_supported())
 
 
 def test_same_seed_same_losses():
-    from specsim.gpt.train import train_lm
+    from specsim.gpt.train.loop import train_lm
     train, val = tiny_data()
     a = train_lm(PRESETS["tiny"], train, val, steps=5, batch_size=2, seed=7, progress=False)
     b = train_lm(PRESETS["tiny"], train, val, steps=5, batch_size=2, seed=7, progress=False)
@@ -101,7 +102,7 @@ def test_teacher_forced_alpha_is_the_fraction_rule_alpha_averaged_over_positions
     """The torch twin inside teacher_forced_alpha agrees with specsim.rule.alpha, row by row."""
     from specsim import rule as exact_rule
     from specsim.gpt.model import GPT
-    from specsim.gpt.train import teacher_forced_alpha
+    from specsim.gpt.train.loop import teacher_forced_alpha
 
     torch.manual_seed(0)
     target, draft = GPT(PRESETS["tiny"]).eval(), GPT(PRESETS["tiny"]).eval()  # two random models

@@ -3,8 +3,8 @@
 The same quantity two ways, every time: the one-pass tree forward against a
 plain forward of each node's own path, the kept caches against a fresh pass
 over the accepted text, greedy tree/block decoding against greedy plain
-decoding, the torch walk against ``specsim.tree``'s own sampler on the same
-rows and uniforms, the torch twins against ``specsim.tree`` / ``specsim.block``
+decoding, the torch walk against ``specsim.schemes.tree``'s own sampler on the same
+rows and uniforms, the torch twins against ``specsim.schemes.tree`` / ``specsim.schemes.block``
 element by element, and the first emitted token against p (exactly with the
 exact engine, and by a chi-square test on the torch decoder).
 """
@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 import torch
 
-from specsim import block as exact_block
+from specsim.schemes import block as exact_block
 from specsim import sampling as toy_sampling
-from specsim import tree as exact_tree
-from specsim.gpt import api, masks, rule
+from specsim.schemes import tree as exact_tree
+from specsim.gpt import api, rule
+from specsim.schemes import masks
 from specsim.gpt.config import PRESETS
 from specsim.gpt.decode import Sampling, _Context, plain_generate, speculative_generate
 from specsim.gpt.drafters import ModelDrafter
@@ -176,7 +177,7 @@ def test_a_chain_shaped_tree_gives_the_chain_decoders_tokens(pair, seed):
     assert [r.accepted for r in tree.rounds] == chain.accepted_per_round
 
 
-# -- the walk is specsim.tree's -------------------------------------------------
+# -- the walk is specsim.schemes.tree's -------------------------------------------------
 
 class Uniforms:
     """A numpy-Generator stand-in handing out planned uniforms."""
@@ -189,7 +190,7 @@ class Uniforms:
 
 
 def replay_with_specsim_tree(r, widths, p64, q64, u, drafts, monkeypatch):
-    """Run ``specsim.tree.Tree.sample_round`` on the round's rows: its drafts are forced to the
+    """Run ``specsim.schemes.tree.Tree.sample_round`` on the round's rows: its drafts are forced to the
     drafted tokens (in the order they are tried), its uniforms are ``u``; returns its emitted
     tokens, K, the events and the row the closing token was drawn from."""
     node_of = {(): -1}

@@ -27,6 +27,6 @@ def test_a_child_that_dies_without_an_answer_is_one_line():
 
 
 def test_the_scheme_bench_runs_in_a_child_on_the_shipped_pair():
-    from specsim.gpt import bench_schemes
+    from specsim.gpt.measure import bench_schemes
     result = heavy.in_child(bench_schemes.bench_shipped, "chain:2", n_tokens=8, repeats=1, n_prompts=1)
     assert [r["scheme"] for r in result["schemes"]] == ["chain:2"] and result["tokens"] == 8

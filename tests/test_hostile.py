@@ -314,5 +314,6 @@ def test_the_gpt_defaults_pass_their_bound(argv, monkeypatch):
 def test_the_gpt_bound_reads_the_shipped_sizes():
     pytest.importorskip("torch")
     from specsim.cli import gpt_cmds
-    from specsim.gpt import bench, tokenizer
+    from specsim.gpt import tokenizer
+    from specsim.gpt.measure import bench
     assert gpt_cmds.BENCH_PROMPTS == bench.N_PROMPTS and gpt_cmds.SHIPPED_VOCAB == len(tokenizer.ASCII_VOCAB)

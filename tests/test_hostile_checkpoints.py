@@ -30,7 +30,13 @@ transformers = pytest.importorskip("transformers")  # a guard only: CI installs 
 
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from specsim.gpt import api, hf_export, hf_pair, train  # noqa: E402
+from specsim.gpt import api  # noqa: E402
+
+from specsim.gpt.hf import export as hf_export
+
+from specsim.gpt.hf import pair as hf_pair
+
+from specsim.gpt.train import loop as train
 from specsim.gpt.checkpoint_checks import CheckpointError  # noqa: E402
 from specsim.gpt.config import PRESETS  # noqa: E402
 
@@ -139,7 +145,7 @@ def _stage_target_ckpt(tmp_path: Path, content: bytes) -> Path:
 
 @pytest.mark.parametrize("case", ["pickle", "list", "garbage", "empty"])
 def test_gpt_train_refuses_a_hostile_resume_checkpoint_in_one_line(cli, tmp_path, monkeypatch, recwarn, case):
-    from specsim.gpt import recipe
+    from specsim.gpt.train import recipe
     marker = tmp_path / "MARKER"
     if case == "list":
         path = tmp_path / "list.pt"
@@ -364,7 +370,7 @@ def _training_dir(tmp_path: Path, case: str) -> Path:
                                            ("deep manifest", "nested deeper than"),
                                            ("escape", "names no weight file in its directory")])
 def test_target_more_refuses_a_hostile_training_directory(tmp_path, case, message):
-    from specsim.gpt.recipe import Recipe, run_stage
+    from specsim.gpt.train.recipe import Recipe, run_stage
     out = _training_dir(tmp_path, case)
     recipe = Recipe(more_steps=1, target_batch=2, target_preset="tiny", draft_preset="tiny")
     data = torch.arange(300) % 7

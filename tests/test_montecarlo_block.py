@@ -2,8 +2,8 @@
 import pytest
 
 from specsim import exact, stats
-from specsim.block import Block, sample_block_rounds
-from specsim.montecarlo_block import sample_block_rounds_vectorized
+from specsim.schemes.block import Block, sample_block_rounds
+from specsim.schemes.block_mc import sample_block_rounds_vectorized
 from specsim.toy import load_model, random_model
 
 
@@ -35,7 +35,7 @@ def test_same_seed_same_result_and_seeds_differ():
 
 
 def test_the_trace_is_the_sampled_round_on_the_same_seed():
-    from specsim.block import trace_block_round
+    from specsim.schemes.block import trace_block_round
     m = load_model("seed")
     for seed in range(40):
         t = trace_block_round(m, ("b",), 3, seed=seed)

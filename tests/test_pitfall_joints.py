@@ -1,7 +1,9 @@
-"""specsim.pitfalls.joints: the two joints the Pitfalls lab draws are the ones evaluate() compares."""
+"""specsim.labs.pitfalls.joints: the two joints the Pitfalls lab draws are the ones evaluate() compares."""
 import pytest
 
-from specsim import exact, pitfalls, toy
+from specsim import exact, toy
+
+from specsim.labs import pitfalls
 
 
 @pytest.mark.parametrize("name", list(pitfalls.PITFALLS))

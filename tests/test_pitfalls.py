@@ -3,7 +3,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import exact, pitfalls, rule
+from specsim import exact, rule
+
+from specsim.labs import pitfalls
 from specsim.toy import load_model
 
 SEED = load_model("seed")

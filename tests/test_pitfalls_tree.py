@@ -3,11 +3,13 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import exact, pitfalls
-from specsim.pitfalls_tree import typical_threshold
+from specsim import exact
+
+from specsim.labs import pitfalls
+from specsim.labs.pitfalls_tree import typical_threshold
 from specsim.toy import ToyModel, load_model
 from specsim.transforms import greedy
-from specsim.tree import Tree
+from specsim.schemes.tree import Tree
 
 SEED = load_model("seed")
 TREE = pitfalls.TREE_PITFALLS

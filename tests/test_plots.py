@@ -8,8 +8,14 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specsim import exact, formulas, plots, plots_gpt, plots_rounds, rule, sampling, toy
-from specsim.gpt import masks
+from specsim import exact, formulas, rule, sampling, toy
+
+from specsim.plots import charts as plots
+
+from specsim.plots import gpt as plots_gpt
+
+from specsim.plots import rounds as plots_rounds
+from specsim.schemes import masks
 
 SEED = toy.load_model("seed")
 P, Q = SEED.p(("a",)), SEED.q(("a",))
@@ -23,7 +29,7 @@ def cartesian_axes_labelled(fig) -> None:
 
 
 def test_plots_import_neither_streamlit_nor_torch():
-    code = ("import sys, specsim.plots, specsim.plots_rounds, specsim.plots_gpt, specsim.gpt.masks;"
+    code = ("import sys, specsim.plots.charts, specsim.plots.rounds, specsim.plots.gpt, specsim.schemes.masks;"
             "print(sorted(m for m in ('streamlit', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -156,7 +162,7 @@ def test_draft_rows_outline_the_draft():
 
 
 def test_colours_are_defined_once_and_mixed_exactly():
-    from specsim import colors
+    from specsim.plots import colors
     assert plots.P_COLOR is colors.P_COLOR and plots_rounds.RESIDUAL_COLOR is colors.RESIDUAL_COLOR
     assert plots_gpt.HIDDEN == colors.PANEL
     assert colors.mix("#204060", "#ffffff", 0) == "#204060" and colors.mix("#204060", "#ffffff", 1) == "#ffffff"

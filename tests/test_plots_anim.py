@@ -7,15 +7,19 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import bounds, formulas, frames, plots_anim, rule, sampling, toy
-from specsim.replay import Player
+from specsim import bounds, formulas, rule, sampling, toy
+
+from specsim.views import frames
+
+from specsim.plots import anim as plots_anim
+from specsim.views.replay import Player
 
 SEED = toy.load_model("seed")
 A = ("a",)
 
 
 def test_frames_are_plain_data_without_plotly():
-    code = "import sys, specsim.frames; print([m for m in ('plotly', 'streamlit', 'torch') if m in sys.modules])"
+    code = "import sys, specsim.views.frames; print([m for m in ('plotly', 'streamlit', 'torch') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -1,11 +1,19 @@
-"""The Trees page's figures: their data is the library's (``specsim.plots_tree``)."""
+"""The Trees page's figures: their data is the library's (``specsim.plots.tree``)."""
 from __future__ import annotations
 
 import pytest
 
-from specsim import compare, plots_tree, scheme_view, toy, tree_view
-from specsim.colors import BONUS_COLOR, OVERLAP_COLOR, P_COLOR, PANEL, RESIDUAL_COLOR
-from specsim.tree import Tree
+from specsim import toy
+
+from specsim.labs import compare
+
+from specsim.plots import tree as plots_tree
+
+from specsim.views import scheme_view
+
+from specsim.views import tree_view
+from specsim.plots.colors import BONUS_COLOR, OVERLAP_COLOR, P_COLOR, PANEL, RESIDUAL_COLOR
+from specsim.schemes.tree import Tree
 
 SEED = toy.load_model("seed")
 

@@ -1,8 +1,8 @@
 """Long Monte-Carlo runs report progress per block of rounds, and progress never changes a result."""
 from specsim import montecarlo
 from specsim.cli.common import progress_bar
-from specsim.montecarlo_block import sample_block_rounds_vectorized
-from specsim.pitfalls import PITFALLS
+from specsim.schemes.block_mc import sample_block_rounds_vectorized
+from specsim.labs.pitfalls import PITFALLS
 from specsim.toy import load_model
 
 

@@ -1,9 +1,11 @@
-"""specsim.replay: what a replayed round shows, chained rounds, running tokens per pass."""
+"""specsim.views.replay: what a replayed round shows, chained rounds, running tokens per pass."""
 from fractions import Fraction as F
 
 import pytest
 
-from specsim import exact, replay, sampling, toy
+from specsim import exact, sampling, toy
+
+from specsim.views import replay
 
 SEED = toy.load_model("seed")
 

@@ -8,7 +8,9 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import exact, montecarlo, pitfalls, sampling, stats
+from specsim import exact, montecarlo, sampling, stats
+
+from specsim.labs import pitfalls
 from specsim.rule import CORRECT, acceptance_probability, residual
 from specsim.toy import load_model, random_model
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from specsim import exact, stats
 from specsim.rule import CORRECT
 from specsim.toy import ToyModel, load_model, random_model
-from specsim.tree import Tree, child_acceptance, parse_shape, residual_update, without
+from specsim.schemes.tree import Tree, child_acceptance, parse_shape, residual_update, without
 
 PRESETS = ["seed", "zeros", "order2"]
 SHAPES = [(2,), (3,), (2, 2), (2, 2, 1), (1, 3), (3, 1)]
@@ -127,7 +127,7 @@ def test_bad_shapes_get_one_line_errors(text, msg):
 def test_bad_drafts_and_chain_rules_are_refused():
     with pytest.raises(ValueError, match="drafts must be"):
         Tree((2,), "sorted")
-    from specsim.pitfalls import PITFALLS
+    from specsim.labs.pitfalls import PITFALLS
     broken = next(p.rule for k, p in PITFALLS.items() if p.rule is not CORRECT and hasattr(p.rule, "accept"))
     with pytest.raises(ValueError, match="chain rule"):
         exact.round_distribution(load_model("seed"), ("a",), Tree((2,)), broken)

@@ -1,5 +1,5 @@
 """The Trees page's library: the drafted tree, the walk's decisions and statuses, the layout, the mask,
-and the scheme comparisons (``specsim.tree_view``, ``specsim.scheme_view``)."""
+and the scheme comparisons (``specsim.views.tree_view``, ``specsim.views.scheme_view``)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,11 +7,17 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import bounds, compare, exact, scheme_view, stats, toy, tree_view
-from specsim.block import Block, constant_model, trace_block_round
-from specsim.gpt import masks
+from specsim import bounds, exact, stats, toy
+
+from specsim.labs import compare
+
+from specsim.views import scheme_view
+
+from specsim.views import tree_view
+from specsim.schemes.block import Block, constant_model, trace_block_round
+from specsim.schemes import masks
 from specsim.sampling import trace_round
-from specsim.tree import Tree
+from specsim.schemes.tree import Tree
 
 SEED = toy.load_model("seed")
 FALSE_ALARM = 1e-3  # chi-square tests reject at p < 0.001: one false alarm in a thousand runs
@@ -115,7 +121,7 @@ def test_statuses_step_by_step():
 
 
 def test_rows_after_a_rejection_are_the_residual_update():
-    from specsim.tree import residual_update
+    from specsim.schemes.tree import residual_update
     for seed in range(30):
         _, trace, nodes, steps = round_of(SEED, ("b",), (3,), "iid", seed)
         for k, s in enumerate(steps, 1):

@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specsim import bounds, compare, scheme_view, toy, tree_view
-from specsim.tree import Tree
+from specsim import bounds, toy
+
+from specsim.labs import compare
+
+from specsim.views import scheme_view
+
+from specsim.views import tree_view
+from specsim.schemes.tree import Tree
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
@@ -133,7 +139,7 @@ def test_query_parameters_are_read_strictly():
 def test_tiny_gpt_section_runs_a_real_tree_and_measures_every_scheme():
     """The real pair's round: its mask has one row per drafted node (and the root), each node sees
     its ancestors only; the scheme table lists every scheme with tokens per pass >= 1."""
-    from specsim.gpt import masks
+    from specsim.schemes import masks
     at = open_trees({"tree": "2,1"})
     at.text_input(key="tree-gpt-prompt").set_value("def f(x):\n    return ")
     next(b for b in at.button if b.label.startswith("Generate with the tree 2,1")).click().run()

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from specsim import family, toy
+from specsim import toy
+
+from specsim.labs import family
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"

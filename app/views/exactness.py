@@ -5,7 +5,9 @@ import animations
 import cached
 import tryit
 import widgets
-from specsim import bounds, exact, pitfalls, plots
+from specsim import bounds, exact
+from specsim.labs import pitfalls
+from specsim.plots import charts as plots
 from tokens import md
 
 st.title("Exactness: the proof, in fractions")

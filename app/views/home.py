@@ -5,7 +5,8 @@ import lesson_index
 import nav
 import tokens
 import tryit
-from specsim import plots_rounds, sampling, toy
+from specsim import sampling, toy
+from specsim.plots import rounds as plots_rounds
 
 st.title("specsim: speculative decoding, simulated exactly")
 tryit.back_to_lesson()  # a lesson's link to Home (?from_lesson=N) gets its way back

@@ -6,7 +6,10 @@ import streamlit as st
 import cached
 import tryit
 import widgets
-from specsim import bounds, pitfalls, plots, plots_rounds
+from specsim import bounds
+from specsim.labs import pitfalls
+from specsim.plots import charts as plots
+from specsim.plots import rounds as plots_rounds
 from specsim.rule import RoundRule
 
 

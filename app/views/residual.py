@@ -6,7 +6,8 @@ import streamlit as st
 import animations
 import tryit
 import widgets
-from specsim import plots, rows, rule, toy
+from specsim import rows, rule, toy
+from specsim.plots import charts as plots
 
 MAX_VOCAB = 6
 

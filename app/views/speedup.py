@@ -5,7 +5,8 @@ import animations
 import cached
 import tryit
 import widgets
-from specsim import bounds, formulas, plots
+from specsim import bounds, formulas
+from specsim.plots import charts as plots
 
 st.title("Speedup and the best γ")
 tryit.back_to_lesson()

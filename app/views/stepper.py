@@ -1,6 +1,6 @@
 """Round stepper: play seeded rounds forward (or back) one event at a time.
 
-The rounds are ``specsim.replay.next_round`` calls on one
+The rounds are ``specsim.views.replay.next_round`` calls on one
 ``numpy.random.default_rng(seed)`` from the chosen context, which chains them
 exactly as ``specsim.sampling.generate`` does, so the same seed gives the
 same rounds as the library (and the CLI). Work per step is constant: the
@@ -17,7 +17,9 @@ import cached
 import tokens
 import tryit
 import widgets
-from specsim import bounds, plots_rounds, replay, sampling
+from specsim import bounds, sampling
+from specsim.plots import rounds as plots_rounds
+from specsim.views import replay
 
 KEY = "stepper"
 HISTORY = 12  # finished rounds drawn in the token stream

@@ -3,7 +3,7 @@
 The only page that imports torch (through ``specsim.gpt.api``). The model pair
 loads once per (drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set
 ``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones. "Your own model pair"
-runs two Hugging Face causal-LM checkpoints (``specsim.gpt.hf_pair``) through the same decoder: off unless
+runs two Hugging Face causal-LM checkpoints (``specsim.gpt.hf.pair``) through the same decoder: off unless
 the operator sets ``SPECSIM_PAIRS_DIR``, and then only checkpoints listed from that directory
 (``gpt_runs.own_choices``). Every failure at the load boundary is one ``st.error`` line.
 """
@@ -17,8 +17,9 @@ import gpt_stats_section
 import tokens
 import tryit
 import widgets
-from specsim import formulas, plots_gpt
-from specsim.gpt import masks
+from specsim import formulas
+from specsim.plots import gpt as plots_gpt
+from specsim.schemes import masks
 from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 

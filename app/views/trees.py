@@ -1,9 +1,9 @@
 """Trees and blocks: a tree round walked one decision at a time, block vs token-wise on one chain,
 every scheme within a drafting budget, and the tree attention mask.
 
-The tree round is ``specsim.tree.Tree.trace`` for the chosen seed (so the
+The tree round is ``specsim.schemes.tree.Tree.trace`` for the chosen seed (so the
 walk is the library's), completed into the whole drafted tree by
-``specsim.tree_view.drafted_tree``; Play advances by the clock, like the
+``specsim.views.tree_view.drafted_tree``; Play advances by the clock, like the
 Round stepper. Query parameters: ``?tree=2,2&drafts=distinct&seed=3&budget=4&from_lesson=16``.
 """
 import html
@@ -17,7 +17,12 @@ import tree_walk
 import tryit
 from tokens import md_tokens
 import widgets
-from specsim import bounds, compare, plots_tree, scheme_view, toy, tree, tree_view
+from specsim import bounds, toy
+from specsim.labs import compare
+from specsim.plots import tree as plots_tree
+from specsim.views import scheme_view
+from specsim.schemes import tree
+from specsim.views import tree_view
 
 KEY = "trees"
 DEFAULT_SHAPE = "2,2,1"

@@ -6,7 +6,8 @@ import heavy
 import tryit
 import widgets
 from tokens import md_tokens
-from specsim import bounds, family, toy
+from specsim import bounds, toy
+from specsim.labs import family
 
 st.title("Rule workbench")
 tryit.back_to_lesson()

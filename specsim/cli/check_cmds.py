@@ -1,6 +1,6 @@
 """`specsim check-rule PATH.py:ClassName`: prove your own RoundRule exact or get its smallest counter-example.
 
-The file is not imported here: ``specsim.sandbox`` runs it, and the whole
+The file is not imported here: ``specsim.labs.sandbox`` runs it, and the whole
 check, in a child process with a wall clock (--timeout) and a memory limit
 (--memory), after bounding the total work; a verdict comes only from the
 child's completed report. The child still runs your file's code with your
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from .. import checker, sandbox
+from ..labs import checker
+
+from ..labs import sandbox
 from . import common
 from .common import gammas_arg, int_in_range, max_work_arg, num, parse_gammas, print_json, seed_arg, table
 

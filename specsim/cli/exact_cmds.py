@@ -1,8 +1,10 @@
 """Exact commands: round, prove, speedup, best-gamma, tables, bench-exact."""
 from __future__ import annotations
 
-from .. import block, bounds, exact, formulas
-from .. import tree as tree_mod
+from .. import bounds, exact, formulas
+
+from ..schemes import block
+from ..schemes import tree as tree_mod
 from .common import (GAMMAS_HELP, UsageError, budget, gamma_arg, gamma_type, gammas_arg, int_in_range,
                      load_model_arg, max_work_arg, num, number, parse_context, print_json, seed_arg, table)
 
@@ -251,7 +253,8 @@ def _prove_symbolic(args) -> int:
 # -- compare -----------------------------------------------------------------
 
 def cmd_compare(args) -> int:
-    from .. import compare, scheme_view
+    from ..labs import compare
+    from ..views import scheme_view
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme_view.check_budget(model, args.budget, budget(args))  # the longest chain, the block, every tree
@@ -314,12 +317,12 @@ def cmd_tables(args) -> int:
 # -- benchmark ---------------------------------------------------------------
 
 def cmd_bench_exact(args) -> int:
-    from ..bench import bench_exact
+    from ..bench.toy import bench_exact
     print_json(bench_exact(args.repeats, args.seed))
     return 0
 
 
 def cmd_bench_schemes(args) -> int:
-    from ..bench import bench_schemes
+    from ..bench.toy import bench_schemes
     print_json(bench_schemes(args.repeats, args.seed))
     return 0

@@ -154,7 +154,7 @@ def needs_torch(handler):
 
 # -- the work bound, before torch loads anything ------------------------------------
 
-BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.bench.N_PROMPTS; a test checks they agree)
+BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.measure.bench.N_PROMPTS; a test checks they agree)
 SHIPPED_VOCAB = 96  # the shipped pair's characters (len(specsim.gpt.tokenizer.ASCII_VOCAB))
 
 
@@ -171,7 +171,7 @@ def bounded(precheck):
 
 def _drafted(args) -> int:
     """Drafted tokens per round of a generation: 0 plain, γ for a chain or block, a tree's count."""
-    from ..tree import drafted
+    from ..schemes.tree import drafted
     return 0 if args.plain else drafted(args.tree) if args.tree else args.gamma
 
 
@@ -269,7 +269,7 @@ def render(g, vocab: str, colour: bool) -> str:
 def cmd_bench(args) -> int:
     import torch
 
-    from ..gpt.bench import bench
+    from ..gpt.measure.bench import bench
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
     if args.schemes:
@@ -300,7 +300,7 @@ SCHEME_KEYS = ["scheme", "drafted_tokens", "alpha", "tokens_per_pass", "verify_c
 
 
 def _schemes(args) -> int:
-    from ..gpt.bench_schemes import bench_schemes
+    from ..gpt.measure.bench_schemes import bench_schemes
     if args.drafters:
         raise UsageError("--schemes and --drafters do not combine: compare schemes with one --draft")
     result = bench_schemes(_pair(args), args.schemes, args.tokens or 150, float(args.temperature), args.repeats,
@@ -357,7 +357,7 @@ def cmd_train(args) -> int:
     from dataclasses import replace
 
     from ..gpt.api import resolve_device
-    from ..gpt.recipe import STAGES, Recipe, run_stage
+    from ..gpt.train.recipe import STAGES, Recipe, run_stage
     recipe = Recipe(seed=args.seed)
     for name in ("target", "more", "draft", "distill", "exit"):
         if getattr(args, f"{name}_steps"):

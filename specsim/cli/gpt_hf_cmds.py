@@ -41,7 +41,7 @@ def add_export(sub, needs_torch) -> None:
 
 def quiet_transformers() -> None:
     """No progress bars or advice from transformers on our output."""
-    from ..gpt.hf_export import require_transformers
+    from ..gpt.hf.export import require_transformers
     t = require_transformers()
     t.logging.set_verbosity_error()
     t.utils.logging.disable_progress_bar()
@@ -49,7 +49,7 @@ def quiet_transformers() -> None:
 
 def cmd_export(args) -> int:
     from ..gpt.api import resolve_device
-    from ..gpt.hf_export import export_hf
+    from ..gpt.hf.export import export_hf
     resolve_device(args.device)
     quiet_transformers()
     result = export_hf(args.out_dir, args.model, force=args.force)
@@ -64,7 +64,7 @@ def cmd_export(args) -> int:
 
 def own_pair(args):
     """The pair named by --target PATH --draft PATH (the draft path is checked when it loads)."""
-    from ..gpt.hf_pair import load_hf_pair
+    from ..gpt.hf.pair import load_hf_pair
     quiet_transformers()
     return load_hf_pair(args.target, args.draft, args.device)
 
@@ -81,7 +81,7 @@ PEER_KEYS = ["decoder", "tokens_per_s", "tokens_per_target_pass", "target_passes
 
 
 def cmd_peer(args, pair) -> int:
-    from ..gpt.peer import peer_bench
+    from ..gpt.measure.peer import peer_bench
     quiet_transformers()
     result = peer_bench(pair, gamma=args.gamma, n_tokens=args.tokens or PEER_TOKENS,
                         repeats=args.repeats or PEER_REPEATS, seed=args.seed)

@@ -4,7 +4,9 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from .. import bounds, exact, montecarlo, pitfalls, sampling, transforms
+from .. import bounds, exact, montecarlo, sampling, transforms
+
+from ..labs import pitfalls
 from .exact_cmds import tree_args
 from .common import (progress_bar, TEMPERATURE_HELP, UsageError, budget, gamma_arg, int_in_range, load_model_arg,
                      max_work_arg, num, parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
@@ -196,7 +198,8 @@ def cmd_sample(args) -> int:
             bounds.check_block(pair, [args.gamma], limit=budget(args))
     with progress_bar(args.rounds, "rounds") as bar:  # on a terminal, for long runs
         if block:
-            from .. import block as blocks, montecarlo_block
+            from ..schemes import block as blocks
+            from ..schemes import block_mc as montecarlo_block
             s = montecarlo_block.sample_block_rounds_vectorized(pair, ctx, args.gamma, args.rounds, args.seed, bar)
         elif rule is pitfalls.PITFALLS["correct"].rule:
             s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed, bar)
@@ -241,7 +244,7 @@ def cmd_sample(args) -> int:
 
 
 def _sample_tree(args, pair, ctx, rule) -> int:
-    from ..tree import Tree
+    from ..schemes.tree import Tree
     t = Tree(args.tree, args.drafts)
     bounds.check_tree_sample(pair, t, args.rounds, budget(args))
     if args.check:
@@ -294,7 +297,7 @@ def cmd_pitfalls(args) -> int:
 
 def _pitfalls_tree(args, model, ctx) -> int:
     """The tree rules (and the correct one) on a tree; top-k-tree-as-if-sampled always drafts distinct."""
-    from ..tree import Tree
+    from ..schemes.tree import Tree
     names = args.rule or ["correct"] + list(pitfalls.TREE_PITFALLS)
     pits = []
     for n in names:
@@ -323,7 +326,7 @@ def _pitfalls_tree(args, model, ctx) -> int:
 # -- bench-sample ------------------------------------------------------------
 
 def cmd_bench_sample(args) -> int:
-    from ..bench import bench_sample
+    from ..bench.toy import bench_sample
     model = load_model_arg(args.model)
     bounds.check_bench_sample(model, args.gamma, args.rounds, args.loop_rounds or args.rounds, args.repeats,
                               args.loop_repeats, budget(args))

@@ -26,7 +26,7 @@ def add_selfcheck(sub, needs_torch) -> None:
 def cmd_selfcheck(args) -> int:
     import torch
 
-    from ..gpt.selfcheck import run_selfcheck
+    from ..gpt.measure.selfcheck import run_selfcheck
     torch.set_num_threads(1) if args.device == "cpu" else None
     report = run_selfcheck(args.device, with_bench=not args.no_bench)
     if args.json:

@@ -159,7 +159,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int
 def block_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4, temperature: float = 1.0,
                    seed: int = 0, top_k: int | None = None, top_p: float | None = None,
                    greedy: bool = False) -> Generation:
-    """Speculative decoding with block verification of chains of ``gamma`` drafts (``specsim.block``)."""
+    """Speculative decoding with block verification of chains of ``gamma`` drafts (``specsim.schemes.block``)."""
     return speculative_generate(pair, prompt, n_tokens, gamma, temperature, top_k, top_p, greedy, seed,
                                 verify="block")
 
@@ -169,13 +169,13 @@ def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1),
                   top_p: float | None = None, greedy: bool = False, limit=None):
     """Speculative decoding with a draft tree of shape ``widths`` (``specsim.gpt.tree_decode``).
 
-    ``widths`` is a tuple or text such as "2,2,1" (``specsim.tree.parse_shape``); ``drafts`` iid or
+    ``widths`` is a tuple or text such as "2,2,1" (``specsim.schemes.tree.parse_shape``); ``drafts`` iid or
     distinct; ``order`` dfs or bfs (how the tree is flattened for the verify pass). Returns a
     ``TreeGeneration``: ``rounds[i]`` is a ``TreeRound`` with ``parents``, ``tokens`` (drafted ids),
     ``accepted_nodes``, ``emitted``, ``n_cached`` and ``text`` (its emitted characters).
     """
     from ..bounds import check_gpt
-    from ..tree import check_shape, drafted, parse_shape
+    from ..schemes.tree import check_shape, drafted, parse_shape
     from .tree_decode import tree_generate as generate
     _check_n(n_tokens)
     widths = parse_shape(widths) if isinstance(widths, str) else check_shape(widths)

@@ -240,7 +240,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
     """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes).
 
     ``verify``: "token" (token-wise, step 3 as above) or "block" (block
-    verification, ``specsim.block``: the same u's are the coins eta_i = u_i < h_i,
+    verification, ``specsim.schemes.block``: the same u's are the coins eta_i = u_i < h_i,
     K = tau, and the replacement comes from the block residual).
 
     ``draft`` is any ``specsim.gpt.drafters.Drafter`` (a small GPT, early exit,

@@ -16,7 +16,7 @@ gallery reports
   for lookup, whose drafts are not i.i.d. and vary in length, a rough guide);
 * ``speedup``: plain seconds / speculative seconds for the same prompts,
   seeds and number of tokens, the median over ``repeats`` interleaved runs
-  (every wall time by ``specsim.timing.measure``).
+  (every wall time by ``specsim.bench.timing.measure``).
 
 Two prompt sets: ``heldout`` (``bench.heldout_prompts``: held-out corpus
 files) and ``repetitive`` (``repetitive_prompts``: a held-out code block of at
@@ -31,8 +31,10 @@ import torch
 
 from .. import formulas
 from ..stats import ratio_se
-from ..timing import measure
-from . import api, bench, corpus
+from ..bench.timing import measure
+from . import api
+from .measure import bench
+from .train import corpus
 from .decode import plain_generate, speculative_generate
 from .specs import GALLERY
 

@@ -17,7 +17,7 @@ The cache is what makes speculative decoding fast and what makes it subtle:
   ``cache.keep(indices)`` keeps the listed slots, in order (the accepted path
   of a draft tree), and forgets the rest;
 * a tree of drafts is scored in one pass with explicit position ids ``pos``
-  and an explicit boolean ``mask`` (``specsim.gpt.masks.tree_grid``).
+  and an explicit boolean ``mask`` (``specsim.schemes.masks.tree_grid``).
 
 >>> import torch
 >>> from specsim.gpt.config import PRESETS

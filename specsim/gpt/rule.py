@@ -91,7 +91,7 @@ def accept_drafts(p_rows: torch.Tensor, q_rows: torch.Tensor, drafts: torch.Tens
     return acceptance, accepted_flags, accepted
 
 
-# -- trees: the per-node step, twin of ``specsim.tree`` ------------------------------
+# -- trees: the per-node step, twin of ``specsim.schemes.tree`` ------------------------------
 
 def child_acceptance(p_cur: torch.Tensor, q_cur: torch.Tensor, x: int) -> torch.Tensor:
     """min(1, p'(x) / q'(x)) for the child x tried against the current rows (V,)."""
@@ -114,7 +114,7 @@ def without(q: torch.Tensor, tried) -> torch.Tensor | None:
     return kept / mass
 
 
-# -- block verification, twin of ``specsim.block`` -----------------------------------
+# -- block verification, twin of ``specsim.schemes.block`` -----------------------------------
 
 def block_weights(p_rows: torch.Tensor, q_rows: torch.Tensor, drafts: torch.Tensor) -> torch.Tensor:
     """[w_0, ..., w_gamma]: w_0 = 1, w_i = min(1, w_{i-1} p_i(X_i) / q_i(X_i)).
@@ -131,7 +131,7 @@ def block_weights(p_rows: torch.Tensor, q_rows: torch.Tensor, drafts: torch.Tens
 
 def stop_probabilities(w: torch.Tensor, p_rows: torch.Tensor, q_rows: torch.Tensor) -> torch.Tensor:
     """[h_1, ..., h_gamma]: h_i = r_i / (r_i + 1 - w_i) with r_i = sum max(w_i p_{i+1} - q_{i+1}, 0)
-    (0 when the denominator is 0, as ``specsim.block.ZERO_OVER_ZERO``), and h_gamma = w_gamma."""
+    (0 when the denominator is 0, as ``specsim.schemes.block.ZERO_OVER_ZERO``), and h_gamma = w_gamma."""
     gamma = w.numel() - 1
     inner = w[1:gamma, None]  # (gamma - 1, 1)
     r = torch.clamp(inner * p_rows[1:gamma] - q_rows[1:gamma], min=0).sum(-1)  # (gamma - 1,)

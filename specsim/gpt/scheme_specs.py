@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..bounds import LIMITS, parse_whole
-from ..tree import DRAFTS, drafted, parse_shape
-from . import masks
+from ..schemes.tree import DRAFTS, drafted, parse_shape
+from ..schemes import masks
 
 KINDS = ("chain", "block", "tree")
 SCHEMES_HELP = "schemes separated by ';': chain:G, block:G (G from 1 to 64), tree:W1,W2,...[:iid|distinct]"

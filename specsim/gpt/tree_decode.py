@@ -1,6 +1,6 @@
 """Tree verification on the tiny GPT: a whole tree of drafts scored in one target pass.
 
-A tree of shape (W1, ..., Wd) (``specsim.tree``): the root (the last token of
+A tree of shape (W1, ..., Wd) (``specsim.schemes.tree``): the root (the last token of
 the text so far) gets W1 children, each of them W2, and so on. One round:
 
 1. draft: q at a node is the drafter's row after that node's own path; its
@@ -19,7 +19,7 @@ the text so far) gets W1 children, each of them W2, and so on. One round:
    (p', q'), first (p, q): accept child x when u < min(1, p'(x) / q'(x)) and
    descend; after a rejection p' <- normalize(max(0, p' - q')) and, for
    distinct drafts, q' <- q without the tokens tried (the node functions of
-   ``specsim.tree``, through their torch twins in ``specsim.gpt.rule``);
+   ``specsim.schemes.tree``, through their torch twins in ``specsim.gpt.rule``);
 5. close: at a leaf one bonus token from its p; when every child of a node is
    rejected, one token from the current p' (a residual);
 6. keep: the target's cache keeps prefix + root + the accepted path (slots
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..tree import DRAFTS, check_shape, drafted
-from . import masks
+from ..schemes.tree import DRAFTS, check_shape, drafted
+from ..schemes import masks
 from .decode import Generation, Sampling, _Context, _row, _sample
 from .drafters import ModelDrafter, as_drafter
 from .rule import child_acceptance, residual_update, without

@@ -1,0 +1,1 @@
+"""Benchmarks of the toy engines and the timing helper they share."""

@@ -1,0 +1,1 @@
+"""Hugging Face interop: export to and load from the transformers format."""

@@ -1,0 +1,1 @@
+"""Measuring the tiny GPT: benchmarks, peer comparison, the self-check."""

@@ -1,0 +1,151 @@
+"""Chain, block and tree verification side by side on the tiny GPT: tokens per pass and measured speedup.
+
+A scheme is ``chain:G`` (token-wise verification of G drafts), ``block:G``
+(block verification of the same chain) or ``tree:W1,W2,...[:iid|distinct]``
+(a draft tree, ``specsim.gpt.tree_decode``). For each the bench reports
+
+* ``drafted_tokens``: drafts scored per verify pass (G, or W1 + W1 W2 + ...);
+* ``tokens_per_pass``: generated tokens / target passes;
+* ``alpha``: accepted / tried drafts (for a tree: accepted / tried children);
+* ``verify_cost``: one verify pass over its drafted_tokens + 1 positions (with
+  the scheme's own mask and the sampling of every row) in target steps;
+* ``speedup``: its tokens/s over plain decoding of the same target in the
+  same run, runs interleaved, the median of ``repeats`` ratios.
+
+tokens_per_pass / verify_cost is what the scheme could reach with a free
+drafter; the drafter's passes and the loop's own work take the rest.
+Prompts are the held-out ones of ``specsim.gpt.measure.bench``; a generation that
+would run past the context window slides it, and ``slides`` counts it.
+
+>>> [s.name for s in parse_schemes("chain:4; block:4; tree:2,2,1; tree:3,1:distinct")]
+['chain:4', 'block:4', 'tree:2,2,1', 'tree:3,1:distinct']
+>>> [s.drafted_tokens for s in parse_schemes("chain:4;tree:2,2,1")]
+[4, 10]
+"""
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+from ...bench.timing import measure
+from .. import api
+from ...schemes import masks
+from .bench import _sync, heldout_prompts
+from ..decode import plain_generate, speculative_generate
+from ..scheme_specs import Scheme, parse_schemes  # noqa: F401  (the grammar, torch-free)
+from ..tree_decode import tree_drafter, tree_generate, tree_mask
+
+COST_STEPS = 20  # passes per timing of one pass kind
+COST_REPEATS = 5  # timings per pass kind (interleaved); the median is kept
+
+
+def generate(pair, scheme: Scheme, ids, n_tokens: int, sampling, seed: int):
+    """One generation of ``scheme`` on the pair's target and a fresh drafter."""
+    if scheme.kind == "tree":
+        return tree_generate(pair.target, pair.drafter(), ids, n_tokens, scheme.widths, scheme.drafts, "dfs",
+                             sampling, seed)
+    return speculative_generate(pair.target, pair.drafter(), ids, n_tokens, len(scheme.widths), sampling, seed,
+                                verify="token" if scheme.kind == "chain" else "block")
+
+
+@torch.inference_mode()
+def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None,
+                 repeats: int | None = None) -> dict:
+    """Seconds of one target step, and of each scheme's verify pass, after ``prompt_ids`` are cached.
+
+    Each timed as the decoders run it, with the sampling of its rows: a chain
+    (token-wise or block) with the default lower-right mask, a tree with its
+    tree mask and position ids. Kinds are interleaved within each repeat.
+    """
+    steps, repeats = steps or COST_STEPS, repeats or COST_REPEATS
+    device = target.wte.weight.device
+    cache = target.new_cache()
+    target(torch.tensor([prompt_ids[:-1]], device=device), cache)
+    n, tok = cache.length, torch.tensor([prompt_ids[-1:]], device=device)  # (1, 1)
+
+    def step():
+        sampling.row(target(tok, cache, last_only=True)[0])
+        cache.crop(n)
+
+    def verify_fn(s: Scheme):
+        idx = tok.repeat(1, s.drafted_tokens + 1)  # (1, m + 1)
+        if s.kind != "tree":
+            return lambda: (sampling.row(target(idx, cache)[0]), cache.crop(n))
+        mask = tree_mask(s.parents, n, device)  # (m + 1, n + m + 1)
+        pos = torch.tensor(masks.tree_positions(s.parents, n), device=device)
+        return lambda: (sampling.row(target(idx, cache, pos=pos, mask=mask)[0]), cache.crop(n))
+
+    fns = {"target": step} | {s.name: verify_fn(s) for s in schemes}
+    seconds = {k: [] for k in fns}
+    for fn in fns.values():
+        fn()  # warm-up
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            seconds[k].append(measure(lambda: [fn() for _ in range(steps)], sync=lambda: _sync(device)).median / steps)
+    return {k: statistics.median(v) for k, v in seconds.items()}
+
+
+def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
+                  prompts=None, limit=None) -> dict:
+    """Every scheme against plain decoding on the held-out prompts; returns the JSON-ready dict.
+
+    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``."""
+    from ...bounds import check_gpt
+    schemes = parse_schemes(schemes) if isinstance(schemes, str) else list(schemes)
+    if any(s.kind == "tree" for s in schemes):
+        tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
+    prompts = prompts or heldout_prompts()
+    check_gpt(n_tokens, [s.drafted_tokens for s in schemes] + [0], runs=len(prompts) * repeats, limit=limit,
+              lower="the number of tokens, the repeats or the schemes")
+    ids = [api.encode_prompt(pair, p) for p in prompts]
+    sampling = api.sampling(temperature)
+    device = pair.device
+    costs = verify_costs(pair.target, ids[0], schemes, sampling)
+
+    def timed(fn):  # every prompt once: (generations, seconds)
+        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: _sync(device))
+        return t.result, t.seconds[0]
+
+    plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)  # noqa: E731
+    runs = {s.name: (lambda i, k, s=s: generate(pair, s, i, n_tokens, sampling, seed + k)) for s in schemes}
+    plain_generate(pair.target, ids[0], 8, sampling, seed)  # warm-up: every code path once
+    for s in schemes:
+        generate(pair, s, ids[0], 8, sampling, seed)
+    plain_tps, tps, ratios, gens = [], {k: [] for k in runs}, {k: [] for k in runs}, {}
+    for _ in range(repeats):  # interleaved: plain, then every scheme, in each repeat
+        _, t = timed(plain)
+        plain_tps.append(len(ids) * n_tokens / t)
+        for k, fn in runs.items():
+            gens[k], t = timed(fn)
+            tps[k].append(len(ids) * n_tokens / t)
+            ratios[k].append(tps[k][-1] / plain_tps[-1])
+    rows = []
+    for s in schemes:
+        g = gens[s.name]
+        passes = sum(x.target_passes for x in g)
+        checked = sum(len(r.accepted_flags) for x in g for r in x.rounds)
+        rows.append({
+            "scheme": s.name, "kind": s.kind, "tree": list(s.widths), "drafts": s.drafts if s.kind == "tree" else None,
+            "drafted_tokens": s.drafted_tokens,
+            "tokens_per_pass": round(len(ids) * n_tokens / passes, 4),
+            "alpha": round(sum(r.accepted for x in g for r in x.rounds) / checked, 4) if checked else None,
+            "verify_cost": round(costs[s.name] / costs["target"], 4),
+            "speedup": round(statistics.median(ratios[s.name]), 4),
+            "tokens_per_s": round(statistics.median(tps[s.name]), 1),
+            "draft_passes_per_round": round(sum(x.draft_passes for x in g) / passes, 3),
+            "slides": sum(r.slid for x in g for r in x.rounds)})
+    return {"schemes": rows, "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
+            "target_step_ms": round(costs["target"] * 1e3, 4), "device": str(device), "draft": pair.draft_name,
+            "temperature": temperature, "tokens": n_tokens, "prompts": len(ids),
+            "prompt_chars": [len(i) for i in ids], "repeats": repeats, "seed": seed,
+            "threads": torch.get_num_threads()}
+
+
+def bench_shipped(schemes, n_tokens: int = 60, repeats: int = 1, n_prompts: int = 2, draft: str = "distilled",
+                  device: str = "cpu") -> dict:
+    """``bench_schemes`` on the shipped pair, loaded here (for a worker process that gets only plain values)."""
+    from ..api import load_pair
+    from .bench import heldout_prompts
+    return bench_schemes(load_pair(draft, device), schemes, n_tokens=n_tokens, repeats=repeats,
+                         prompts=heldout_prompts(n_prompts))

@@ -1,0 +1,1 @@
+"""Training the tiny GPT pair: corpus, recipe, loop, checkpoints."""

@@ -1,0 +1,1 @@
+"""Experiments on rules: pitfalls, lossy cousins, the family, the rule checker and its sandbox, scheme comparison."""

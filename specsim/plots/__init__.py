@@ -1,0 +1,1 @@
+"""Plotly figures only: every chart the app draws."""

@@ -1,0 +1,187 @@
+"""Plotly figures for sampled rounds and for the pitfalls lab.
+
+``event_figure(trace, i)`` draws what happens at event ``i`` of a
+``specsim.sampling.RoundTrace`` (its ``events()`` list): the draft from q,
+the one target pass, each accept/reject test (u against min(1, p/q)), the
+residual draw or the bonus token, and the round's summary. The rows come
+from the trace itself, so they are exact Fractions for a toy model.
+
+Example
+-------
+>>> from specsim.toy import load_model
+>>> from specsim.sampling import trace_round
+>>> t = trace_round(load_model("seed"), ("a",), gamma=3, seed=0)
+>>> [event_figure(t, i).layout.meta for i in range(len(t.events()))]
+['draft', 'draft', 'draft', 'verify', 'accept', 'reject', 'correct', 'emit']
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .charts import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
+                    _floats, categorical, exact_dec, label, shorten, style)
+
+KIND_COLORS = {"draft": OVERLAP_COLOR, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
+KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "bonus": "bonus (from p)"}
+
+
+def _bars(fig, vocab, row, name, colour, highlight=None, col=None, showlegend=True):
+    line = [3 if t == highlight else 0 for t in vocab]
+    kw = dict(row=1, col=col) if col else {}
+    fig.add_bar(x=list(vocab), y=_floats(row), name=name, marker_color=colour, showlegend=showlegend,
+                marker_line=dict(width=line, color="black"), legendgroup=name,
+                text=[label(v) for v in row], customdata=[exact_dec(v) for v in row],
+                textposition="outside", cliponaxis=False,
+                hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", **kw)
+
+
+def _tokens(trace) -> tuple:
+    return tuple(trace.vocab)
+
+
+def draft_figure(trace, i: int) -> go.Figure:
+    """Step 1: the drafter draws position i's token from q (or the rule's draft row)."""
+    fig = go.Figure()
+    _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, trace.drafts[i])
+    if tuple(trace.draft_rows[i]) != tuple(trace.q_rows[i]):
+        _bars(fig, _tokens(trace), trace.draft_rows[i], "row actually drafted from", GREY, trace.drafts[i])
+    ctx = shorten(" ".join(trace.context + trace.drafts[:i]))
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="draft")
+    return categorical(style(fig, f"draft {i + 1} of {trace.gamma}: after \"{ctx}\" the drafter proposes "
+                      f"\"{trace.drafts[i]}\"", "token", PROBABILITY, height=340))
+
+
+def verify_figure(trace) -> go.Figure:
+    """Step 2: one target pass gives p at every draft position and at the bonus position."""
+    g = trace.gamma
+    titles = [f"pos. {i + 1}:<br>draft \"{trace.drafts[i]}\"" for i in range(g)] + [f"pos. {g + 1}:<br>bonus"]
+    fig = make_subplots(rows=1, cols=g + 1, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
+    for i in range(g + 1):
+        _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR,
+              trace.drafts[i] if i < g else None, col=i + 1, showlegend=i == 0)
+        if i < g:
+            _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, trace.drafts[i],
+                  col=i + 1, showlegend=i == 0)
+    fig.update_traces(textfont_size=11)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.18], meta="verify")
+    fig.update_annotations(font_size=13)
+    fig.update_yaxes(title_text=PROBABILITY, row=1, col=1)
+    fig.update_xaxes(title_text="token")
+    style(fig, f"verify: one target pass scores all {g} drafts (and the bonus position)", height=360)
+    fig.update_layout(margin_t=fig.layout.margin.t + 30)
+    return categorical(fig)
+
+
+def acceptance_figure(trace, i: int) -> go.Figure:
+    """Step 3 at position i: p and q of the drafted token, and u against min(1, p/q)."""
+    x = trace.drafts[i]
+    kept = i < trace.accepted
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+                        subplot_titles=(f"p and q at position {i + 1}",
+                                        "u against min(1, p/q),<br>positions so far"))
+    _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR, x, col=1)
+    _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, x, col=1)
+    pos = [f"{k + 1}: {trace.drafts[k]}" for k in range(i + 1)]
+    fig.add_bar(x=pos, y=_floats(trace.acceptance[:i + 1]), name="min(1, p/q)",
+                marker_color=[OVERLAP_COLOR if k < trace.accepted else RESIDUAL_COLOR for k in range(i + 1)],
+                opacity=0.55, text=[label(a) for a in trace.acceptance[:i + 1]], textposition="inside",
+                customdata=[exact_dec(a) for a in trace.acceptance[:i + 1]],
+                hovertemplate="%{x}: keep with probability %{customdata}<extra></extra>", row=1, col=2)
+    fig.add_scatter(x=pos, y=trace.u[:i + 1], mode="markers", name="u",
+                    marker=dict(symbol="diamond", size=16, color="black"),
+                    hovertemplate="%{x}: u = %{y:.3f}<extra></extra>", row=1, col=2)
+    fig.update_yaxes(range=[0, 1.15], row=1, col=1, title_text=PROBABILITY)
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2, title_text="u, min(1, p/q)")
+    fig.update_xaxes(title_text="token", row=1, col=1)
+    fig.update_xaxes(title_text="position: draft", row=1, col=2)
+    verdict = "< min(1, p/q): accept" if kept else "≥ min(1, p/q): reject"
+    fig.update_layout(barmode="group", meta="accept" if kept else "reject")
+    fig.update_annotations(font_size=13)
+    style(fig, f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
+               f"(min(1, p/q) = {exact_dec(trace.acceptance[i])})", height=360)
+    fig.update_layout(margin_t=fig.layout.margin.t + 24)
+    return categorical(fig)
+
+
+def correct_figure(trace) -> go.Figure:
+    """Step 4: at the first rejection the replacement is drawn from the residual."""
+    k = trace.accepted
+    fig = go.Figure()
+    _bars(fig, _tokens(trace), trace.p_rows[k], "p (target)", P_COLOR)
+    _bars(fig, _tokens(trace), trace.q_rows[k], "q (drafter)", Q_COLOR)
+    _bars(fig, _tokens(trace), trace.replacement_row, "residual r", RESIDUAL_COLOR, trace.replacement)
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="correct")
+    return categorical(style(fig, f"correct: draft {k + 1} was rejected; \"{trace.replacement}\" is drawn "
+                                  "from r = max(0, p − q) / Σ max(0, p − q)", "token", PROBABILITY, height=340))
+
+
+def bonus_figure(trace) -> go.Figure:
+    """Step 5: every draft survived, so one more token comes free from p."""
+    fig = go.Figure()
+    _bars(fig, _tokens(trace), trace.p_rows[trace.gamma], "p (target) at the bonus position",
+          BONUS_COLOR, trace.bonus)
+    fig.update_layout(yaxis_range=[0, 1.15], meta="bonus")
+    return categorical(style(fig, f"bonus: all {trace.gamma} drafts accepted; \"{trace.bonus}\" is drawn "
+                                  "from p (already computed by the same pass)", "token", PROBABILITY, height=340))
+
+
+def emit_figure(trace) -> go.Figure:
+    """The round's output: each emitted token and how it was made."""
+    kinds = trace.kinds
+    fig = go.Figure()
+    fig.add_bar(x=[f"{j + 1}: {t}" for j, t in enumerate(trace.emitted)], y=[1] * len(kinds),
+                marker_color=[KIND_COLORS[k] for k in kinds], text=[KIND_LABELS[k] for k in kinds],
+                textposition="inside", hovertemplate="%{x}: %{text}<extra></extra>", showlegend=False)
+    fig.update_yaxes(visible=False, range=[0, 1])
+    fig.update_layout(meta="emit")
+    return style(fig, f"emitted {len(kinds)} token(s) for 1 target pass: {trace.accepted} accepted "
+                      f"draft(s) + {'a bonus' if trace.accepted == trace.gamma else 'a replacement'}",
+                 "emitted token", None, height=260).update_xaxes(type="category")
+
+
+def event_figure(trace, i: int) -> go.Figure:
+    """The figure for event ``i`` of ``trace.events()``; ``layout.meta`` is the event's kind."""
+    g, k = trace.gamma, trace.accepted
+    if i < g:
+        return draft_figure(trace, i)
+    if i == g:
+        return verify_figure(trace)
+    tests = len(trace.acceptance)
+    if i < g + 1 + tests:
+        return acceptance_figure(trace, i - g - 1)
+    if i == g + 1 + tests and trace.closing_token is not None:
+        return correct_figure(trace) if k < g else bonus_figure(trace)
+    return emit_figure(trace)
+
+
+def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figure:
+    """Running tokens per target pass after each round, against the exact expectation."""
+    rounds = list(range(1, len(actual) + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=rounds, y=_floats(actual), mode="lines+markers", name="sampled so far",
+                    line_color=P_COLOR, hovertemplate="after %{x} passes: %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=rounds, y=_floats(expected), mode="lines+markers", name="exact expectation",
+                    marker_symbol="line-ew-open", marker_size=14,
+                    line=dict(color=OVERLAP_COLOR, dash="dash"),
+                    hovertemplate="after %{x} passes: %{y:.3f}<extra>exact</extra>")
+    fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY,
+                  annotation_text=f"γ + 1 = {gamma + 1} (every draft accepted)", annotation_position="bottom right")
+    fig.update_yaxes(range=[0, gamma + 1.5])
+    fig.update_xaxes(range=[0.5, max(len(rounds), 1) + 0.5], dtick=max(1, len(rounds) // 10))
+    return style(fig, "tokens per target pass", "target passes (rounds)", "tokens per target pass", height=300)
+
+
+def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: dict, title: str) -> go.Figure:
+    """Grouped bars over the next-N-token sequences: what a rule produces vs what it should."""
+    labels = [" ".join(s) for s in outcomes]
+    fig = go.Figure()
+    for name, dist, colour in (("produced by the rule", produced, RESIDUAL_COLOR), ("target", wanted, P_COLOR)):
+        row = [dist.get(s, 0) for s in outcomes]
+        fig.add_bar(x=labels, y=_floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
+                    hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
+    fig.update_traces(textposition="none")
+    fig.update_layout(barmode="group")
+    return categorical(style(fig, title, "next tokens", PROBABILITY, height=380))

@@ -1,0 +1,26 @@
+"""Verification schemes: a chain, a block and a tree, one grammar, one protocol.
+
+A scheme is a value every engine, command, page and the tiny GPT take:
+``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, or ``parse("tree:2,2,1")``.
+Each one gives its draft layout (``parents``, ``mask``, ``positions``), an
+exact ``enumerate`` of one round, ``draft`` and ``verify`` for a sampled
+round over plain Python numbers, and ``round_work`` for the work bound;
+``specsim.schemes.base`` states the protocol. Schemes sit above the rule
+(``specsim.rule``) and the model pair, and below the engines
+(``specsim.exact``, ``specsim.sampling``, ``specsim.montecarlo``).
+
+>>> from specsim.toy import load_model
+>>> m = load_model("seed")
+>>> Tree((1, 1, 1)).enumerate(m, ("a",)).outcomes == Chain(3).enumerate(m, ("a",)).outcomes
+True
+>>> parse("block:2").enumerate(m, ("a",)).expected_tokens
+Fraction(27, 10)
+"""
+from .base import RoundDistribution, Verdict, draw
+from .block import Block
+from .chain import Chain
+from .grammar import as_scheme, from_flags, grammar_help, parse, parse_list
+from .tree import Tree, TreeRule
+
+__all__ = ["Block", "Chain", "RoundDistribution", "Tree", "TreeRule", "Verdict", "as_scheme", "draw",
+           "from_flags", "grammar_help", "parse", "parse_list"]

@@ -1,0 +1,152 @@
+"""Token-wise verification of a chain of gamma drafts (Leviathan et al. 2023; Chen et al. 2023).
+
+One round: draft X_1..X_gamma from q, one target pass gives p at every
+position, keep X_i while u_i < min(1, p_i(X_i) / q_i(X_i)), and close with
+a token from the residual at the first rejection or from p after the whole
+chain (the bonus). The three decisions are the ``RoundRule``'s methods
+(``specsim.rule``), so a broken rule is a subclass and runs through the
+same walk, exactly (``enumerate``) and sampled (``verify``).
+
+>>> from specsim.toy import load_model
+>>> r = Chain(3).enumerate(load_model("seed"), ("a",))
+>>> len(r.outcomes), r.expected_tokens
+(94, Fraction(1659, 500))
+>>> Chain(3).name, Chain(3).parents()
+('chain:3', [-1, 0, 1])
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..bounds import round_work
+from ..rule import CORRECT, RoundRule
+from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .masks import lower_right_grid
+
+
+def check_gamma(gamma) -> int:
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
+        raise ValueError(f"gamma must be an integer >= 1, got {gamma!r}")
+    return gamma
+
+
+class Chain:
+    """gamma drafts in a row, each checked against p in turn."""
+
+    kind = "chain"
+
+    def __init__(self, gamma: int):
+        self.gamma = check_gamma(gamma)
+        self.drafted_tokens = self.depth = self.gamma
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.gamma}"
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.gamma})"
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    # -- layout --------------------------------------------------------------
+    def parents(self) -> list:
+        return [i - 1 for i in range(self.gamma)]
+
+    def mask(self, n: int):
+        """(gamma + 1, n + gamma + 1) booleans: query i sees the n cached keys and new keys 0..i."""
+        return lower_right_grid(n, self.gamma)
+
+    def positions(self, n: int) -> list:
+        return list(range(n, n + self.gamma + 1))
+
+    # -- exact ---------------------------------------------------------------
+    def enumerate(self, pair, context, rule: RoundRule = CORRECT, limit: int | None = None) -> RoundDistribution:
+        """Every outcome of one round, walking the drafts one position at a time.
+
+        The drafts after a rejection are never looked at, so the walk stops at
+        the first rejection: the same probability space as drafting all gamma
+        first. With ``limit`` only the first ``limit`` emitted tokens are kept
+        (the joint distribution throws the rest away); ``accepted`` and
+        ``expected_tokens`` then describe the truncated round.
+        """
+        gamma, vocab, context = self.gamma, pair.vocab, tuple(context)
+        outcomes = defaultdict(int)
+        accepted = [0] * (gamma + 1)
+
+        def emit_row(emitted, prob, row, what):
+            for y, ry in enumerate(nonempty(row, rule, what)):
+                if ry:
+                    outcomes[emitted + (vocab[y],)] += prob * ry
+
+        def step(emitted, prob):
+            i = len(emitted)  # drafts accepted so far
+            if limit is not None and i >= limit:
+                outcomes[emitted[:limit]] += prob
+                return
+            ctx = context + emitted
+            p = pair.p(ctx)
+            if i == gamma:  # step 5: bonus token from the p the verify pass already computed
+                accepted[gamma] += prob
+                b = rule.bonus(p)
+                if b is None:
+                    outcomes[emitted] += prob
+                else:
+                    emit_row(emitted, prob, b, "bonus")
+                return
+            q = pair.q(ctx)
+            rejected = 0
+            for x, dx in enumerate(rule.draft_row(q)):  # step 1: draft x with probability dx
+                if not dx:
+                    continue
+                a = rule.accept(p, q, x)  # step 3: keep x with probability a
+                if a:
+                    step(emitted + (vocab[x],), prob * dx * a)
+                rejected += dx * (1 - a)
+            if rejected:  # step 4: first rejection at position i, replacement drawn
+                accepted[i] += prob * rejected
+                emit_row(emitted, prob * rejected, rule.replacement(p, q), "replacement")
+
+        step((), 1)
+        return RoundDistribution(context, gamma, dict(outcomes), accepted, expected_length(outcomes))
+
+    # -- sampled -------------------------------------------------------------
+    def draft(self, q_at, u_draft, rule: RoundRule = CORRECT) -> tuple:
+        """(tokens, parents): gamma drafts, each from ``rule.draft_row(q)`` after the ones before.
+
+        ``q_at(path)`` is the drafter's row after the drafted indices ``path``.
+        """
+        tokens = []
+        for i in range(self.gamma):  # step 1: the drafter proposes gamma tokens
+            tokens.append(draw(rule.draft_row(q_at(tuple(tokens))), u_draft[i]))
+        return tokens, self.parents()
+
+    def verify(self, drafts, p_rows, q_rows, u_test, u_final, rule: RoundRule = CORRECT, parents=None) -> Verdict:
+        """Steps 3-5 on the rows of one target pass (row layout of ``specsim.schemes.base``).
+
+        Each test records ``{"node", "token", "p_x", "q_x", "acceptance", "u", "accepted"}``.
+        """
+        tests = []
+        for i, x in enumerate(drafts):  # step 3: accept left to right while u < acceptance
+            p, q = p_rows[i], q_rows[i]
+            a = rule.accept(p, q, x)
+            ok = u_test[i] < a
+            tests.append({"node": i, "token": x, "p_x": p[x], "q_x": q[x], "acceptance": a,
+                          "u": u_test[i], "accepted": ok})
+            if not ok:  # step 4: the replacement
+                row = nonempty(rule.replacement(p, q), rule, "replacement")
+                return Verdict(list(range(i)), draw(row, u_final), "correct", row, tests)
+        b = rule.bonus(p_rows[len(drafts)])  # step 5: bonus token after full acceptance
+        path = list(range(len(drafts)))
+        if b is None:
+            return Verdict(path, None, "bonus", None, tests)
+        b = nonempty(b, rule, "bonus")
+        return Verdict(path, draw(b, u_final), "bonus", b, tests)
+
+    # -- work ------------------------------------------------------------------
+    def round_work(self, s) -> int:
+        """Outcomes one enumerated round touches (``s``: a ``specsim.bounds.Shape``)."""
+        return round_work(s.branch, self.gamma, s.p_branch)
