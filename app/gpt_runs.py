@@ -18,7 +18,7 @@ import os
 
 import streamlit as st
 
-import heavy
+from parts import heavy
 
 PAIRS_ENV = "SPECSIM_PAIRS_DIR"
 MAX_PAIRS = 3

@@ -6,14 +6,24 @@ sets the page config and the navigation.
 plotly is imported here, once, before any session runs a page: three sessions
 opening a chart page at once on a fresh server would otherwise import it
 concurrently and one of them could see a half-imported module.
+
+The shared widgets are in ``app/parts/``, the pieces of one page in ``app/sections/``; they are
+imported as ``from parts import widgets``, with ``app/`` on ``sys.path`` (``streamlit run`` puts the
+script's folder there; the line below does it for any other runner).
 """
+import sys
+from pathlib import Path
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import plotly.colors  # noqa: F401  (see above)
 import plotly.graph_objects as go
 import plotly.io
 import plotly.subplots
 import streamlit as st
 
-import nav
+from parts import nav  # noqa: E402
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

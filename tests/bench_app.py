@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "app"))
 for name in list(logging.root.manager.loggerDict):  # AppTest's bare-mode warnings are noise here
     if name.startswith("streamlit"):
         logging.getLogger(name).setLevel(logging.ERROR)
-import nav  # noqa: E402
+from parts import nav  # noqa: E402
 
 
 def first_render(path: str) -> float:

@@ -17,10 +17,10 @@ from specsim.cli import main as cli_main
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
-import lesson_index  # noqa: E402  (the app's own modules: the lessons, the page list, ...)
-import nav  # noqa: E402
-import tokens  # noqa: E402
-import widgets  # noqa: E402
+from sections import lesson_index  # noqa: E402  (the app's own modules: the lessons, the page list, ...)
+from parts import nav  # noqa: E402
+from parts import tokens  # noqa: E402
+from parts import widgets  # noqa: E402
 
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
 TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]

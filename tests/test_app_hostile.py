@@ -21,9 +21,9 @@ APP = ROOT / "app"
 ENTRY = APP / "streamlit_app.py"
 sys.path.insert(0, str(APP))
 import gpt_runs  # noqa: E402
-import heavy  # noqa: E402
-import tokens  # noqa: E402
-import widgets  # noqa: E402
+from parts import heavy  # noqa: E402
+from parts import tokens  # noqa: E402
+from parts import widgets  # noqa: E402
 
 MODEL_PAGES = {"views/stepper.py": "stepper", "views/exactness.py": "exact", "views/speedup.py": "sp",
                "views/pitfalls.py": "pit", "views/workbench.py": "wb", "views/trees.py": "trees"}
@@ -129,7 +129,7 @@ def test_every_toy_page_takes_a_tiny_and_a_large_vocabulary(path, size):
 
 
 def test_int_slider_with_one_value_is_a_caption():
-    at = AppTest.from_string("import sys; sys.path.insert(0, %r)\nimport widgets\n"
+    at = AppTest.from_string("import sys; sys.path.insert(0, %r)\nfrom parts import widgets\n"
                              "import streamlit as st\nst.session_state['v'] = widgets.int_slider('budget', 1, 1, 4, key='b')"
                              % str(APP)).run()
     assert not at.exception and at.session_state["v"] == 1 and "budget: 1" in at.caption[0].value
@@ -181,8 +181,8 @@ def test_every_app_cache_has_max_entries():
 
 
 def test_shared_stores_are_bounded():
-    import gallery_section
-    import tree_gpt_section
+    from sections import gallery_section
+    from sections import tree_gpt_section
     assert gpt_runs.store()["pairs"].max_entries == gpt_runs.MAX_PAIRS <= 4
     assert gpt_runs.store()["runs"].max_entries == gpt_runs.MAX_RUNS
     assert tree_gpt_section._store()["runs"].max_entries == tree_gpt_section.MAX_RUNS
@@ -393,8 +393,8 @@ def test_damaged_checkpoint_is_one_error_line(damaged, bad, monkeypatch):
 
 
 def test_readme_states_the_caps_the_app_sets():
-    import gallery_section
-    import tree_gpt_section
+    from sections import gallery_section
+    from sections import tree_gpt_section
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Serving the app to a class"):text.index("## Notation")]
     for phrase in (f"at most {gpt_runs.MAX_PAIRS} loaded model pairs", f"{gpt_runs.MAX_RUNS}\n  finished Tiny GPT runs",

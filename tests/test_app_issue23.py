@@ -104,7 +104,7 @@ def test_lesson_ones_home_link_carries_the_lesson():
 
 
 def test_home_blurbs_are_shown_whole():
-    import nav
+    from parts import nav
     at = open_page("views/home.py")
     labels = [el.proto.label for el in at.get("page_link")]
     captions = [c.value for c in at.caption]
@@ -117,7 +117,7 @@ def test_home_blurbs_are_shown_whole():
 # -- 5. the Trees bench: rows that did the same work -----------------------------------------
 
 def test_bench_note_names_rows_with_the_same_work_and_their_spread():
-    import tree_gpt_section
+    from sections import tree_gpt_section
     rows = [{"scheme": "chain:4", "tokens_per_pass": 2.5, "speedup": 1.57},
             {"scheme": "block:4", "tokens_per_pass": 2.75, "speedup": 1.8},
             {"scheme": "tree:1,1,1,1", "tokens_per_pass": 2.5, "speedup": 2.04}]

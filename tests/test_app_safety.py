@@ -17,10 +17,10 @@ from specsim import bounds, sampling, toy
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
-import lesson_index  # noqa: E402
-import nav  # noqa: E402
-import tokens  # noqa: E402
-import widgets  # noqa: E402
+from sections import lesson_index  # noqa: E402
+from parts import nav  # noqa: E402
+from parts import tokens  # noqa: E402
+from parts import widgets  # noqa: E402
 
 TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 HOSTILE_TOKENS = ["<b>bold</b>", "<script>alert(1)</script>", "&amp;", '"q\'', "<img/src=x/onerror=alert(1)>"]

@@ -195,7 +195,7 @@ def test_home_explains_the_token_chips():
 # -- Try-it query parameters -------------------------------------------------------------------
 
 def test_tryit_parsing_is_strict():
-    import tryit
+    from sections import tryit
     assert tryit.number("alpha", 0, 0.99, {"alpha": "0.9"}) == 0.9
     for bad in ("0.9x", "١", "1e-3", "-0.5", "0.999999999", "2", "", " 0.5", "0.5.5"):
         assert tryit.number("alpha", 0, 0.99, {"alpha": bad}) is None, bad
@@ -247,7 +247,7 @@ def test_stepper_opens_with_the_lessons_settings_and_a_way_back():
 def test_lesson_links_carry_their_settings_and_the_lesson_number():
     """A lesson's [label](/page?x=1) link opens the page with x=1 and from_lesson=N (the way back)."""
     from urllib.parse import parse_qs
-    import lesson_index
+    from sections import lesson_index
     for k, (path, _) in enumerate(lesson_index.lessons(), start=1):
         wanted = [(lesson_index.link_page(t), lesson_index.link_params(t))
                   for _, t in lesson_index.internal_links(path.read_text(encoding="utf-8"))]

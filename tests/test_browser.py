@@ -178,7 +178,7 @@ def no_exception(pg) -> None:
 def test_every_page_of_the_app_is_covered():
     sys.path.insert(0, str(ROOT / "app"))
     try:
-        import nav
+        from parts import nav
     finally:
         sys.path.pop(0)
     assert {p.path.split("/")[-1][:-3] for p in nav.PAGES} == {k or "home" for k in PAGES}
@@ -331,7 +331,7 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
 
 def test_lesson_links_open_real_pages_in_the_same_tab_and_back_returns(server, page):
     sys.path.insert(0, str(ROOT / "app"))
-    import lesson_index
+    from sections import lesson_index
     n = len(lesson_index.lessons())
     for k in range(1, n + 1):
         open_page(page, server, f"lessons?lesson={k}")

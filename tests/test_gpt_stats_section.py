@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
-import gpt_stats_section  # noqa: E402
+from sections import gpt_stats_section  # noqa: E402
 
 
 def generation(rounds):

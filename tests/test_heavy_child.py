@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
-import heavy  # noqa: E402
+from parts import heavy  # noqa: E402
 
 
 def test_the_result_comes_back_from_another_process():

@@ -267,7 +267,7 @@ def test_app_pages_refuse_fractions_too_long_to_show(files, page, key, settings)
     """Issue 29: 1,000-digit fractions ended in a ValueError on these pages; now one st.error line."""
     from streamlit.testing.v1 import AppTest
     sys.path.insert(0, str(ROOT / "app"))
-    import widgets
+    from parts import widgets
     at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=60)
     at.run()
     at.switch_page(page)

@@ -15,8 +15,8 @@ from specsim.labs import family
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
-import nav  # noqa: E402
-import widgets  # noqa: E402
+from parts import nav  # noqa: E402
+from parts import widgets  # noqa: E402
 
 PAGE = "views/workbench.py"
 

@@ -1,14 +1,14 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-import animations
-import cached
-import tryit
-import widgets
+from parts import animations
+from parts import cached
+from sections import tryit
+from parts import widgets
 from specsim import bounds, exact
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
-from tokens import md
+from parts.tokens import md
 
 st.title("Exactness: the proof, in fractions")
 tryit.back_to_lesson()

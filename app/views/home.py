@@ -1,10 +1,10 @@
 """Home: what speculative decoding is, one round replayed, a map of the app."""
 import streamlit as st
 
-import lesson_index
-import nav
-import tokens
-import tryit
+from sections import lesson_index
+from parts import nav
+from parts import tokens
+from sections import tryit
 from specsim import sampling, toy
 from specsim.plots import rounds as plots_rounds
 

@@ -8,9 +8,9 @@ answers and long code blocks are folded.
 """
 import streamlit as st
 
-import lesson_index
-import nav
-import widgets
+from sections import lesson_index
+from parts import nav
+from parts import widgets
 
 st.title("Lessons")
 lessons = lesson_index.lessons()

@@ -3,9 +3,9 @@ import inspect
 
 import streamlit as st
 
-import cached
-import tryit
-import widgets
+from parts import cached
+from sections import tryit
+from parts import widgets
 from specsim import bounds
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots

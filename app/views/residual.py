@@ -3,9 +3,9 @@ import inspect
 
 import streamlit as st
 
-import animations
-import tryit
-import widgets
+from parts import animations
+from sections import tryit
+from parts import widgets
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
 

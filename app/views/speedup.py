@@ -1,10 +1,10 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
-import animations
-import cached
-import tryit
-import widgets
+from parts import animations
+from parts import cached
+from sections import tryit
+from parts import widgets
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
 

@@ -12,11 +12,11 @@ import time
 
 import streamlit as st
 
-import animations
-import cached
-import tokens
-import tryit
-import widgets
+from parts import animations
+from parts import cached
+from parts import tokens
+from sections import tryit
+from parts import widgets
 from specsim import bounds, sampling
 from specsim.plots import rounds as plots_rounds
 from specsim.views import replay

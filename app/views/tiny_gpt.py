@@ -11,12 +11,12 @@ import os
 
 import streamlit as st
 
-import gallery_section
+from sections import gallery_section
 import gpt_runs
-import gpt_stats_section
-import tokens
-import tryit
-import widgets
+from sections import gpt_stats_section
+from parts import tokens
+from sections import tryit
+from parts import widgets
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
 from specsim.schemes import masks

@@ -10,13 +10,13 @@ import html
 
 import streamlit as st
 
-import cached
-import heavy
-import tree_gpt_section
-import tree_walk
-import tryit
-from tokens import md_tokens
-import widgets
+from parts import cached
+from parts import heavy
+from sections import tree_gpt_section
+from sections import tree_walk
+from sections import tryit
+from parts.tokens import md_tokens
+from parts import widgets
 from specsim import bounds, toy
 from specsim.labs import compare
 from specsim.plots import tree as plots_tree

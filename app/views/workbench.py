@@ -1,11 +1,11 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
-import cached
-import heavy
-import tryit
-import widgets
-from tokens import md_tokens
+from parts import cached
+from parts import heavy
+from sections import tryit
+from parts import widgets
+from parts.tokens import md_tokens
 from specsim import bounds, toy
 from specsim.labs import family
 

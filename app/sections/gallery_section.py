@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 import gpt_runs
-import heavy
-import widgets
+from parts import heavy
+from parts import widgets
 from specsim.plots import gallery as plots_gallery
 
 from specsim.gpt.specs import GALLERY as DRAFTERS

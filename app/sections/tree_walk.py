@@ -17,7 +17,7 @@ from specsim.plots import charts as plots
 from specsim.plots import tree as plots_tree
 
 from specsim.views import tree_view
-from tokens import md, md_tokens
+from parts.tokens import md, md_tokens
 
 KEY = "trees"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-import heavy
+from parts import heavy
 from specsim import bounds, exact, formulas, toy
 from specsim.labs import pitfalls
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nav import PAGE
+from parts.nav import PAGE
 
 LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
 
