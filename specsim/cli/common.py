@@ -214,6 +214,105 @@ def parse_gammas(text: str) -> list[int]:
 gammas_arg = _argtype("gammas", parse_gammas)
 
 
+# -- the verification scheme --------------------------------------------------------
+# One option, --scheme, names the whole scheme in the grammar of ``specsim.schemes``
+# (chain:4, block:4, tree:2,2,1, tree:2,2,1:distinct). The historical flags --gamma G,
+# --verify block, --tree W and --drafts D stay as shorthand for the same value, built in one
+# place (``specsim.schemes.from_flags``); --scheme with any of them is refused in one line.
+# The shorthand flags default to None so that "given" can be told from "default".
+
+SHORTHAND = ("gamma", "gammas", "verify", "tree", "drafts")  # the flags --scheme replaces
+
+
+def _schemes():
+    from .. import schemes  # the scheme classes, imported when a command parses or runs one
+    return schemes
+
+
+def scheme_help(many: bool = False) -> str:
+    """The --scheme help line: the grammar, and what the shorthand flags mean."""
+    what = "verification schemes separated by ';'" if many else "the verification scheme"
+    return (f"{what}: {_schemes().grammar_help()}; --gamma G is chain:G, --verify block makes it "
+            "block:G, --tree W1,W2 is tree:W1,W2 and --drafts D adds :D")
+
+
+scheme_arg = _argtype("scheme", lambda text: _schemes().parse(text))  # one scheme
+schemes_arg_list = _argtype("scheme", lambda text: _schemes().parse_list(text))  # 'a;b;c'
+
+
+def add_scheme_option(p, many: bool = False, flag: str = "--scheme") -> None:
+    """--scheme SCHEME (``args.scheme``: a scheme, or a list with ``many``), help showing the grammar.
+
+    ``flag`` names the option (``gpt bench`` may call its list --schemes); the value is always
+    ``args.scheme``, which ``scheme_from_args`` / ``schemes_from_args`` read.
+    """
+    p.add_argument(flag, dest="scheme", type=schemes_arg_list if many else scheme_arg,
+                   metavar="SCHEMES" if many else "SCHEME", help=scheme_help(many))
+
+
+def _tree_shape(text):
+    from ..schemes.tree import parse_shape
+    return parse_shape(text)
+
+
+def add_shorthand_options(p, gamma: int | None = 3, verify: bool = True, tree: bool = True,
+                          gammas: str | None = None) -> None:
+    """The shorthand flags (default None: ``scheme_from_args`` fills in ``gamma`` and the rest).
+
+    ``gammas``: also add --gammas (a list, exclusive with --gamma), its default shown in the help.
+    """
+    g = p.add_mutually_exclusive_group() if gammas else p
+    g.add_argument("--gamma", type=gamma_arg, default=None,
+                   help="draft length γ: shorthand for --scheme chain:γ" + (f" (default {gamma})" if gamma else ""))
+    if gammas:
+        g.add_argument("--gammas", type=gammas_arg, default=None,
+                       help=GAMMAS_HELP + f": one chain each (default {gammas})")
+    if verify:
+        p.add_argument("--verify", choices=["token", "block"], default=None,
+                       help="token-wise (default) or block verification of the chain: --verify block is block:γ")
+    if tree:
+        p.add_argument("--tree", type=_argtype("tree", _tree_shape), metavar="W1,W2,...",
+                       help="verify a draft tree of widths W1,W2,...: shorthand for tree:W1,W2,...")
+        p.add_argument("--drafts", choices=["iid", "distinct"], default=None,
+                       help="tree children drafted iid (with replacement, default) or distinct")
+
+
+def _given_shorthand(args) -> list:
+    return [f"--{name}" for name in SHORTHAND if getattr(args, name, None) is not None]
+
+
+def scheme_from_args(args, gamma: int = 3):
+    """The scheme a command runs: ``args.scheme``, else the shorthand flags (``gamma`` when no --gamma).
+
+    --scheme with a shorthand flag is a UsageError (one line, exit 2), as is --tree with --verify block.
+    """
+    return schemes_from_args(args, [gamma])[0]
+
+
+def schemes_from_args(args, gammas=(3,)) -> list:
+    """The schemes a command runs (a list): --scheme (one or a ';'-list), else --gamma / --gammas
+    (default ``gammas``), --verify, --tree and --drafts through ``specsim.schemes.from_flags``."""
+    given = getattr(args, "scheme", None)
+    if given is not None:
+        flags = _given_shorthand(args)
+        if flags:
+            raise UsageError(f"--scheme and {flags[0]} do not combine: --scheme names the whole scheme "
+                             f"({_schemes().grammar_help()})")
+        return list(given) if isinstance(given, list) else [given]
+    if getattr(args, "gamma", None) is not None:
+        gammas = [args.gamma]
+    elif getattr(args, "gammas", None) is not None:
+        gammas = args.gammas
+    verify, tree = getattr(args, "verify", None) or "token", getattr(args, "tree", None)
+    drafts = getattr(args, "drafts", None) or "iid"
+    try:
+        if tree is not None:
+            return [_schemes().from_flags(None, verify, tree, drafts)]
+        return [_schemes().from_flags(g, verify, None, drafts) for g in gammas]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
 # The temperature convention, the same on the toy and the torch path: a number
 # >= 0 (a Fraction when the text is exact, e.g. "1/2"), where 0 means greedy.
 temperature_arg = _argtype("temperature", transforms.parse_temperature)
