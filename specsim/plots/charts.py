@@ -81,7 +81,7 @@ def shorten(text: str, width: int = 24) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def _floats(row) -> list:
+def floats(row) -> list:
     return [float(x) for x in row]
 
 
@@ -125,7 +125,7 @@ def pq_bars(vocab: Sequence[str], p: Sequence, q: Sequence, title: str | None = 
     fig = go.Figure()
     for name, row, colour in (("p (target)", p, P_COLOR), ("q (drafter)", q, Q_COLOR)):
         line = [3 if i == highlight else 0 for i in range(len(vocab))]
-        fig.add_bar(x=list(vocab), y=_floats(row), name=name, marker_color=colour,
+        fig.add_bar(x=list(vocab), y=floats(row), name=name, marker_color=colour,
                     marker_line=dict(width=line, color="black"),
                     text=[label(v) for v in row], customdata=[exact_dec(v) for v in row],
                     textposition="outside", cliponaxis=False,
@@ -142,16 +142,16 @@ def residual_panels(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure
     fig = make_subplots(rows=1, cols=4, subplot_titles=titles, shared_yaxes=True,
                         horizontal_spacing=0.04)
     x = list(vocab)
-    fig.add_bar(x=x, y=_floats(p), name="p (target)", marker_color=P_COLOR, row=1, col=1,
+    fig.add_bar(x=x, y=floats(p), name="p (target)", marker_color=P_COLOR, row=1, col=1,
                 text=[label(v) for v in p], customdata=[exact_dec(v) for v in p],
                 hovertemplate="%{x}: %{customdata}<extra>p</extra>")
-    fig.add_bar(x=x, y=_floats(q), name="q (drafter)", marker_color=Q_COLOR, row=1, col=1,
+    fig.add_bar(x=x, y=floats(q), name="q (drafter)", marker_color=Q_COLOR, row=1, col=1,
                 text=[label(v) for v in q], customdata=[exact_dec(v) for v in q],
                 hovertemplate="%{x}: %{customdata}<extra>q</extra>")
     for col, (name, row_, colour) in enumerate(
             (("min(p, q)", over, OVERLAP_COLOR), ("max(0, p − q)", ex, RESIDUAL_COLOR),
              ("r", r if r is not None else [0] * len(x), RESIDUAL_COLOR)), start=2):
-        fig.add_bar(x=x, y=_floats(row_), name=name, marker_color=colour, showlegend=False,
+        fig.add_bar(x=x, y=floats(row_), name=name, marker_color=colour, showlegend=False,
                     text=[label(v) for v in row_], customdata=[exact_dec(v) for v in row_],
                     textposition="outside", cliponaxis=False,
                     opacity=1 if col < 4 else 0.75, row=1, col=col,
@@ -173,18 +173,18 @@ def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
     rest = [(1 - a) * x for x in r] if r is not None else [0 * x for x in p]
     x = list(vocab)
     fig = go.Figure()
-    fig.add_bar(x=x, y=_floats(over), name="min(p, q)", marker_color=OVERLAP_COLOR,
+    fig.add_bar(x=x, y=floats(over), name="min(p, q)", marker_color=OVERLAP_COLOR,
                 text=[label(v) for v in over], customdata=[exact_dec(v) for v in over], textposition="inside",
                 hovertemplate="%{x}: drafted and accepted %{customdata}<extra></extra>")
-    fig.add_bar(x=x, y=_floats(rest), name="(1 − α)·r", marker_color=RESIDUAL_COLOR,
+    fig.add_bar(x=x, y=floats(rest), name="(1 − α)·r", marker_color=RESIDUAL_COLOR,
                 text=[label(v) for v in rest], customdata=[exact_dec(v) for v in rest], textposition="inside",
                 hovertemplate="%{x}: rejected, then drawn from r: %{customdata}<extra></extra>")
-    fig.add_scatter(x=x, y=_floats(p), name="p", mode="markers+text",
+    fig.add_scatter(x=x, y=floats(p), name="p", mode="markers+text",
                     marker=dict(symbol="line-ew-open", size=44, color="black",
                                 line=dict(width=3, color="black")),
                     text=["p = " + label(v) for v in p], textposition="top center",
                     hovertemplate="%{x}: %{text}<extra></extra>")
-    fig.add_scatter(x=x, y=_floats(q), name="q (drafter)", mode="markers",
+    fig.add_scatter(x=x, y=floats(q), name="q (drafter)", mode="markers",
                     marker=dict(symbol="diamond", size=13, color=Q_COLOR, line=dict(width=1.5, color="black")),
                     customdata=[exact_dec(v) for v in q],
                     hovertemplate="%{x}: q = %{customdata}<extra></extra>")
@@ -252,12 +252,12 @@ def accepted_distribution(exact_probs: Sequence, iid_probs: Sequence | None = No
     """P(K = k) for k = 0..γ: the exact engine's values beside the i.i.d. formula's."""
     k = list(range(len(exact_probs)))
     fig = go.Figure()
-    fig.add_bar(x=k, y=_floats(exact_probs), name="exact (enumerated)", marker_color=P_COLOR,
+    fig.add_bar(x=k, y=floats(exact_probs), name="exact (enumerated)", marker_color=P_COLOR,
                 text=[label(v) for v in exact_probs], customdata=[exact_dec(v) for v in exact_probs],
                 textposition="outside", cliponaxis=False,
                 hovertemplate="K = %{x}: %{customdata}<extra>exact</extra>")
     if iid_probs is not None:
-        fig.add_bar(x=k, y=_floats(iid_probs), name="i.i.d. formula: α^k(1 − α) for k < γ, α^γ for k = γ",
+        fig.add_bar(x=k, y=floats(iid_probs), name="i.i.d. formula: α^k(1 − α) for k < γ, α^γ for k = γ",
                     marker_color=GREY,
                     text=[label(v) for v in iid_probs], customdata=[exact_dec(v) for v in iid_probs],
                     textposition="outside", cliponaxis=False,
@@ -294,7 +294,7 @@ def speedup_curve(gammas: Sequence[int], speedups: Sequence, best: tuple | None 
     fig.add_hrect(y0=0, y1=1, fillcolor=RESIDUAL_COLOR, opacity=0.08, line_width=0,
                   annotation_text="slower than plain decoding", annotation_position="bottom right")
     fig.add_hline(y=1, line_dash="dash", line_color=GREY)
-    fig.add_scatter(x=list(gammas), y=_floats(speedups), mode="lines+markers", name="speedup",
+    fig.add_scatter(x=list(gammas), y=floats(speedups), mode="lines+markers", name="speedup",
                     line_color=P_COLOR, hovertemplate="γ = %{x}: %{y:.3f}×<extra></extra>")
     if best is not None:
         g, s = best
@@ -361,10 +361,10 @@ def expected_tokens_curve(gammas: Sequence[int], exact_tokens: Sequence, iid_tok
                           title: str | None = None) -> go.Figure:
     """Expected tokens per round: the exact (non-i.i.d.) value of a toy model against the formula."""
     fig = go.Figure()
-    fig.add_scatter(x=list(gammas), y=_floats(exact_tokens), mode="lines+markers", name="exact (toy model)",
+    fig.add_scatter(x=list(gammas), y=floats(exact_tokens), mode="lines+markers", name="exact (toy model)",
                     line_color=P_COLOR, text=[exact_dec(v) for v in exact_tokens],
                     hovertemplate="γ = %{x}: %{text}<extra>exact</extra>")
-    fig.add_scatter(x=list(gammas), y=_floats(iid_tokens), mode="lines+markers", name="i.i.d. formula",
+    fig.add_scatter(x=list(gammas), y=floats(iid_tokens), mode="lines+markers", name="i.i.d. formula",
                     line=dict(color=GREY, dash="dash"), text=[exact_dec(v) for v in iid_tokens],
                     hovertemplate="γ = %{x}: %{text}<extra>i.i.d.</extra>")
     fig.update_xaxes(tickmode="array", tickvals=list(gammas))

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .charts import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
-                    _floats, categorical, exact_dec, label, shorten, style)
+                    categorical, exact_dec, floats, label, shorten, style)
 
 KIND_COLORS = {"draft": OVERLAP_COLOR, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "bonus": "bonus (from p)"}
@@ -31,7 +31,7 @@ KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "
 def _bars(fig, vocab, row, name, colour, highlight=None, col=None, showlegend=True):
     line = [3 if t == highlight else 0 for t in vocab]
     kw = dict(row=1, col=col) if col else {}
-    fig.add_bar(x=list(vocab), y=_floats(row), name=name, marker_color=colour, showlegend=showlegend,
+    fig.add_bar(x=list(vocab), y=floats(row), name=name, marker_color=colour, showlegend=showlegend,
                 marker_line=dict(width=line, color="black"), legendgroup=name,
                 text=[label(v) for v in row], customdata=[exact_dec(v) for v in row],
                 textposition="outside", cliponaxis=False,
@@ -85,7 +85,7 @@ def acceptance_figure(trace, i: int) -> go.Figure:
     _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR, x, col=1)
     _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, x, col=1)
     pos = [f"{k + 1}: {trace.drafts[k]}" for k in range(i + 1)]
-    fig.add_bar(x=pos, y=_floats(trace.acceptance[:i + 1]), name="min(1, p/q)",
+    fig.add_bar(x=pos, y=floats(trace.acceptance[:i + 1]), name="min(1, p/q)",
                 marker_color=[OVERLAP_COLOR if k < trace.accepted else RESIDUAL_COLOR for k in range(i + 1)],
                 opacity=0.55, text=[label(a) for a in trace.acceptance[:i + 1]], textposition="inside",
                 customdata=[exact_dec(a) for a in trace.acceptance[:i + 1]],
@@ -161,9 +161,9 @@ def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figu
     """Running tokens per target pass after each round, against the exact expectation."""
     rounds = list(range(1, len(actual) + 1))
     fig = go.Figure()
-    fig.add_scatter(x=rounds, y=_floats(actual), mode="lines+markers", name="sampled so far",
+    fig.add_scatter(x=rounds, y=floats(actual), mode="lines+markers", name="sampled so far",
                     line_color=P_COLOR, hovertemplate="after %{x} passes: %{y:.3f}<extra></extra>")
-    fig.add_scatter(x=rounds, y=_floats(expected), mode="lines+markers", name="exact expectation",
+    fig.add_scatter(x=rounds, y=floats(expected), mode="lines+markers", name="exact expectation",
                     marker_symbol="line-ew-open", marker_size=14,
                     line=dict(color=OVERLAP_COLOR, dash="dash"),
                     hovertemplate="after %{x} passes: %{y:.3f}<extra>exact</extra>")
@@ -180,7 +180,7 @@ def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: di
     fig = go.Figure()
     for name, dist, colour in (("produced by the rule", produced, RESIDUAL_COLOR), ("target", wanted, P_COLOR)):
         row = [dist.get(s, 0) for s in outcomes]
-        fig.add_bar(x=labels, y=_floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
+        fig.add_bar(x=labels, y=floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
                     hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
     fig.update_traces(textposition="none")
     fig.update_layout(barmode="group")

@@ -22,7 +22,7 @@ from .. import bounds, exact
 
 from ..labs import compare
 from ..schemes.block import Block, trace_block_round
-from ..sampling import _num, trace_round
+from ..sampling import num, trace_round
 
 KINDS = ("token", "block", "tree iid", "tree distinct")
 MAX_BUDGET = 6  # the page's budget slider; compare.MAX_BUDGET is the library's own limit
@@ -41,7 +41,7 @@ def chain_keep(models, context, gamma: int, seed=None) -> dict:
     if list(tok.drafts) != blk["drafts"]:
         raise AssertionError("the two traces drew different chains from one seed")
     stops = [e for e in blk["events"] if e["kind"] == "stop"]
-    token_tests = [(float(u), _num(a), bool(u < a)) for u, a in zip(tok.u, tok.acceptance)]
+    token_tests = [(float(u), num(a), bool(u < a)) for u, a in zip(tok.u, tok.acceptance)]
     return {"drafts": list(tok.drafts),
             "token": {"accepted": tok.accepted, "emitted": list(tok.emitted), "tests": token_tests},
             "block": {"accepted": blk["accepted"], "emitted": blk["emitted"],

@@ -1,0 +1,410 @@
+"""The package's import direction, read from the source with ``ast``.
+
+``specsim/__init__.py`` states the layers; this file enforces them. It reads
+every import of every module under ``specsim/`` (module-level and inside
+functions, absolute and relative) and reports:
+
+- a **wrong-way import**: a module importing one of a higher layer;
+- a **private name used across modules**: ``from x import _y``, or
+  ``x._y`` where ``x`` names another specsim module;
+- an **import cycle** among the module-level imports (the path is shown);
+- a **banned library**: streamlit anywhere, plotly outside ``plots/``, torch
+  outside ``gpt/``;
+- a module that sits in **no layer** (a new module must be placed).
+
+The checker works on a ``{module name: source}`` mapping, so the planted
+examples below test it without touching the package; the last tests run it
+on the real package and expect nothing to report.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "specsim"
+
+# Bottom to top: a module may import modules of its own layer or of a lower
+# one. A name is a module or a package (the prefix rule: "specsim.gpt" covers
+# specsim.gpt.measure.bench); the longest matching name places a module.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("base", ("specsim", "specsim.rule", "specsim.rule_np", "specsim.pair", "specsim.toy", "specsim.rows",
+              "specsim.transforms", "specsim.stats", "specsim.symbolic", "specsim.bounds")),
+    ("schemes", ("specsim.schemes",)),
+    ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas")),
+    ("labs, views, bench", ("specsim.labs", "specsim.views", "specsim.bench")),
+    ("plots", ("specsim.plots",)),
+    ("gpt", ("specsim.gpt",)),
+    ("cli", ("specsim.cli",)),
+]
+
+# Third-party libraries only some folders may import (anywhere in their
+# modules), and the folders that may import them inside a function only.
+LIBRARIES = {"streamlit": (), "plotly": ("specsim.plots",), "torch": ("specsim.gpt",)}
+INSIDE_FUNCTIONS = {"torch": ("specsim.cli",)}
+
+# What `specsim --help` must not load (the issue's 0.3 s start): heavy
+# libraries and the slow specsim modules, reached through module-level imports.
+CLI = ("specsim.cli", "specsim.cli.__main__")
+HEAVY = ("torch", "scipy", "sympy", "plotly", "transformers", "streamlit", "specsim.gpt.api",
+         "specsim.labs.checker", "specsim.symbolic")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, as read from a module's source."""
+    module: str          # the importing module
+    target: str          # the module imported (a specsim module or a third-party name)
+    names: tuple         # the names taken from it (``from target import a, b``), else ()
+    line: int
+    top_level: bool      # run when the module is imported (not inside a function)
+
+
+# ---- step 1: read the imports -------------------------------------------------
+
+def _base_package(module: str, level: int, packages: set[str]) -> str:
+    """The package a relative import of ``level`` dots starts from."""
+    parts = module.split(".")
+    if module not in packages:      # a plain module: its package is one level up
+        parts = parts[:-1]
+    return ".".join(parts[:len(parts) - (level - 1)])
+
+
+def imports_of(module: str, source: str, modules: set[str], packages: set[str]) -> list[Import]:
+    """Every import in ``source``; ``from pkg import sub`` counts as importing ``pkg.sub``."""
+    tree = ast.parse(source)
+    in_function = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            in_function.update(id(n) for n in ast.walk(node) if n is not node)
+    found = []
+    for node in ast.walk(tree):
+        top = id(node) not in in_function
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.append(Import(module, alias.name, (), node.lineno, top))
+        elif isinstance(node, ast.ImportFrom):
+            target = node.module or ""
+            if node.level:
+                base = _base_package(module, node.level, packages)
+                target = f"{base}.{target}" if target else base
+            plain = []
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in modules:   # a submodule: the dependency is on it
+                    found.append(Import(module, sub, (), node.lineno, top))
+                else:
+                    plain.append(alias.name)
+            if plain:
+                found.append(Import(module, target, tuple(plain), node.lineno, top))
+    return found
+
+
+def _module_aliases(module: str, source: str, modules: set[str], packages: set[str]) -> dict[str, str]:
+    """Local names bound to specsim modules (``import a.b as x``, ``from a import b``)."""
+    aliases = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in modules:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = _base_package(module, node.level, packages)
+                base = f"{pkg}.{base}" if base else pkg
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return aliases
+
+
+# ---- step 2: the checks -------------------------------------------------------
+
+def layer_of(module: str, layers=LAYERS) -> int | None:
+    """The index of ``module``'s layer (longest matching name), or None."""
+    best, best_len = None, -1
+    for index, (_, names) in enumerate(layers):
+        for name in names:   # the root package ("specsim") places only itself
+            if (module == name or ("." in name and module.startswith(name + "."))) and len(name) > best_len:
+                best, best_len = index, len(name)
+    return best
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _within(module: str, places) -> bool:
+    return any(module == place or module.startswith(place + ".") for place in places)
+
+
+def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=INSIDE_FUNCTIONS,
+          packages: set[str] | None = None) -> list[str]:
+    """One line per violation in the ``{module: source}`` mapping (empty: all well).
+
+    ``packages`` names the modules that are packages (``__init__``); by default
+    a module is a package when another module sits under it.
+    """
+    modules = set(sources)
+    if packages is None:
+        packages = {m for m in modules if any(o.startswith(m + ".") for o in modules)}
+    problems = []
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module in sorted(modules):
+        here = layer_of(module, layers)
+        if here is None:
+            problems.append(f"{module}: in no layer (place it in LAYERS and in specsim/__init__.py)")
+        for imp in imports_of(module, sources[module], modules, packages):
+            where = f"{module}:{imp.line}"
+            if imp.target in modules:
+                # (a) the direction of the import
+                there = layer_of(imp.target, layers)
+                if here is not None and there is not None and there > here:
+                    problems.append(f"{where}: wrong way: {layers[here][0]} imports "
+                                    f"{imp.target} ({layers[there][0]})")
+                # (b) a private name taken from another module
+                for name in imp.names:
+                    if _private(name) and imp.target != module:
+                        problems.append(f"{where}: private name {imp.target}.{name} imported")
+                if imp.top_level and imp.target != module:
+                    graph[module].add(imp.target)
+            else:
+                # a third-party library only some folders may use
+                root = imp.target.split(".")[0]
+                lazy = () if imp.top_level else inside.get(root, ())
+                if root in libraries and not _within(module, libraries[root] + lazy):
+                    places = "only " + " and ".join(libraries[root]) if libraries[root] else "nothing in specsim"
+                    if inside.get(root):
+                        places += f" ({' and '.join(inside[root])} inside a function)"
+                    problems.append(f"{where}: imports {root} ({places} may)")
+        # (b) x._y where x is another specsim module imported here
+        aliases = _module_aliases(module, sources[module], modules, packages)
+        for node in ast.walk(ast.parse(sources[module])):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and _private(node.attr) and aliases[node.value.id] != module):
+                problems.append(f"{module}:{node.lineno}: private name {aliases[node.value.id]}.{node.attr} used")
+    # (c) cycles among the module-level imports
+    problems += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
+    return problems
+
+
+def loaded_at_start(sources: dict[str, str], start=CLI, heavy=HEAVY, packages: set[str] | None = None) -> list[str]:
+    """The heavy names that importing ``start`` loads, each with the chain of imports that loads it.
+
+    Follows module-level imports only, and counts the packages above a module
+    (importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first).
+    """
+    modules = set(sources)
+    if packages is None:
+        packages = {m for m in modules if any(o.startswith(m + ".") for o in modules)}
+    parent = {m: None for m in start if m in modules}
+    queue, found = list(parent), []
+    while queue:
+        module = queue.pop(0)
+        edges = [i.target for i in imports_of(module, sources[module], modules, packages) if i.top_level]
+        parts = module.split(".")
+        edges += [".".join(parts[:n]) for n in range(1, len(parts))]   # the packages above it
+        for target in edges:
+            name = target if target in modules else target.split(".")[0]
+            if name in parent:
+                continue
+            parent[name] = module
+            if name in heavy:
+                chain = [name]
+                while parent[chain[-1]] is not None:
+                    chain.append(parent[chain[-1]])
+                found.append(f"{name} loads at start: {' <- '.join(chain)}")
+            elif name in modules:
+                queue.append(name)
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component that has one, as a path back to its start."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):  # Tarjan's algorithm (recursion depth is the package's size)
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(_path_in(graph, component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _path_in(graph: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A shortest cycle through the component's first module (breadth-first search)."""
+    start = min(component)
+    parent, frontier = {start: None}, [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph[v] & component):
+                if w == start:
+                    path = [v]
+                    while parent[path[-1]] is not None:
+                        path.append(parent[path[-1]])
+                    return [start, *reversed(path[:-1]), start] if len(path) > 1 else [start, v, start]
+                if w not in parent:
+                    parent[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return sorted(component)
+
+
+# ---- step 3: the real package -------------------------------------------------
+
+def package_sources(root: Path = PACKAGE) -> tuple[dict[str, str], set[str]]:
+    """``{module: source}`` for every .py file under ``root``, and the package names."""
+    sources, packages = {}, set()
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+            packages.add(".".join(parts))
+        sources[".".join(parts)] = path.read_text(encoding="utf-8")
+    return sources, packages
+
+
+# ---- planted examples: the checker finds what it should -----------------------
+
+def test_a_clean_mapping_has_nothing_to_report():
+    sources = {"specsim": "", "specsim.rule": "import math\n",
+               "specsim.exact": "from .rule import alpha\nfrom . import rule\n",
+               "specsim.cli": "from .. import exact\nimport torch\n",
+               "specsim.cli.main": "from ..exact import round_distribution\n"}
+    assert check(sources, libraries={"torch": ("specsim.cli",)}) == []
+
+
+def test_a_wrong_way_import_is_found():
+    sources = {"specsim": "", "specsim.rule": "from .exact import round_distribution\n",
+               "specsim.exact": "from .rule import alpha\n"}
+    assert "specsim.rule:1: wrong way: base imports specsim.exact (engines)" in check(sources)
+
+
+def test_a_wrong_way_import_inside_a_function_is_found():
+    sources = {"specsim": "", "specsim.schemes": "", "specsim.schemes.tree": (
+        "def f():\n    import specsim.plots.tree as t\n    return t\n"), "specsim.plots": "", "specsim.plots.tree": ""}
+    assert check(sources) == ["specsim.schemes.tree:2: wrong way: schemes imports specsim.plots.tree (plots)"]
+
+
+def test_relative_imports_resolve_from_a_package_and_a_module():
+    sources = {"specsim": "", "specsim.gpt": "from . import api\n", "specsim.gpt.api": "",
+               "specsim.gpt.measure": "", "specsim.gpt.measure.bench": "from ... import formulas\nfrom .. import api\n",
+               "specsim.formulas": "from .gpt.measure import bench\n"}
+    found = {(i.module, i.target) for m, s in sources.items()
+             for i in imports_of(m, s, set(sources), {"specsim", "specsim.gpt", "specsim.gpt.measure"})}
+    assert found == {("specsim.gpt", "specsim.gpt.api"), ("specsim.gpt.measure.bench", "specsim.formulas"),
+                     ("specsim.gpt.measure.bench", "specsim.gpt.api"),
+                     ("specsim.formulas", "specsim.gpt.measure.bench")}
+
+
+def test_a_private_name_imported_across_modules_is_found():
+    sources = {"specsim": "", "specsim.sampling": "def _num(x):\n    return x\n",
+               "specsim.labs": "", "specsim.labs.compare": "from ..sampling import _num, draw, __doc__\n"}
+    assert check(sources) == ["specsim.labs.compare:1: private name specsim.sampling._num imported"]
+
+
+def test_a_private_attribute_of_another_module_is_found():
+    sources = {"specsim": "", "specsim.sampling": "def _num(x):\n    return x\n",
+               "specsim.labs": "", "specsim.labs.compare": (
+                   "from .. import sampling as s\n\ndef f(x):\n    return s._num(x) + s.__name__\n")}
+    assert check(sources) == ["specsim.labs.compare:4: private name specsim.sampling._num used"]
+
+
+def test_an_import_cycle_is_found_with_its_path():
+    sources = {"specsim": "", "specsim.labs": "",
+               "specsim.labs.checker": "from . import shrink\n",
+               "specsim.labs.shrink": "from .rule_proxy import RuleError\n",
+               "specsim.labs.rule_proxy": "from .checker import check_rule\n"}
+    assert check(sources) == ["import cycle: specsim.labs.checker -> specsim.labs.shrink -> "
+                              "specsim.labs.rule_proxy -> specsim.labs.checker"]
+
+
+def test_an_import_inside_a_function_breaks_no_cycle_rule():
+    sources = {"specsim": "", "specsim.labs": "",
+               "specsim.labs.checker": "from . import shrink\n",
+               "specsim.labs.shrink": "def f():\n    from .checker import check_rule\n"}
+    assert check(sources) == []
+
+
+def test_banned_libraries_are_found():
+    sources = {"specsim": "", "specsim.labs": "", "specsim.labs.family": "import plotly.graph_objects as go\n",
+               "specsim.plots": "", "specsim.plots.charts": "import plotly.graph_objects as go\n",
+               "specsim.views": "", "specsim.views.page": "import streamlit as st\n",
+               "specsim.exact": "def f():\n    import torch\n"}
+    assert check(sources) == ["specsim.exact:2: imports torch (only specsim.gpt (specsim.cli inside a function) may)",
+                              "specsim.labs.family:1: imports plotly (only specsim.plots may)",
+                              "specsim.views.page:1: imports streamlit (nothing in specsim may)"]
+
+
+def test_the_cli_may_import_torch_inside_a_command_only():
+    sources = {"specsim": "", "specsim.cli": "import torch\n\ndef run():\n    import torch\n"}
+    assert check(sources) == ["specsim.cli:1: imports torch (only specsim.gpt (specsim.cli inside a function) may)"]
+
+
+def test_a_heavy_import_at_start_is_found_with_its_chain():
+    sources = {"specsim": "", "specsim.cli": "from . import exact_cmds\n\ndef f():\n    import scipy\n",
+               "specsim.cli.exact_cmds": "from ..gpt.specs import parse_spec\n",
+               "specsim.gpt": "import torch\n", "specsim.gpt.specs": "import re\n"}
+    assert loaded_at_start(sources) == [
+        "torch loads at start: torch <- specsim.gpt <- specsim.gpt.specs <- specsim.cli.exact_cmds <- specsim.cli"]
+
+
+def test_a_module_in_no_layer_is_found():
+    assert check({"specsim": "", "specsim.newthing": ""}) == [
+        "specsim.newthing: in no layer (place it in LAYERS and in specsim/__init__.py)"]
+
+
+# ---- the real package ---------------------------------------------------------
+
+def test_every_module_is_read():
+    sources, packages = package_sources()
+    assert {"specsim.rule", "specsim.schemes.chain", "specsim.gpt.measure.bench", "specsim.cli"} <= set(sources)
+    assert {"specsim", "specsim.schemes", "specsim.gpt", "specsim.gpt.measure"} <= packages
+
+
+def test_the_package_docstring_names_every_layer():
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8")))
+    for _, names in LAYERS:
+        for name in names:
+            short = name.removeprefix("specsim").lstrip(".") or None
+            if short:
+                assert short.replace(".", "/") in doc, f"specsim/__init__.py does not name {short}"
+
+
+def test_the_cli_starts_without_heavy_imports():
+    sources, packages = package_sources()
+    problems = loaded_at_start(sources, packages=packages)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("kind", ["wrong way", "private name", "import cycle", ": imports ", "in no layer"])
+def test_the_package_keeps_the_rules(kind):
+    sources, packages = package_sources()
+    problems = [p for p in check(sources, packages=packages) if kind in p]
+    assert not problems, f"{len(problems)} violation(s):\n" + "\n".join(problems)
