@@ -6,12 +6,11 @@ no Streamlit. Colours from ``specsim.plots.colors``: accepted green, rejected re
 child being tested outlined in q's orange, a bonus purple, a fallback token blue (drawn from p').
 
 >>> from specsim.toy import load_model
->>> from specsim.schemes.tree import Tree
->>> from specsim import tree_view
->>> m = load_model("seed")
->>> tr = Tree((2, 1))
->>> trace = tr.trace(m, ("a",), seed=0)
->>> nodes, steps = tree_view.drafted_tree(m, ("a",), tr, trace, 0), tree_view.walk_steps(trace)
+>>> from specsim.schemes import Tree
+>>> from specsim.sampling import trace_round
+>>> from specsim.views import tree_view
+>>> trace = trace_round(load_model("seed"), ("a",), Tree((2, 1)), seed=0)
+>>> nodes, steps = tree_view.drafted_tree(trace), tree_view.walk_steps(trace)
 >>> fig = tree_figure(("a",), nodes, steps, len(steps))
 >>> [t.name for t in fig.data if t.showlegend is not False]
 ['accepted', 'rejected', 'not reached', 'bonus']
@@ -25,7 +24,7 @@ from .colors import BONUS_COLOR, DARK_GREY, GREY, OVERLAP_COLOR, P_COLOR, PANEL,
 from .charts import FONT, exact, style
 
 STATUS_COLOR = {"accepted": OVERLAP_COLOR, "rejected": RESIDUAL_COLOR, "not reached": PANEL, "testing": WHITE}
-CLOSING_COLOR = {"bonus": BONUS_COLOR, "fallback": P_COLOR}
+CLOSING_COLOR = {"bonus": BONUS_COLOR, "correct": P_COLOR}
 KIND_COLOR = {"token": Q_COLOR, "block": RESIDUAL_COLOR, "tree iid": OVERLAP_COLOR, "tree distinct": P_COLOR}
 KIND_DASH = {"token": "solid", "block": "dash", "tree iid": "dot", "tree distinct": "dashdot"}
 

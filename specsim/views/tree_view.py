@@ -1,14 +1,13 @@
-"""One seeded tree round, replayed a decision at a time: the drafted tree, its layout, the node statuses.
+"""A sampled round of any scheme replayed an event at a time: its drafted tree, node statuses, layout, mask.
 
-``Tree.trace`` draws a child only when the walk tries it. A real tree
-verifier drafts the whole tree first and checks it in one target pass, so
-``drafted_tree`` completes the trace: the tried children keep the trace's
-tokens, every other node is drafted from its own q (i.i.d., or without the
-siblings drafted before it), with a second seeded generator. Drafting the
-untried nodes afterwards is the same distribution as drafting them first:
-nothing the walk decides depends on them.
+``specsim.sampling.trace_round`` drafts the whole layout before it verifies
+anything (as real verifiers do: the target scores every drafted node in one
+pass), so the drafted tree is read from the trace itself: ``drafted_tree``
+lists its nodes (a chain or a block is a path). ``at_event`` says what a
+viewer knows after each event of ``RoundTrace.events()``: the nodes drafted
+so far, each node's status, the tree walk's decisions so far.
 
-``walk_steps`` turns the trace into decisions (a child accepted, a child
+``walk_steps`` turns a tree trace into decisions (a child accepted, a child
 rejected with the updated rows p', q', the closing token), ``statuses``
 says what every node looks like after k of them, and ``layout`` places the
 nodes for a drawing (leaves evenly spaced, a parent above the middle of its
@@ -17,105 +16,119 @@ children, the closing token in a slot of its own).
 Example
 -------
 >>> from specsim.toy import load_model
->>> from specsim.schemes.tree import Tree
->>> m = load_model("seed")
->>> tr = Tree((2, 1), "iid")
->>> trace = tr.trace(m, ("a",), seed=0)
->>> nodes = drafted_tree(m, ("a",), tr, trace, seed=0)
->>> [(n["path"], n["token"]) for n in nodes]
-[((0,), 'b'), ((0, 0), 'a'), ((1,), 'b'), ((1, 0), 'b')]
+>>> from specsim.sampling import trace_round
+>>> from specsim.schemes import Tree
+>>> trace = trace_round(load_model("seed"), ("a",), Tree((2, 1)), seed=0)
+>>> [(n["path"], n["token"]) for n in drafted_tree(trace)]
+[((0,), 'b'), ((1,), 'a'), ((0, 0), 'a'), ((1, 0), 'a')]
 >>> [s["kind"] for s in walk_steps(trace)]
-['accept', 'accept', 'bonus']
->>> statuses(nodes, walk_steps(trace), 1)
-['accepted', 'testing', 'not reached', 'not reached']
+['reject', 'accept', 'accept', 'bonus']
+>>> statuses(drafted_tree(trace), walk_steps(trace), 1)
+['rejected', 'testing', 'not reached', 'not reached']
 """
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
-from ..sampling import draw, make_rng
-from ..schemes.tree import check_shape, without
-
-FILL_STREAM = 1  # the untried nodes are drafted from numpy.random.default_rng([seed, FILL_STREAM])
 STATUSES = ("not reached", "testing", "accepted", "rejected")
-SHAPE_PARAM = re.compile(r"[0-9]{1,2}(,[0-9]{1,2}){0,7}")
+CLOSING = ("correct", "bonus")  # the kinds of a round's closing token
 
 
-def shape_param(text):
-    """A ``?tree=2,2,1`` query parameter as a shape tuple, or None for anything not strictly valid.
+def drafted_tree(trace) -> list:
+    """Every drafted node of the round, in the order they were drafted: dicts {node, path, parent, depth, token}.
 
-    >>> shape_param("2,2,1"), shape_param("2, 2"), shape_param("9" * 40), shape_param("0,1"), shape_param("8,8")
-    ((2, 2, 1), None, None, None, None)
+    ``path`` is the tuple of child indices from the root (a chain's node j has
+    path (0,) * (j + 1)); ``parent`` the index of the parent node (-1 for the
+    root's children), as in ``trace.parents``. A distinct node whose q has no
+    token left drafts no more children, so a distinct tree can have fewer
+    nodes than its shape.
     """
-    if not isinstance(text, str) or not SHAPE_PARAM.fullmatch(text):
-        return None
-    try:
-        return check_shape(int(w) for w in text.split(","))
-    except ValueError:
-        return None
-
-
-def drafted_tree(models, context, tree, trace, seed=None) -> list:
-    """Every drafted node of the round, depth first: dicts {path, parent, depth, token}.
-
-    ``path`` is the tuple of child indices from the root; ``parent`` the index
-    of the parent node in the list (-1 for the root's children), as in
-    ``specsim.schemes.masks.shape_parents(shape, "dfs")``. A distinct node whose
-    q has no token left is not drafted (nor its subtree), so a distinct tree
-    can have fewer nodes than its shape.
-    """
-    vocab = models.vocab
-    tried = {}  # path -> token index, from the trace
-    path = ()
-    for ev in trace["events"]:
-        if ev["kind"] == "draft":
-            tried[path + (ev["child"],)] = vocab.index(ev["token"])
-        elif ev["kind"] == "accept":
-            path = path + (ev["child"],)
-    rng = make_rng([0 if seed is None else seed, FILL_STREAM])
-    nodes = []
-
-    def grow(prefix, tokens, parent):
-        depth = len(prefix)
-        if depth == tree.depth:
-            return
-        q = models.q(tuple(context) + tokens)
-        taken = set()
-        for j in range(tree.shape[depth]):
-            row = q if tree.drafts == "iid" else without(q, taken)
-            if row is None:
-                return
-            here = prefix + (j,)
-            x = tried[here] if here in tried else draw(row, rng.random())
-            taken.add(x)
-            nodes.append({"path": here, "parent": parent, "depth": depth + 1, "token": vocab[x]})
-            grow(here, tokens + (vocab[x],), len(nodes) - 1)
-
-    grow((), (), -1)
+    nodes, children = [], {}
+    for j, (token, parent) in enumerate(zip(trace.drafts, trace.parents)):
+        index = children.get(parent, 0)
+        children[parent] = index + 1
+        path = (nodes[parent]["path"] if parent >= 0 else ()) + (index,)
+        nodes.append({"node": j, "path": path, "parent": parent, "depth": len(path), "token": token})
     return nodes
 
 
-def walk_steps(trace) -> list:
-    """The walk's decisions, in order: dicts {kind, path, token, ...} from the trace events.
+def node_statuses(trace, event_index: int) -> dict:
+    """What is known about every node once the events up to ``event_index`` have been shown (any scheme).
 
-    kinds: "accept" / "reject" (``path`` of the child tested; ``acceptance``,
-    ``u``, ``p_x``, ``q_x``; a rejection also carries the updated rows ``p``
-    and ``q``), then one closing "bonus" or "fallback" (``path`` of the node
-    it follows, its ``row`` and token).
+    Returns {"statuses", "tested", "closing"}: one status per node drafted so
+    far, "pending" (drafted, not decided), "accepted", "rejected" or
+    "discarded" (never kept: after a chain's rejection, or once the round
+    closes); ``tested`` the nodes in the order they were tested; ``closing``
+    ("correct" | "bonus", token) once the closing token is drawn, else None.
+    A block's stop coin at position i keeps every draft up to i.
+
+    >>> from specsim.toy import load_model
+    >>> from specsim.sampling import trace_round
+    >>> t = trace_round(load_model("seed"), ("a",), 3, seed=0)
+    >>> node_statuses(t, 2)["statuses"], node_statuses(t, 6)["statuses"], node_statuses(t, 6)["closing"]
+    (['pending', 'pending', 'pending'], ['accepted', 'rejected', 'discarded'], ('correct', 'b'))
     """
+    status, tested, closing = [], [], None
+    chain = trace.scheme.kind == "chain"
+    for ev in trace.events()[:event_index + 1]:
+        kind = ev["kind"]
+        if kind == "draft":
+            status.append("pending")
+        elif kind in ("accept", "reject"):
+            status[ev["node"]] = "accepted" if kind == "accept" else "rejected"
+            tested.append(ev["node"])
+            if kind == "reject" and chain:
+                status[ev["node"] + 1:] = ["discarded"] * (len(status) - ev["node"] - 1)
+        elif kind == "stop":
+            tested.append(ev["node"])
+            if ev["stop"]:
+                status[:ev["node"] + 1] = ["accepted"] * (ev["node"] + 1)
+        elif kind in CLOSING:
+            closing = (kind, ev["token"])
+            status = ["discarded" if s == "pending" else s for s in status]
+    return {"statuses": status, "tested": tested, "closing": closing}
+
+
+def at_event(trace, event_index: int) -> dict:
+    """The drawing of a tree round after events ``0..event_index``: {"nodes", "steps", "k"}.
+
+    While the tree is drafted only the nodes drafted so far are drawn and no
+    decision is shown; from the verify pass on every node is drawn with the
+    first ``k`` decisions of ``walk_steps`` (a rejection and the update after
+    it are one decision). Feed the three to ``specsim.plots.tree.tree_figure``.
+    """
+    nodes, steps = drafted_tree(trace), walk_steps(trace)
+    shown = trace.events()[:event_index + 1]
+    drafted = sum(ev["kind"] == "draft" for ev in shown)
+    if not any(ev["kind"] == "verify" for ev in shown):  # the verify pass follows the last draft
+        return {"nodes": nodes[:drafted], "steps": [], "k": 0}
+    k = sum(ev["kind"] in ("accept", "reject", *CLOSING) for ev in shown)
+    return {"nodes": nodes, "steps": steps, "k": k}
+
+
+def walk_steps(trace) -> list:
+    """A tree round's decisions, in order: dicts {kind, node, path, token, ...} from the trace's events.
+
+    kinds: "accept" / "reject" (the child tested: ``node``, ``path``,
+    ``acceptance``, ``u``, ``p_x``, ``q_x``; a rejection also carries the
+    updated rows ``p`` and ``q`` the next sibling is tried against), then one
+    closing "correct" (every child of a node rejected: a token from the
+    current p') or "bonus" (a leaf reached: a token from p), with ``path`` of
+    the node it follows and its ``row``.
+    """
+    paths = [n["path"] for n in drafted_tree(trace)]
     steps, path = [], ()
-    for ev in trace["events"]:
+    for ev in trace.events():
         kind = ev["kind"]
         if kind in ("accept", "reject"):
-            steps.append({"kind": kind, "path": path + (ev["child"],), "token": ev["token"],
+            steps.append({"kind": kind, "node": ev["node"], "path": paths[ev["node"]], "token": ev["token"],
                           **{k: ev[k] for k in ("p_x", "q_x", "acceptance", "u")}})
             if kind == "accept":
-                path = path + (ev["child"],)
+                path = paths[ev["node"]]
         elif kind == "update":
             steps[-1].update(p=ev["p"], q=ev["q"])
-        elif kind in ("bonus", "fallback"):
-            steps.append({"kind": kind, "path": path, "token": ev["token"], "row": ev["row"]})
+        elif kind in CLOSING:
+            steps.append({"kind": kind, "path": path, "token": ev["token"], "row": ev.get("row", ev.get("p"))})
     return steps
 
 
@@ -179,7 +192,7 @@ def _leaf(xs, slot):
 
 def closing_path(steps):
     """The path of the node the closing token follows (the last step's), or None if the walk has no end."""
-    return steps[-1]["path"] if steps and steps[-1]["kind"] in ("bonus", "fallback") else None
+    return steps[-1]["path"] if steps and steps[-1]["kind"] in CLOSING else None
 
 
 def parents(nodes) -> list:
