@@ -40,3 +40,14 @@ def test_readme_example_output(cli, command, expected):
     code, out, err = cli(*argv[1:])
     assert code == 0, err
     assert out.rstrip("\n") == expected.rstrip("\n")
+
+
+def test_what_is_where_names_every_folder_and_the_layer_test():
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## What is where"):text.index("## References")]
+    folders = [f"specsim/{p.name}/" for p in (ROOT / "specsim").iterdir() if (p / "__init__.py").exists()]
+    folders += [f"{p.name}/" for p in (ROOT / "app").iterdir() if p.is_dir() and not p.name.startswith(("_", "."))]
+    for folder in folders:
+        assert f"`{folder}`" in section, f"README's What is where does not describe {folder}"
+    assert "tests/test_layers.py" in section and (ROOT / "tests" / "test_layers.py").exists()
+    assert len(section.splitlines()) < 60, "What is where is a few lines per folder, not a table of files"
