@@ -124,6 +124,19 @@ def _module_aliases(module: str, source: str, modules: set[str], packages: set[s
     return aliases
 
 
+def _module_named(node: ast.expr, aliases: dict[str, str], modules: set[str]) -> str | None:
+    """The specsim module an expression such as ``s`` or ``specsim.sampling`` names, if any."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    head = aliases.get(node.id, node.id)
+    dotted = ".".join([head, *reversed(parts)])
+    return dotted if dotted in modules and (node.id in aliases or node.id == "specsim") else None
+
+
 # ---- step 2: the checks -------------------------------------------------------
 
 def layer_of(module: str, layers=LAYERS) -> int | None:
@@ -186,9 +199,10 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
         # (b) x._y where x is another specsim module imported here
         aliases = _module_aliases(module, sources[module], modules, packages)
         for node in ast.walk(ast.parse(sources[module])):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and node.value.id in aliases and _private(node.attr) and aliases[node.value.id] != module):
-                problems.append(f"{module}:{node.lineno}: private name {aliases[node.value.id]}.{node.attr} used")
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                owner = _module_named(node.value, aliases, modules)
+                if owner is not None and owner != module:
+                    problems.append(f"{module}:{node.lineno}: private name {owner}.{node.attr} used")
     # (c) cycles among the module-level imports
     problems += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
     return problems
@@ -343,6 +357,12 @@ def test_a_private_attribute_of_another_module_is_found():
                "specsim.labs": "", "specsim.labs.compare": (
                    "from .. import sampling as s\n\ndef f(x):\n    return s._num(x) + s.__name__\n")}
     assert check(sources) == ["specsim.labs.compare:4: private name specsim.sampling._num used"]
+
+
+def test_a_private_attribute_through_an_absolute_import_is_found():
+    sources = {"specsim": "", "specsim.sampling": "", "specsim.views": "", "specsim.views.replay": (
+        "import specsim.sampling\n\nx = specsim.sampling._row\ny = specsim.__version__\n")}
+    assert check(sources) == ["specsim.views.replay:3: private name specsim.sampling._row used"]
 
 
 def test_an_import_cycle_is_found_with_its_path():
