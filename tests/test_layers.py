@@ -63,6 +63,7 @@ class Import:
     names: tuple         # the names taken from it (``from target import a, b``), else ()
     line: int
     top_level: bool      # run when the module is imported (not inside a function)
+    local: str | None = None   # the name it binds to the imported module (``import a.b as x``: x)
 
 
 # ---- step 1: read the imports -------------------------------------------------
@@ -87,7 +88,7 @@ def imports_of(module: str, source: str, modules: set[str], packages: set[str]) 
         top = id(node) not in in_function
         if isinstance(node, ast.Import):
             for alias in node.names:
-                found.append(Import(module, alias.name, (), node.lineno, top))
+                found.append(Import(module, alias.name, (), node.lineno, top, alias.asname))
         elif isinstance(node, ast.ImportFrom):
             target = node.module or ""
             if node.level:
@@ -97,31 +98,12 @@ def imports_of(module: str, source: str, modules: set[str], packages: set[str]) 
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
                 if sub in modules:   # a submodule: the dependency is on it
-                    found.append(Import(module, sub, (), node.lineno, top))
+                    found.append(Import(module, sub, (), node.lineno, top, alias.asname or alias.name))
                 else:
                     plain.append(alias.name)
             if plain:
                 found.append(Import(module, target, tuple(plain), node.lineno, top))
     return found
-
-
-def _module_aliases(module: str, source: str, modules: set[str], packages: set[str]) -> dict[str, str]:
-    """Local names bound to specsim modules (``import a.b as x``, ``from a import b``)."""
-    aliases = {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and alias.name in modules:
-                    aliases[alias.asname] = alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                pkg = _base_package(module, node.level, packages)
-                base = f"{pkg}.{base}" if base else pkg
-            for alias in node.names:
-                if f"{base}.{alias.name}" in modules:
-                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
-    return aliases
 
 
 def _module_named(node: ast.expr, aliases: dict[str, str], modules: set[str]) -> str | None:
@@ -173,7 +155,8 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
         here = layer_of(module, layers)
         if here is None:
             problems.append(f"{module}: in no layer (place it in LAYERS and in specsim/__init__.py)")
-        for imp in imports_of(module, sources[module], modules, packages):
+        found = imports_of(module, sources[module], modules, packages)
+        for imp in found:
             where = f"{module}:{imp.line}"
             if imp.target in modules:
                 # (a) the direction of the import
@@ -197,7 +180,7 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                         places += f" ({' and '.join(inside[root])} inside a function)"
                     problems.append(f"{where}: imports {root} ({places} may)")
         # (b) x._y where x is another specsim module imported here
-        aliases = _module_aliases(module, sources[module], modules, packages)
+        aliases = {i.local: i.target for i in found if i.local and i.target in modules}
         for node in ast.walk(ast.parse(sources[module])):
             if isinstance(node, ast.Attribute) and _private(node.attr):
                 owner = _module_named(node.value, aliases, modules)
@@ -240,56 +223,33 @@ def loaded_at_start(sources: dict[str, str], start=CLI, heavy=HEAVY, packages: s
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle per strongly connected component that has one, as a path back to its start."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):  # Tarjan's algorithm (recursion depth is the package's size)
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = set()
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.add(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(_path_in(graph, component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
+    """Each import cycle once, as a path back to its first module (a shortest one)."""
+    found, seen = [], set()
+    for start in sorted(graph):
+        path = _cycle_through(graph, start)
+        if path and frozenset(path) not in seen:
+            seen.add(frozenset(path))
+            found.append(path)
     return found
 
 
-def _path_in(graph: dict[str, set[str]], component: set[str]) -> list[str]:
-    """A shortest cycle through the component's first module (breadth-first search)."""
-    start = min(component)
-    parent, frontier = {start: None}, [start]
+def _cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
+    """A shortest path start -> ... -> start (breadth-first search), or None."""
+    parent, frontier = {}, [start]
     while frontier:
         nxt = []
         for v in frontier:
-            for w in sorted(graph[v] & component):
-                if w == start:
+            for w in sorted(graph.get(v, ())):
+                if w == start:   # back at the start: walk the parents home
                     path = [v]
-                    while parent[path[-1]] is not None:
+                    while path[-1] != start:
                         path.append(parent[path[-1]])
-                    return [start, *reversed(path[:-1]), start] if len(path) > 1 else [start, v, start]
+                    return [*reversed(path), start]
                 if w not in parent:
                     parent[w] = v
                     nxt.append(w)
         frontier = nxt
-    return sorted(component)
+    return None
 
 
 # ---- step 3: the real package -------------------------------------------------
@@ -372,6 +332,13 @@ def test_an_import_cycle_is_found_with_its_path():
                "specsim.labs.rule_proxy": "from .checker import check_rule\n"}
     assert check(sources) == ["import cycle: specsim.labs.checker -> specsim.labs.shrink -> "
                               "specsim.labs.rule_proxy -> specsim.labs.checker"]
+
+
+def test_two_cycles_are_both_found():
+    sources = {"specsim": "", "specsim.a": "from . import b\n", "specsim.b": "from . import a\n",
+               "specsim.c": "from . import d\n", "specsim.d": "from . import c\nfrom . import a\n"}
+    assert [p for p in check(sources) if "cycle" in p] == ["import cycle: specsim.a -> specsim.b -> specsim.a",
+                                                           "import cycle: specsim.c -> specsim.d -> specsim.c"]
 
 
 def test_an_import_inside_a_function_breaks_no_cycle_rule():
