@@ -93,7 +93,7 @@ def test_the_papers_two_token_example():
 def test_limit_keeps_the_first_tokens():
     model = load_model("seed")
     full = exact.round_distribution(model, ("a",), Block(3))
-    cut = Block(3).round_distribution(model, ("a",), limit=2)
+    cut = Block(3).enumerate(model, ("a",), limit=2)
     folded = {}
     for t, pr in full.outcomes.items():
         folded[t[:2]] = folded.get(t[:2], 0) + pr

@@ -6,13 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specsim import exact, formulas, rule
+from specsim.schemes import Chain
 from specsim.toy import ToyModel, load_model, random_model
 
 SEED = load_model("seed")
 
 
 def test_round_from_a_with_gamma_3_matches_the_reference():
-    r = exact.round_distribution(SEED, ("a",), 3)
+    r = exact.round_distribution(SEED, ("a",), Chain(3))
     assert len(r.outcomes) == 94
     assert r.accepted == [F(1, 10), F(13, 100), F(61, 500), F(81, 125)]
     assert r.expected_tokens == F(1659, 500)
@@ -20,6 +21,9 @@ def test_round_from_a_with_gamma_3_matches_the_reference():
     assert sum(r.accepted) == 1
     # E[tokens] two ways: from the outcomes and from the K distribution
     assert r.expected_tokens == sum((k + 1) * pk for k, pk in enumerate(r.accepted))
+    # an int G is shorthand for Chain(G), and so is the grammar string
+    for same in (3, "chain:3"):
+        assert exact.round_distribution(SEED, ("a",), same) == r
 
 
 def test_iid_formula_overestimates_the_seed_round():
@@ -108,7 +112,7 @@ def test_iid_model_round_matches_the_formula():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="gamma must be >= 1"):
+    with pytest.raises(ValueError, match="gamma must be an integer >= 1"):
         exact.round_distribution(SEED, ("a",), 0)
     with pytest.raises(ValueError, match="tokens must be >= 1"):
         exact.target_joint(SEED, ("a",), 0)

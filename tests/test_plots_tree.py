@@ -3,25 +3,19 @@ from __future__ import annotations
 
 import pytest
 
-from specsim import toy
-
+from specsim import sampling, toy
 from specsim.labs import compare
-
 from specsim.plots import tree as plots_tree
-
-from specsim.views import scheme_view
-
-from specsim.views import tree_view
 from specsim.plots.colors import BONUS_COLOR, OVERLAP_COLOR, P_COLOR, PANEL, RESIDUAL_COLOR
-from specsim.schemes.tree import Tree
+from specsim.schemes import Tree
+from specsim.views import scheme_view, tree_view
 
 SEED = toy.load_model("seed")
 
 
 def walk(shape=(2, 2, 1), drafts="iid", seed=0, context=("a",)):
-    tr = Tree(shape, drafts)
-    trace = tr.trace(SEED, context, seed=seed)
-    return trace, tree_view.drafted_tree(SEED, context, tr, trace, seed), tree_view.walk_steps(trace)
+    trace = sampling.trace_round(SEED, context, Tree(shape, drafts), seed=seed)
+    return trace, tree_view.drafted_tree(trace), tree_view.walk_steps(trace)
 
 
 def markers(fig) -> dict:
@@ -44,7 +38,7 @@ def test_tree_figure_draws_every_node_with_its_token_coloured_by_status(seed):
         assert ("being tested" in got) == ("testing" in status)
         closing = steps[-1]["kind"]
         assert (closing in got) == (k == len(steps))
-    assert got[closing] == [(*pos["closing"], trace["emitted"][-1])]
+    assert got[closing] == [(*pos["closing"], trace.emitted[-1])]
     colour = next(t for t in fig.data if t.name == closing).marker.color
     assert colour == (BONUS_COLOR if closing == "bonus" else P_COLOR)
 
@@ -52,7 +46,8 @@ def test_tree_figure_draws_every_node_with_its_token_coloured_by_status(seed):
 def test_budget_figure_plots_the_curve():
     curve = scheme_view.best_by_budget(compare.compare(SEED, ("b",), 3), 3)
     fig = plots_tree.budget_figure(curve)
-    assert [t.name for t in fig.data] == list(scheme_view.KINDS)
+    assert [t.name for t in fig.data] == list(scheme_view.FAMILIES)
+    assert len({t.line.color for t in fig.data}) == len(fig.data)  # every family its own colour
     for t in fig.data:
         assert list(t.x) == [1, 2, 3] and list(t.y) == [float(v) for v in curve[t.name]]
 

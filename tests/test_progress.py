@@ -1,17 +1,18 @@
 """Long Monte-Carlo runs report progress per block of rounds, and progress never changes a result."""
 from specsim import montecarlo
 from specsim.cli.common import progress_bar
-from specsim.schemes.block_mc import sample_block_rounds_vectorized
 from specsim.labs.pitfalls import PITFALLS
+from specsim.schemes import Block, Chain, Tree
 from specsim.toy import load_model
 
 
 def test_progress_counts_every_round_once_and_changes_nothing(monkeypatch):
     monkeypatch.setattr(montecarlo, "CHUNK", 1000)  # several blocks in a small run
     m, seen = load_model("seed"), []
-    for run in (lambda p: montecarlo.sample_rounds(m, ("a",), 3, 4500, 2, progress=p),
-                lambda p: sample_block_rounds_vectorized(m, ("a",), 3, 4500, 2, progress=p),
-                lambda p: montecarlo.sample_rounds_loop(m, ("a",), 2, 2500, 2, PITFALLS["always-accept"].rule, p)):
+    for run in (lambda p: montecarlo.sample_rounds(m, ("a",), Chain(3), 4500, 2, progress=p),
+                lambda p: montecarlo.sample_rounds(m, ("a",), Block(3), 4500, 2, progress=p),
+                lambda p: montecarlo.sample_rounds(m, ("a",), Tree((2, 1)), 2500, 2, progress=p),
+                lambda p: montecarlo.sample_rounds_loop(m, ("a",), Chain(2), 2500, 2, PITFALLS["always-accept"].rule, p)):
         seen.clear()
         with_bar = run(seen.append)
         assert sum(seen) == with_bar.rounds and max(seen) <= 1000 and len(seen) > 1

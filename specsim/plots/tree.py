@@ -3,7 +3,7 @@ drafting budget, the tree attention mask.
 
 Data in (from ``specsim.views.tree_view``, ``specsim.views.scheme_view``, ``specsim.schemes.masks``), ``go.Figure`` out;
 no Streamlit. Colours from ``specsim.plots.colors``: accepted green, rejected red, not reached grey, the
-child being tested outlined in q's orange, a bonus purple, a fallback token blue (drawn from p').
+child being tested outlined in q's orange, a bonus purple, a correcting token blue (drawn from p').
 
 >>> from specsim.toy import load_model
 >>> from specsim.schemes import Tree
@@ -25,8 +25,9 @@ from .charts import FONT, exact, style
 
 STATUS_COLOR = {"accepted": OVERLAP_COLOR, "rejected": RESIDUAL_COLOR, "not reached": PANEL, "testing": WHITE}
 CLOSING_COLOR = {"bonus": BONUS_COLOR, "correct": P_COLOR}
-KIND_COLOR = {"token": Q_COLOR, "block": RESIDUAL_COLOR, "tree iid": OVERLAP_COLOR, "tree distinct": P_COLOR}
-KIND_DASH = {"token": "solid", "block": "dash", "tree iid": "dot", "tree distinct": "dashdot"}
+# one colour and dash per family of schemes (``specsim.views.scheme_view.FAMILIES``)
+KIND_COLOR = {"chain": Q_COLOR, "block": RESIDUAL_COLOR, "tree": OVERLAP_COLOR, "tree:distinct": P_COLOR}
+KIND_DASH = {"chain": "solid", "block": "dash", "tree": "dot", "tree:distinct": "dashdot"}
 
 
 def tree_figure(context, nodes, steps, k: int, title: str | None = None) -> go.Figure:
