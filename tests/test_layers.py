@@ -187,7 +187,10 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                 if owner is not None and owner != module:
                     problems.append(f"{module}:{node.lineno}: private name {owner}.{node.attr} used")
     # (c) cycles among the module-level imports
-    problems += [f"import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
+    for path, component in cycles(graph):
+        others = sorted(component - set(path))
+        problems.append(f"import cycle: {' -> '.join(path)}" + (f" (the same tangle holds {', '.join(others)})"
+                                                                 if others else ""))
     return problems
 
 
@@ -222,15 +225,29 @@ def loaded_at_start(sources: dict[str, str], start=CLI, heavy=HEAVY, packages: s
     return found
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Each import cycle once, as a path back to its first module (a shortest one)."""
-    found, seen = [], set()
-    for start in sorted(graph):
-        path = _cycle_through(graph, start)
-        if path and frozenset(path) not in seen:
-            seen.add(frozenset(path))
-            found.append(path)
+def cycles(graph: dict[str, set[str]]) -> list[tuple[list[str], set[str]]]:
+    """Each tangle of modules that import each other (a strongly connected
+    component), as a shortest cycle through its first module and the whole set."""
+    reach = {v: _reachable(graph, v) for v in graph}
+    found, done = [], set()
+    for v in sorted(graph):
+        if v in done or v not in reach[v]:
+            continue
+        component = {w for w in reach[v] if v in reach[w]}
+        done |= component
+        found.append((_cycle_through(graph, v), component))
     return found
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules reached from ``start`` by one import or more."""
+    seen, todo = set(), list(graph.get(start, ()))
+    while todo:
+        v = todo.pop()
+        if v not in seen:
+            seen.add(v)
+            todo.extend(graph.get(v, ()))
+    return seen
 
 
 def _cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
@@ -334,11 +351,19 @@ def test_an_import_cycle_is_found_with_its_path():
                               "specsim.labs.rule_proxy -> specsim.labs.checker"]
 
 
+def test_a_tangle_is_reported_once_with_every_module_in_it():
+    sources = {"specsim": "", "specsim.labs": "", "specsim.labs.a": "from . import b\n",
+               "specsim.labs.b": "from . import c\nfrom . import a\n", "specsim.labs.c": "from . import a\n"}
+    assert check(sources) == ["import cycle: specsim.labs.a -> specsim.labs.b -> specsim.labs.a "
+                              "(the same tangle holds specsim.labs.c)"]
+
+
 def test_two_cycles_are_both_found():
-    sources = {"specsim": "", "specsim.a": "from . import b\n", "specsim.b": "from . import a\n",
-               "specsim.c": "from . import d\n", "specsim.d": "from . import c\nfrom . import a\n"}
-    assert [p for p in check(sources) if "cycle" in p] == ["import cycle: specsim.a -> specsim.b -> specsim.a",
-                                                           "import cycle: specsim.c -> specsim.d -> specsim.c"]
+    sources = {"specsim": "", "specsim.labs": "", "specsim.labs.a": "from . import b\n",
+               "specsim.labs.b": "from . import a\n", "specsim.labs.c": "from . import d\n",
+               "specsim.labs.d": "from . import c\nfrom . import a\n"}
+    assert check(sources) == ["import cycle: specsim.labs.a -> specsim.labs.b -> specsim.labs.a",
+                              "import cycle: specsim.labs.c -> specsim.labs.d -> specsim.labs.c"]
 
 
 def test_an_import_inside_a_function_breaks_no_cycle_rule():
