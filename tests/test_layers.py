@@ -164,10 +164,6 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                 if here is not None and there is not None and there > here:
                     problems.append(f"{where}: wrong way: {layers[here][0]} imports "
                                     f"{imp.target} ({layers[there][0]})")
-                # (b) a private name taken from another module
-                for name in imp.names:
-                    if _private(name) and imp.target != module:
-                        problems.append(f"{where}: private name {imp.target}.{name} imported")
                 if imp.top_level and imp.target != module:
                     graph[module].add(imp.target)
             else:
@@ -179,18 +175,29 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                     if inside.get(root):
                         places += f" ({' and '.join(inside[root])} inside a function)"
                     problems.append(f"{where}: imports {root} ({places} may)")
-        # (b) x._y where x is another specsim module imported here
-        aliases = {i.local: i.target for i in found if i.local and i.target in modules}
-        for node in ast.walk(ast.parse(sources[module])):
-            if isinstance(node, ast.Attribute) and _private(node.attr):
-                owner = _module_named(node.value, aliases, modules)
-                if owner is not None and owner != module:
-                    problems.append(f"{module}:{node.lineno}: private name {owner}.{node.attr} used")
+        # (b) private names of other modules
+        problems += private_names(module, sources[module], found, modules)
     # (c) cycles among the module-level imports
     for path, component in cycles(graph):
         others = sorted(component - set(path))
         problems.append(f"import cycle: {' -> '.join(path)}" + (f" (the same tangle holds {', '.join(others)})"
                                                                  if others else ""))
+    return problems
+
+
+def private_names(module: str, source: str, found: list[Import], modules: set[str]) -> list[str]:
+    """``from x import _y`` and ``x._y``, where ``x`` is another module of ``modules``."""
+    problems = []
+    for imp in found:
+        if imp.target in modules and imp.target != module:
+            problems += [f"{module}:{imp.line}: private name {imp.target}.{name} imported"
+                         for name in imp.names if _private(name)]
+    aliases = {i.local: i.target for i in found if i.local and i.target in modules}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            owner = _module_named(node.value, aliases, modules)
+            if owner is not None and owner != module:
+                problems.append(f"{module}:{node.lineno}: private name {owner}.{node.attr} used")
     return problems
 
 
@@ -421,6 +428,19 @@ def test_the_package_docstring_names_every_layer():
 def test_the_cli_starts_without_heavy_imports():
     sources, packages = package_sources()
     problems = loaded_at_start(sources, packages=packages)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_app_uses_no_private_name_of_the_package():
+    # app/ may import any layer, but only what a module offers: its public names
+    sources, packages = package_sources()
+    modules = set(sources)
+    problems = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        name = "app." + ".".join(path.relative_to(ROOT / "app").with_suffix("").parts)
+        source = path.read_text(encoding="utf-8")
+        found = imports_of(name, source, modules, packages)
+        problems += private_names(name, source, found, modules)
     assert not problems, "\n".join(problems)
 
 
