@@ -9,8 +9,12 @@ functions, absolute and relative) and reports:
   ``x._y`` where ``x`` names another specsim module;
 - an **import cycle** among the module-level imports (the path is shown);
 - a **banned library**: streamlit anywhere, plotly outside ``plots/``, torch
-  outside ``gpt/``;
-- a module that sits in **no layer** (a new module must be placed).
+  outside ``gpt/`` (``cli/`` may import it inside a command);
+- a module that sits in **no layer** (a new module must be placed);
+- a **heavy import at start**: what ``specsim --help`` loads through
+  module-level imports (torch, scipy, sympy, the GPT, the rule checker).
+
+The app (``app/``) may import any layer, but only public names.
 
 The checker works on a ``{module name: source}`` mapping, so the planted
 examples below test it without touching the package; the last tests run it
