@@ -12,23 +12,24 @@ from __future__ import annotations
 import streamlit as st
 
 from parts import heavy
-from specsim import bounds, exact, formulas, toy
+from specsim import bounds, exact, formulas, schemes, toy
 from specsim.labs import pitfalls
 
 TTL = 3600  # seconds a toy model's result is kept unused (uploaded models come and go)
 
 
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
-def round_distribution(model_json: str, context: tuple, gamma: int):
-    model = toy.loads_model(model_json)
-    with heavy.exact_slot(bounds.exact_work(model, gamma, rounds=1)):
-        return exact.round_distribution(model, context, gamma)
+def round_distribution(model_json: str, context: tuple, scheme):
+    """One exact round of ``scheme`` (a grammar string such as "tree:2,1", or an int γ for a chain)."""
+    model, scheme = toy.loads_model(model_json), schemes.as_scheme(scheme)
+    with heavy.exact_slot(bounds.exact_work(model, scheme, rounds=1)):
+        return exact.round_distribution(model, context, scheme)
 
 
 @st.cache_data(max_entries=256, ttl=TTL, show_spinner=False)
-def expected_tokens(model_json: str, state: tuple, gamma: int):
+def expected_tokens(model_json: str, state: tuple, scheme):
     """Exact E[tokens per round] from a context; cached by the model's state of that context."""
-    return round_distribution(model_json, state, gamma).expected_tokens
+    return round_distribution(model_json, state, scheme).expected_tokens
 
 
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)

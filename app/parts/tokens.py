@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import html
 
-from specsim.views import replay
+from specsim.schemes import as_scheme
+from specsim.views import tree_view
 from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
                             WHITE, shade, tint)
 
@@ -92,17 +93,21 @@ def legend_html(statuses, boundary: bool = False) -> str:
 
 
 def round_html(trace, event_index: int = -1, number: int | None = None) -> str:
-    """One round's chips as known after ``event_index`` (default: the whole round).
+    """One round's chips as known after ``event_index`` (default: the whole round), any scheme.
 
-    Rejected and discarded drafts stay visible, struck through, before the
-    replacement; ``number`` puts a round boundary mark first.
+    A chain or a block shows every draft; rejected and discarded drafts stay
+    visible, struck through, before the closing token. A tree shows the nodes
+    the walk tested, in order (the untested alternatives are in the tree
+    figure). ``number`` puts a round boundary mark first.
     """
     n = len(trace.events())
-    statuses, last = replay.draft_statuses(trace, event_index % n)
+    known = tree_view.node_statuses(trace, event_index % n)
+    statuses = known["statuses"]
+    shown = known["tested"] if trace.scheme.kind == "tree" else range(len(statuses))
     parts = [boundary_html(number)] if number is not None else []
-    parts += [token_html(t, "draft" if st == "accepted" else st) for t, st in zip(trace.drafts, statuses)]
-    if last is not None:
-        parts.append(token_html(last[1], last[0]))
+    parts += [token_html(trace.drafts[j], "draft" if statuses[j] == "accepted" else statuses[j]) for j in shown]
+    if known["closing"] is not None:
+        parts.append(token_html(known["closing"][1], known["closing"][0]))
     return "".join(parts)
 
 
@@ -129,34 +134,68 @@ EVENT_MARKS = ("Chart marks: a **black outline** is the token sampled at this st
                "**green** when the draft is kept (u below the bar), **red** when it is rejected.")
 
 
-def describe_event(ev: dict, gamma: int) -> str:
-    """One sentence (Markdown) for one event of ``RoundTrace.events()``."""
-    kind = ev["kind"]
+def describe_event(ev: dict, scheme, names=None) -> str:
+    """One sentence (Markdown) for one event of ``RoundTrace.events()``, for a chain, a block or a tree.
+
+    ``scheme`` is the round's scheme (an int γ reads as ``chain:γ``); ``names``
+    the tree nodes' names ("1", "1.2", ...; ``tree_view.sibling_paths``).
+    """
+    scheme = as_scheme(scheme)
+    kind, gamma, tree = ev["kind"], scheme.depth, scheme.kind == "tree"
     ev = {k: (md(v) if isinstance(v, str) and k in ("token",) else v) for k, v in ev.items()}
     for k in ("context", "discarded", "tokens"):
         if k in ev:
             ev[k] = [md(t) for t in ev[k]]
+    node = f"node {names[ev['node']]}" if tree and names and "node" in ev else None
     if kind == "draft":
-        return (f"**draft {ev['position'] + 1} of {gamma}**: after “{' '.join(ev['context'])}” the drafter "
-                f"samples **{ev['token']}** from q")
+        where = f"**draft {node}** (depth {ev['position'] + 1})" if node else \
+            f"**draft {ev['position'] + 1} of {gamma}**"
+        return f"{where}: after “{' '.join(ev['context'])}” the drafter samples **{ev['token']}** from q"
     if kind == "verify":
+        if tree:
+            return (f"**verify**: one target pass computes p at the root and after each of the "
+                    f"{len(ev['p']) - 1} drafted nodes; the walk starts at the root")
         return f"**verify**: one target pass computes p at all {gamma} draft positions and the bonus position"
+    if kind == "weights":
+        return ("**weights**: wᵢ = min(1, wᵢ₋₁ · p(Xᵢ)/q(Xᵢ)) along the block: w = "
+                + ", ".join(str(w) for w in ev["w"]) + "; each position's stop probability hᵢ comes from them")
+    if kind == "stop":
+        if ev["stop"]:
+            return (f"**position {ev['position']}**: u = {ev['u']:.3f} < h = {ev['h']}: the coin comes up, "
+                    f"so every draft up to position {ev['position']} is kept")
+        return f"**position {ev['position']}**: u = {ev['u']:.3f} ≥ h = {ev['h']}: no stop here"
     if kind in ("accept", "reject"):
-        u, a = ev["u"], ev["acceptance"]
-        x = ev["token"]
+        u, a, x = ev["u"], ev["acceptance"], ev["token"]
+        if node:
+            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}"
+            return f"**{node}** (**{x}**): u = {u:.3f} {'<' if kind == 'accept' else '≥'} {why}: " + \
+                ("**accepted**, the walk goes down" if kind == "accept" else "**rejected**")
         why = f"min(1, p/q) = {a} (p({x}) = {ev['p_x']}, q({x}) = {ev['q_x']})"
         if kind == "accept":
             return f"**position {ev['position'] + 1}**: u = {u:.3f} < {why}: **keep {x}**"
         return f"**position {ev['position'] + 1}**: u = {u:.3f} ≥ {why}: **reject {x}**"
+    if kind == "update":
+        return ("after the rejection p' ← normalize(max(0, p' − q')) and q' ← "
+                + ("q without the tried tokens" if scheme.drafts == "distinct" else "q")
+                + ": the next sibling (or the closing token) is judged against these rows")
     if kind == "correct":
+        if tree:
+            return f"**correct**: every child rejected, so **{ev['token']}** is drawn from the current p'"
+        if scheme.kind == "block":
+            source = "the block residual normalize(max(0, w·p − q))"
+        else:
+            source = "the residual r = max(0, p − q), normalized"
         dropped = f"; the later drafts {' '.join(ev['discarded'])} are discarded" if ev["discarded"] else ""
-        return f"**correct**: draw **{ev['token']}** from the residual r = max(0, p − q), normalized{dropped}"
+        return f"**correct**: draw **{ev['token']}** from {source}{dropped}"
     if kind == "bonus":
+        if tree:
+            return f"**bonus**: a leaf is reached, so **{ev['token']}** is drawn from p"
         return f"**bonus**: all {gamma} drafts kept, so **{ev['token']}** is drawn from p at position {gamma + 1}"
     if kind == "emit":
         k = ev["accepted"]
-        return (f"**emit** {' '.join(ev['tokens'])}: {k} accepted draft(s) + 1 "
-                f"{'bonus' if k == gamma else 'replacement'} = {len(ev['tokens'])} token(s) for one target pass")
+        last = "bonus" if k == gamma else "replacement"
+        return (f"**emit** {' '.join(ev['tokens'])}: {k} accepted draft(s) + 1 {last} = "
+                f"{len(ev['tokens'])} token(s) for one target pass")
     return kind
 
 

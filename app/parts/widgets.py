@@ -9,7 +9,7 @@ import math
 
 import streamlit as st
 
-from specsim import bounds, toy
+from specsim import bounds, schemes, toy
 from specsim.plots.charts import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
 
 UPLOAD = "upload a JSON file…"
@@ -83,7 +83,8 @@ def shown_param(text) -> str:
 
 
 def within_bounds(check, *args, **kwargs) -> bool:
-    """Ask ``specsim.bounds`` first (``check`` is ``bounds.check_round`` or ``bounds.check_joint``).
+    """Ask ``specsim.bounds`` first (``check`` is ``bounds.check_round`` or ``bounds.check_joint``, the checks
+    the CLI makes for the same computation).
 
     Returns False, after one ``st.error`` line naming the limit and what to
     lower, when the work is over the interactive limit.
@@ -146,3 +147,78 @@ def one_line(e: BaseException, limit: int = 300) -> str:
 def exact_decimal(value: float, name: str):
     """A slider's decimal (0.8) as the exact Fraction it shows (4/5), not the float's binary value."""
     return toy.parse_probability(value, name)
+
+
+# -- a verification scheme: ?scheme=, the picker, the work check ------------------------------------
+SCHEME_CHARS = 60  # a ?scheme= value longer than this is refused before it is parsed
+
+
+def scheme_query(kinds=("chain", "block", "tree"), params=None):
+    """The scheme a page was opened with: ``?scheme=tree:2,1`` (the grammar of ``specsim.schemes``),
+    or the older shorthand ``?gamma=3`` (a chain, ``&verify=block`` a block) or ``?tree=2,1&drafts=distinct``.
+
+    Returns None when no parameter names a scheme; a bad ``?scheme=`` (or a kind this page does not
+    show) is one ``st.error`` line and None. A bad shorthand is ignored, as every Try-it parameter is.
+    """
+    params = st.query_params if params is None else params
+    raw = params.get("scheme")
+    if raw is None:
+        return _shorthand(params, kinds)
+    if len(raw) > SCHEME_CHARS:
+        st.error(f"?scheme= has {len(raw):,} characters; the limit is {SCHEME_CHARS} (write {schemes.grammar_help()})")
+        return None
+    try:
+        scheme = schemes.parse(raw)
+    except ValueError as e:
+        st.error(f"?scheme=: {one_line(e)}")
+        return None
+    if scheme.kind not in kinds:
+        st.error(f"?scheme={shown_param(raw)}: this page shows {' or '.join(kinds)} schemes")
+        return None
+    return scheme
+
+
+def _shorthand(params, kinds):
+    gamma, tree = query_int(params.get("gamma"), 1, bounds.LIMITS.gamma), params.get("tree")
+    try:
+        if "tree" in kinds and isinstance(tree, str) and len(tree) <= SCHEME_CHARS and tree.isascii():
+            drafts = params.get("drafts") if params.get("drafts") in ("iid", "distinct") else "iid"
+            return schemes.parse(f"tree:{tree}:{drafts}")
+        if gamma is not None:
+            kind = "block" if params.get("verify") == "block" and "block" in kinds else "chain"
+            return schemes.parse(f"{kind}:{gamma}") if kind in kinds else None
+    except ValueError:
+        return None
+    return None
+
+
+def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"), max_gamma: int = 8):
+    """Pick a scheme in the sidebar: its kind, then γ (a chain or a block) or the tree's shape and drafts.
+
+    Starts from ``?scheme=`` (``scheme_query``) or ``default``. γ goes up to the largest value whose
+    exact round is within the work limit. Returns the scheme, or None after one ``st.error`` line.
+    """
+    start = scheme_query(kinds) or schemes.parse(default)
+    kind = st.radio("verification", kinds, index=kinds.index(start.kind), key=f"{key}-kind", horizontal=True,
+                    help="chain: token by token; block: the drafted chain as a whole; tree: several children "
+                         "per position, one target pass") if len(kinds) > 1 else kinds[0]
+    if kind in ("chain", "block"):
+        top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
+                             model, max_gamma)
+        g0 = start.gamma if start.kind in ("chain", "block") else 3
+        gamma = int(st.number_input("γ: draft length", 1, top, min(g0, top), key=f"{key}-gamma",
+                                    help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
+        return schemes.parse(f"{kind}:{gamma}")
+    shape0 = ",".join(map(str, start.shape)) if start.kind == "tree" else "2,2,1"
+    shape = st.text_input("tree shape: widths per depth", shape0, key=f"{key}-shape",
+                          help="W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain of 3 drafts")
+    drafts = st.radio("children drafted", ("iid", "distinct"), key=f"{key}-drafts", horizontal=True,
+                      index=1 if start.kind == "tree" and start.drafts == "distinct" else 0,
+                      help="iid: each child from q (repeats possible); distinct: without replacement")
+    if capped_text(shape, "the tree shape", 40) is None:
+        return None
+    try:
+        return schemes.parse(f"tree:{shape}:{drafts}")
+    except ValueError as e:
+        st.error(one_line(e))
+        return None

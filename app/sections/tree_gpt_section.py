@@ -33,7 +33,9 @@ def _pair():
     return gpt_runs.get_pair("distilled", "cpu", None)
 
 
-def show(widths, drafts: str) -> None:
+def show(scheme) -> None:
+    """The section for a tree scheme (``specsim.schemes.Tree``)."""
+    widths, drafts = scheme.shape, scheme.drafts
     st.header("On the tiny GPT")
     st.markdown("The same walk on the real character-level pair (distilled drafter, T = 1, CPU): the drafter "
                 "drafts the tree level by level, the target scores **every node in one pass** through the tree "

@@ -1,0 +1,170 @@
+"""The one round stepper: seeded rounds of any scheme played an event at a time.
+
+The Round stepper and the Trees page both call ``show``. The rounds are a
+``specsim.views.replay.Player``: ``specsim.sampling.trace_round`` on one
+``numpy.random.default_rng(seed)``, round after round, so the same seed gives
+the rounds ``sampling.generate`` gives (and the CLI). What a round shows at
+each event (the drafts, the verify pass, each test, the closing token) is
+read from the same record, ``RoundTrace.events()``, for a chain, a block and
+a tree: a tree is drafted whole before it is verified, as real verifiers do.
+
+Controls: Previous / Next step / Next round / Play (on the clock: it keeps
+time even when a rerun is slow) / Reset, and a slider over the current
+round's events. The state lives in ``st.session_state[key]`` and is rebuilt
+when the settings change; the button callbacks read and change only that.
+"""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from parts import tokens
+from specsim.plots import charts
+from specsim.plots import rounds as plots_rounds
+from specsim.plots import tree as plots_tree
+from specsim.views import replay, tree_view
+
+HISTORY = 12  # finished rounds drawn in the token stream (work per step stays constant)
+AHEAD = 10  # Play moves at most this many events per rerun
+LEGEND = ["context", "draft", "rejected", "discarded", "correct", "bonus", "pending"]
+
+
+def state(key: str, model, context, scheme, seed: int) -> dict:
+    """{"player", "playing", "clock", "totals"} for these settings; new when they change."""
+    settings = (model.to_json(), tuple(context), scheme.name, seed)
+    s = st.session_state.get(key)
+    if s is None or s["settings"] != settings:
+        s = st.session_state[key] = {"settings": settings, "playing": False, "clock": None, "totals": [],
+                                     "player": replay.Player(model, context, scheme, seed)}
+    return s
+
+
+def stop(key: str) -> None:
+    """An old stepper never plays on by itself (call when the page cannot show it)."""
+    if key in st.session_state:
+        st.session_state[key]["playing"] = False
+
+
+# -- the button callbacks: they change only the state ----------------------------------------------
+def _move(key: str, how: str) -> None:
+    getattr(st.session_state[key]["player"], how)()
+
+
+def _reset(key: str) -> None:
+    st.session_state.pop(key, None)  # the next run starts the same rounds again, paused
+
+
+def _play_pause(key: str) -> None:
+    s = st.session_state[key]
+    s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
+
+
+def _slide(key: str, slider_key: str) -> None:
+    """The slider moved. Its key names its round; a change that arrives after Play has moved on to
+    the next round (and dropped that key) is stale and ignored."""
+    value = st.session_state.get(slider_key)
+    pl = st.session_state[key]["player"]
+    if value is not None and slider_key == f"{key}-slider-{pl.round}":
+        pl.event = value - 1
+
+
+def _keep_time(s: dict, speed: float) -> None:
+    """While playing, go to the event the clock says is due (at most ``AHEAD`` at once)."""
+    now, pl = time.monotonic(), s["player"]
+    if s["clock"] is None or s["clock"][1] != speed:
+        s["clock"] = (now, speed, pl.step_number)
+    start, _, first = s["clock"]
+    pl.advance_to(tree_view.due_step(start, now, speed, first, pl.step_number, float("inf"), AHEAD))
+
+
+# -- what one event looks like ----------------------------------------------------------------------
+BLOCK_FIGURE = {"verify": "verify", "weights": "verify", "stop": "test", "correct": "correct", "bonus": "bonus",
+                "emit": "emit"}
+
+
+def round_figure(trace, e: int, title: str):
+    """The figure of event ``e``: a chain's event figure, a block's by the event's kind, a tree drawn."""
+    kind = trace.scheme.kind
+    if kind == "chain":
+        return plots_rounds.event_figure(trace, e)
+    if kind == "tree":
+        at = tree_view.at_event(trace, e)
+        return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
+    ev = trace.events()[e]  # a block
+    show = BLOCK_FIGURE.get(ev["kind"])
+    if ev["kind"] == "draft":
+        return plots_rounds.draft_figure(trace, ev["node"])
+    if show == "test":
+        return plots_rounds.acceptance_figure(trace, ev["node"])
+    return getattr(plots_rounds, f"{show}_figure")(trace)
+
+
+def tree_rows(model, trace, e: int, key: str) -> None:
+    """A tree's current rows (p', q') after a rejection, beside the drawing."""
+    at = tree_view.at_event(trace, e)
+    rows = tree_view.rows_after(at["steps"], at["k"])
+    if rows is not None:
+        st.plotly_chart(charts.pq_bars(model.vocab, rows[0], rows[1], "after the rejection: p' (the residual) and q'"),
+                        key=f"{key}-rows")
+        st.caption("The next child of this node (or the closing token) is judged against these rows, "
+                   "not against the node's own p and q.")
+    else:
+        st.info("The rows p' and q' after a rejection appear here.")
+
+
+def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> None:
+    s = state(key, model, context, scheme, seed)
+    if s.pop("rerun_app", False):
+        st.rerun(scope="app")  # play/pause changes the fragment's timer
+    if s["playing"]:
+        _keep_time(s, speed)
+    pl = s["player"]
+    bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
+    bar.button("Previous", on_click=_move, args=(key, "back"), icon=":material/skip_previous:",
+               key=f"{key}-prev", disabled=pl.step_number == 1)
+    bar.button("Next step", on_click=_move, args=(key, "step"), icon=":material/skip_next:", key=f"{key}-next",
+               type="primary")
+    bar.button("Next round", on_click=_move, args=(key, "round_end"), icon=":material/fast_forward:",
+               key=f"{key}-round")
+    bar.button("Pause" if s["playing"] else "Play", on_click=_play_pause, args=(key,), key=f"{key}-play",
+               icon=":material/pause:" if s["playing"] else ":material/play_arrow:")
+    bar.button("Reset", on_click=_reset, args=(key,), icon=":material/restart_alt:", key=f"{key}-reset")
+
+    j, e, n, trace = pl.round, pl.event, pl.events_in(), pl.trace
+    slider_key = f"{key}-slider-{j}"
+    for other in (j - 1, j + 1):
+        st.session_state.pop(f"{key}-slider-{other}", None)
+    st.session_state[slider_key] = e + 1
+    st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=_slide, args=(key, slider_key))
+    names = tree_view.sibling_paths(trace.parents)
+    st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
+                + tokens.describe_event(trace.events()[e], scheme, names))
+    first = max(0, j - HISTORY)
+    st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
+                unsafe_allow_html=True)
+    st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
+        if scheme.kind != "tree":
+            st.caption(tokens.EVENT_MARKS)
+    with right:
+        if scheme.kind == "tree":
+            tree_rows(model, trace, e, key)
+        if aside is not None:
+            aside(s)
+
+
+def show(key: str, model, context, scheme, seed: int, speed: float, aside=None) -> dict:
+    """The stepper as a fragment that reruns on the clock while playing; returns its state.
+
+    ``aside(state)``, if given, draws more in the right-hand column (the Round
+    stepper's tokens per target pass).
+    """
+    @st.fragment(run_every=speed if state(key, model, context, scheme, seed)["playing"] else None)
+    def stepper():
+        _view(key, model, context, scheme, seed, speed, aside)
+
+    stepper()
+    return state(key, model, context, scheme, seed)
