@@ -26,7 +26,7 @@ def test_prove_verify_block(cli, cli_json):
 
 def test_block_work_is_refused_in_one_line(cli):
     code, _, err = cli("prove", "seed", "--tokens", 5, "--gamma", 9, "--verify", "block")
-    assert code == 2 and "block verification" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "block:9" in err and len(err.strip().splitlines()) == 1
 
 
 def test_sample_verify_block_check(cli_json):

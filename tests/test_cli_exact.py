@@ -11,9 +11,9 @@ from specsim import formulas
 
 def test_round_json(cli_json):
     data = cli_json("round", "seed", "--context", "a", "--gamma", "3")
-    assert set(data) == {"context", "gamma", "outcomes", "accepted", "expected_tokens", "alpha",
-                         "iid_expected_tokens"}
-    assert data["context"] == "a" and data["gamma"] == 3
+    assert set(data) == {"context", "scheme", "gamma", "drafted_tokens", "outcomes", "accepted",
+                         "expected_tokens", "alpha", "iid_expected_tokens"}
+    assert data["context"] == "a" and data["gamma"] == 3 and data["scheme"] == "chain:3"
     assert len(data["outcomes"]) == 94
     assert sum(F(o["probability"]) for o in data["outcomes"]) == 1
     assert data["accepted"] == ["1/10", "13/100", "61/500", "81/125"]

@@ -42,7 +42,7 @@ def test_generate_greedy(cli_json):
 
 def test_sample_json_shape(cli_json):
     d = cli_json("sample", "seed", "--context", "a", "--gamma", "3", "--rounds", "5000", "--seed", "1")
-    assert set(d) == {"rounds", "outcomes", "accepted_counts"}
+    assert set(d) == {"scheme", "rounds", "outcomes", "accepted_counts"} and d["scheme"] == "chain:3"
     assert d["rounds"] == 5000 and len(d["accepted_counts"]) == 4
     assert sum(o["count"] for o in d["outcomes"]) == sum(d["accepted_counts"]) == 5000
     assert all(set(o) == {"tokens", "count"} for o in d["outcomes"])
@@ -63,8 +63,8 @@ def test_sample_check_rejects_a_mismatch(cli, cli_json, monkeypatch):
     from specsim.labs import pitfalls
     broken = pitfalls.get("always-accept").rule
     monkeypatch.setattr(montecarlo, "sample_rounds",
-                        lambda pair, ctx, gamma, rounds, seed, progress=None: montecarlo.sample_rounds_loop(
-                            pair, ctx, gamma, rounds, seed, broken, progress))
+                        lambda pair, ctx, scheme, rounds, seed, progress=None, rule=None: montecarlo.sample_rounds_loop(
+                            pair, ctx, scheme, rounds, seed, broken, progress))
     d = cli_json("sample", "seed", "--context", "a", "--rounds", "20000", "--seed", "1", "--check")
     assert d["check"]["outcomes"]["p_value"] < 1e-3 and d["check"]["accepted"]["p_value"] < 1e-3
     code, out, _ = cli("sample", "seed", "--context", "a", "--rounds", "20000", "--seed", "1", "--check")
@@ -82,7 +82,8 @@ def test_pitfalls_json(cli_json):
     assert (d["context"], d["gamma"], d["tokens"]) == ("a", 3, 2)
     rules = {r["name"]: r for r in d["rules"]}
     assert set(d["rules"][0]) == {"name", "source", "description", "total_variation",
-                                  "expected_tokens", "exact"}
+                                  "expected_tokens", "exact", "scheme"}
+    assert d["scheme"] == "chain:3" and {r["scheme"] for r in d["rules"]} == {"chain:3"}
     assert rules["correct"]["total_variation"] == "0" and rules["correct"]["exact"] is True
     assert rules["no-bonus-token"]["total_variation"] == "0"
     assert rules["no-bonus-token"]["expected_tokens"] == "267/100"

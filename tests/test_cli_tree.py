@@ -18,13 +18,13 @@ def test_round_tree_distinct_and_readable(cli, cli_json):
     out = cli_json("round", "seed", "--context", "a", "--tree", "2,2", "--drafts", "distinct")
     assert out["drafts"] == "distinct"
     code, text, _ = cli("round", "seed", "--context", "a", "--tree", "2,2")
-    assert code == 0 and "tree 2,2 iid" in text
+    assert code == 0 and "scheme tree:2,2 (6 drafted tokens, γ = 2)" in text
 
 
 def test_prove_tree_exit_zero_when_exact(cli, cli_json):
     out = cli_json("prove", "seed", "--tokens", "3", "--tree", "2,2", "--drafts", "distinct")
-    assert out["exact"] and out["gammas"] == ["tree 2,2 distinct"]
-    assert set(out) == {"tokens", "gammas", "exact", "checks"}
+    assert out["exact"] and out["gammas"] == out["schemes"] == ["tree:2,2:distinct"]
+    assert set(out) == {"tokens", "schemes", "gammas", "exact", "checks"}
     assert all(c["max_abs_difference"] == "0" for c in out["checks"])
     code, text, _ = cli("prove", "zeros", "--tokens", "2", "--tree", "3")
     assert code == 0 and "exact" in text

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..labs import checker
-
-from ..labs import sandbox
+from ..labs import sandbox  # the child's limits; the checker and the engines load when a check runs
 from . import common
-from .common import gammas_arg, int_in_range, max_work_arg, num, parse_gammas, print_json, seed_arg, table
+from .common import (UsageError, add_scheme_option, gammas_arg, int_in_range, max_work_arg, num, print_json,
+                     schemes_from_args, seed_arg, table)
 
 MAX_MODELS = 100_000
 
@@ -43,7 +42,10 @@ def register(sub) -> None:
     p = sub.add_parser("check-rule", help="prove your RoundRule exact, or find its smallest counter-example",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("target", metavar="PATH.py:ClassName", help="a Python file and the RoundRule subclass in it")
-    p.add_argument("--gammas", type=gammas_arg, default=parse_gammas("1-3"), help="draft lengths (default 1-3)")
+    add_scheme_option(p, many=True)
+    p.add_argument("--gammas", type=gammas_arg, default=None,
+                   help="draft lengths: a range 1-4, a list 2,4,8, or both (default 1-3): shorthand for "
+                        "--scheme chain:1;chain:2;chain:3")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 6), default=2, help="N tokens compared (default 2)")
     p.add_argument("--models", type=int_in_range("models", 0, MAX_MODELS), default=500,
                    help="random models besides the presets (default 500)")
@@ -65,10 +67,23 @@ def total_limit(args):
     command's other limits follow --max-work; None (the default) without the option."""
     if getattr(args, "max_work", None) is None:
         return None
+    from ..labs import checker
     return common.budget(args).scaled(checker.TOTAL_WORK)
 
 
+def rule_gammas(args) -> list:
+    """The chains a RoundRule is checked on: --scheme chain:G;... or --gammas (default 1-3)."""
+    schemes = schemes_from_args(args, gammas=[1, 2, 3])
+    others = [s.name for s in schemes if s.kind != "chain"]
+    if others:
+        raise UsageError(f"check-rule checks a RoundRule on chains (write chain:G), not {others[0]}: "
+                         "block verification has its own rule and a tree takes a tree rule")
+    return [s.gamma for s in schemes]
+
+
 def cmd_check_rule(args) -> int:
+    from ..labs import checker
+    args.gammas = rule_gammas(args)
     path, name = sandbox.parse_target(args.target)  # SandboxError and WorkRefused: one line, exit 2
     result = sandbox.check_rule_file(path, name, args.gammas, args.tokens, args.models, args.seed,
                                      timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args))
@@ -95,6 +110,7 @@ def cmd_check_rule(args) -> int:
 
 
 def _print_counterexample(ce) -> None:
+    from ..labs import checker
     print(f"NOT EXACT. Smallest counter-example found (first seen on {ce.found_on}):")
     print(f"context {' '.join(ce.context)!r}, γ = {ce.gamma}, N = {ce.n_tokens}: "
           f"TV(target, rule) = {num(ce.total_variation, 'both')}")

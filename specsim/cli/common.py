@@ -313,6 +313,17 @@ def schemes_from_args(args, gammas=(3,)) -> list:
         raise UsageError(str(e)) from None
 
 
+def scheme_keys(scheme) -> dict:
+    """A scheme in a command's JSON: its grammar name, its depth as "gamma", its drafted tokens, and
+    the keys the historical flags printed ("verify": "block"; "tree" and "drafts" for a tree)."""
+    out = {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens}
+    if scheme.kind == "block":
+        out["verify"] = "block"
+    if scheme.kind == "tree":
+        out.update(tree=list(scheme.shape), drafts=scheme.drafts)
+    return out
+
+
 # The temperature convention, the same on the toy and the torch path: a number
 # >= 0 (a Fraction when the text is exact, e.g. "1/2"), where 0 means greedy.
 temperature_arg = _argtype("temperature", transforms.parse_temperature)

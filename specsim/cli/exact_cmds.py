@@ -1,63 +1,55 @@
-"""Exact commands: round, prove, speedup, best-gamma, tables, bench-exact."""
+"""Exact commands: round, prove, compare, speedup, best-gamma, tables, bench-exact, bench-schemes.
+
+round, prove and compare take the verification scheme as one value (``--scheme``, the grammar of
+``specsim.schemes``; --gamma, --verify, --tree and --drafts are shorthand for it) and run one code
+path for every scheme.
+"""
 from __future__ import annotations
 
-from .. import bounds, exact, formulas
+from .. import bounds, formulas
+from .common import (UsageError, add_scheme_option, add_shorthand_options, budget, gamma_arg,
+                     gamma_type, int_in_range, load_model_arg, max_work_arg, num, number, parse_context,
+                     print_json, scheme_keys, scheme_from_args, schemes_from_args, seed_arg, table)
 
-from ..schemes import block
-from ..schemes import tree as tree_mod
-from .common import (GAMMAS_HELP, UsageError, budget, gamma_arg, gamma_type, gammas_arg, int_in_range,
-                     load_model_arg, max_work_arg, num, number, parse_context, print_json, seed_arg, table)
 
 def tree_args(p) -> None:
-    """--tree W1,W2,... and --drafts iid|distinct (multi-draft tree verification)."""
-    p.add_argument("--tree", type=_tree_shape, help="verify a draft tree of widths W1,W2,... instead of a chain")
-    p.add_argument("--drafts", choices=tree_mod.DRAFTS, default="iid",
+    """--tree and --drafts (kept for ``specsim gpt generate`` until it takes ``add_shorthand_options``)."""
+    from .common import _tree_shape, _argtype
+    p.add_argument("--tree", type=_argtype("tree", _tree_shape), help="verify a draft tree of widths W1,W2,...")
+    p.add_argument("--drafts", choices=["iid", "distinct"], default="iid",
                    help="tree children drafted iid (with replacement, default) or distinct")
-
-
-def _tree_shape(text):
-    import argparse
-    try:
-        return tree_mod.parse_shape(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
-    p.add_argument("--gamma", type=gamma_arg, default=3, help="draft length γ (default 3)")
+    add_scheme_option(p)
+    add_shorthand_options(p)
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
-    p.add_argument("--verify", choices=["token", "block"], default="token",
-                   help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    tree_args(p)
     max_work_arg(p)
     p.set_defaults(func=cmd_round)
 
     p = sub.add_parser("prove", help="check speculative == target joint distribution exactly")
     p.add_argument("model", metavar="MODEL", nargs="?", help="preset name or JSON file")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 12), default=3, help="N tokens (default 3)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--gamma", type=gamma_arg, help="one draft length")
-    g.add_argument("--gammas", type=gammas_arg, help=GAMMAS_HELP + " (default 1-4)")
+    add_scheme_option(p, many=True)
+    add_shorthand_options(p, gamma=None, gammas="1-4")
     p.add_argument("--context", help="one context (default: every context)")
     p.add_argument("--table", action="store_true", help="show speculative vs target side by side")
     p.add_argument("--symbolic", action="store_true", help="print the sympy derivation of the rule")
-    p.add_argument("--verify", choices=["token", "block"], default="token",
-                   help="token-wise (default) or block verification of the chain")
     p.add_argument("--json", action="store_true")
-    tree_args(p)
     max_work_arg(p)
     p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
     p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
     p.add_argument("--context", help="context tokens (default: the first context)")
-    p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=4,
-                   help="drafted tokens per round, 1..8 (default 4)")
+    p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=None,
+                   help="drafted tokens per round, 1..8 (default 4): every scheme that fits")
+    add_scheme_option(p, many=True)
     p.add_argument("--json", action="store_true")
     max_work_arg(p)
     p.set_defaults(func=cmd_compare)
@@ -104,38 +96,37 @@ def _context_text(ctx) -> str:
 # -- round -------------------------------------------------------------------
 
 def cmd_round(args) -> int:
+    from .. import exact
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    if args.tree:
-        return _round_tree(args, model, ctx)
-    bounds.check_round(model, args.gamma, budget(args), rounds=2)  # the round and formulas.exact_vs_iid
-    scheme = args.gamma
-    if args.verify == "block":
-        bounds.check_block(model, [args.gamma], limit=budget(args))
-        scheme = block.Block(args.gamma)
+    scheme = scheme_from_args(args)
+    chain = scheme.kind != "tree"  # a chain or a block: shown beside the i.i.d. formula for its γ
+    # the round, and for a chain or a block the formula's chain round (formulas.exact_vs_iid)
+    bounds.check_round(model, scheme, budget(args), rounds=2 if chain else 1)
     r = exact.round_distribution(model, ctx, scheme)
-    info = formulas.exact_vs_iid(model, ctx, args.gamma)
+    info = formulas.exact_vs_iid(model, ctx, scheme.depth) if chain else None
     outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
     if args.json:
-        print_json({
-            "context": _context_text(ctx), "gamma": args.gamma,
+        out = {"context": _context_text(ctx)} | scheme_keys(scheme) | {
             "outcomes": [{"tokens": list(t), "probability": num(pr)} for t, pr in outcomes],
-            "accepted": [num(x) for x in r.accepted],
-            "expected_tokens": num(r.expected_tokens),
-            "alpha": num(info["alpha"]),
-            "iid_expected_tokens": num(info["iid_expected_tokens"]),
-        } | ({"verify": "block"} if args.verify == "block" else {}))
+            "accepted": [num(x) for x in r.accepted], "expected_tokens": num(r.expected_tokens)}
+        if info:
+            out |= {"alpha": num(info["alpha"]), "iid_expected_tokens": num(info["iid_expected_tokens"])}
+        print_json(out)
         return 0
-    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, γ = {args.gamma}"
-          + (", block verification" if args.verify == "block" else ""))
-    print(f"α = Σ min(p, q) = {num(info['alpha'], 'both')}")
+    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, scheme {scheme.name} "
+          f"({scheme.drafted_tokens} drafted token{'s' * (scheme.drafted_tokens != 1)}, γ = {scheme.depth})")
+    if info:
+        print(f"α = Σ min(p, q) = {num(info['alpha'], 'both')}")
     print()
-    rows = [(k, num(x), num(x, "decimal"), num(y), num(y, "decimal"))
-            for k, (x, y) in enumerate(zip(r.accepted, info["iid_accepted"]))]
-    print(table(rows, ["K", "P(K) exact", "≈", "i.i.d. formula", "≈"]))
+    rows = [[k, num(x), num(x, "decimal")] for k, x in enumerate(r.accepted)]
+    if info:
+        rows = [row + [num(y), num(y, "decimal")] for row, y in zip(rows, info["iid_accepted"])]
+    print(table(rows, ["K", "P(K) exact", "≈"] + (["i.i.d. formula", "≈"] if info else [])))
     print()
     print(f"E[tokens per round] = {num(r.expected_tokens, 'both')}")
-    print(f"i.i.d. formula with α = {num(info['alpha'])}: {num(info['iid_expected_tokens'], 'both')}")
+    if info:
+        print(f"i.i.d. formula with α = {num(info['alpha'])}: {num(info['iid_expected_tokens'], 'both')}")
     print()
     shown = outcomes if args.top == 0 else outcomes[: args.top]
     print(f"{len(outcomes)} distinct emitted sequences"
@@ -145,38 +136,11 @@ def cmd_round(args) -> int:
     return 0
 
 
-def _round_tree(args, model, ctx) -> int:
-    t = tree_mod.Tree(args.tree, args.drafts)
-    bounds.check_tree(model, t, rounds=1, limit=budget(args))
-    r = exact.round_distribution(model, ctx, t)
-    outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
-    if args.json:
-        print_json({"context": _context_text(ctx), "tree": list(t.shape), "drafts": t.drafts,
-                    "drafted_tokens": t.drafted_tokens,
-                    "outcomes": [{"tokens": list(x), "probability": num(pr)} for x, pr in outcomes],
-                    "accepted": [num(x) for x in r.accepted], "expected_tokens": num(r.expected_tokens)})
-        return 0
-    print(f"One {t.name} round ({t.drafted_tokens} drafted tokens) of model {model.name!r} "
-          f"after context {_context_text(ctx)!r}")
-    print(table([(k, num(x), num(x, "decimal")) for k, x in enumerate(r.accepted)], ["K", "P(K)", "≈"]))
-    print(f"E[tokens per round] = {num(r.expected_tokens, 'both')}")
-    shown = outcomes if args.top == 0 else outcomes[: args.top]
-    print(f"{len(outcomes)} distinct emitted sequences")
-    print(table([(" ".join(x), num(pr), num(pr, "decimal")) for x, pr in shown], ["emitted", "probability", "≈"]))
-    return 0
-
-
 # -- prove -------------------------------------------------------------------
 
-def _gammas(args) -> list:
-    if args.gamma is not None:
-        return [args.gamma]
-    return args.gammas or [1, 2, 3, 4]
-
-
 def _label(scheme):
-    """How a check's scheme is shown: γ for a chain (token-wise or block), the name of a tree."""
-    return scheme if isinstance(scheme, int) else getattr(scheme, "gamma", scheme.name)
+    """How a check's scheme was always shown: γ for a chain or a block, the name of a tree."""
+    return scheme.name if scheme.kind == "tree" else scheme.gamma
 
 
 def cmd_prove(args) -> int:
@@ -184,35 +148,29 @@ def cmd_prove(args) -> int:
         return _prove_symbolic(args)
     if args.model is None:
         raise UsageError("MODEL is required (a preset name or a JSON file), unless --symbolic")
+    from .. import exact
     model = load_model_arg(args.model)
-    gammas = _gammas(args)
+    schemes = schemes_from_args(args, gammas=[1, 2, 3, 4])
     contexts = [parse_context(model, args.context)] if args.context is not None else model.contexts()
-    if args.tree:
-        if args.verify == "block":
-            raise UsageError("--tree and --verify block do not combine: a tree is verified node by node")
-        schemes = [tree_mod.Tree(args.tree, args.drafts)]
-        bounds.check_tree(model, schemes[0], args.tokens, len(contexts), limit=budget(args))
-    else:
-        bounds.check_joint(model, args.tokens, gammas, len(contexts), budget(args))
-        schemes = gammas
-        if args.verify == "block":
-            bounds.check_block(model, gammas, args.tokens, rounds=0, limit=budget(args))
-            schemes = [block.Block(g) for g in gammas]
+    bounds.check_joint(model, args.tokens, schemes, len(contexts), budget(args))
     checks = exact.check_exactness(model, args.tokens, schemes, contexts)
     ok = all(c.exact for c in checks)
     if args.json:
         print_json({
-            "tokens": args.tokens, "gammas": [_label(g) for g in schemes], "exact": ok,
-            "checks": [{"context": _context_text(c.context), "gamma": _label(c.gamma), "exact": c.exact,
-                        "max_abs_difference": num(c.max_abs_difference),
+            "tokens": args.tokens, "schemes": [s.name for s in schemes], "gammas": [_label(s) for s in schemes],
+            "exact": ok,
+            "checks": [{"context": _context_text(c.context), "scheme": c.scheme.name, "gamma": _label(c.scheme),
+                        "exact": c.exact, "max_abs_difference": num(c.max_abs_difference),
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
-    print(f"Model {model.name!r}: speculative vs target joint distribution of the next "
-          f"{args.tokens} token(s), γ = {', '.join(str(_label(g)) for g in schemes)}")
-    rows = [(_context_text(c.context), _label(c.gamma), c.sequences, num(c.max_abs_difference),
+    chains = all(s.kind == "chain" for s in schemes)  # plain chains are shown by γ alone
+    show = (lambda s: str(s.gamma)) if chains else (lambda s: s.name)
+    print(f"Model {model.name!r}: speculative vs target joint distribution of the next {args.tokens} "
+          f"token(s), {'γ' if chains else 'scheme'} = {', '.join(show(s) for s in schemes)}")
+    rows = [(_context_text(c.context), show(c.scheme), c.sequences, num(c.max_abs_difference),
              "exact" if c.exact else "DIFFERS") for c in checks]
-    print(table(rows, ["context", "γ", "sequences", "max |spec - target|", "result"]))
+    print(table(rows, ["context", "γ" if chains else "scheme", "sequences", "max |spec - target|", "result"]))
     if args.table:
         for ctx in contexts:
             mine = [c for c in checks if c.context == tuple(ctx)]
@@ -225,7 +183,8 @@ def cmd_prove(args) -> int:
                             + ["✓" if all(x == t for x in specs) else "✗"])
             print()
             print(f"After {_context_text(ctx)!r}:")
-            print(table(body, ["next tokens", "target"] + [f"spec γ={_label(c.gamma)}" for c in mine] + [""]))
+            heads = [f"spec γ={c.scheme.gamma}" if chains else f"spec {c.scheme.name}" for c in mine]
+            print(table(body, ["next tokens", "target"] + heads + [""]))
     print()
     print(f"All {len(checks)} checks exact: the emitted distribution equals the target's."
           if ok else "Some checks differ: this model pair and rule do not reproduce the target.")
@@ -233,7 +192,7 @@ def cmd_prove(args) -> int:
 
 
 def _prove_symbolic(args) -> int:
-    from .. import symbolic
+    from .. import symbolic  # sympy: imported only for --symbolic
     one = symbolic.prove_one_position()
     series = symbolic.prove_tokens_per_round()
     ok = one.holds and series.holds
@@ -253,21 +212,48 @@ def _prove_symbolic(args) -> int:
 # -- compare -----------------------------------------------------------------
 
 def cmd_compare(args) -> int:
+    from .. import exact
     from ..labs import compare
-    from ..views import scheme_view
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    scheme_view.check_budget(model, args.budget, budget(args))  # the longest chain, the block, every tree
-    rows = compare.compare(model, ctx, args.budget)
+    if args.scheme is not None:  # the named schemes, in the order given
+        if args.budget is not None:
+            raise UsageError("--scheme and --budget do not combine: --budget compares every scheme that fits")
+        for s in args.scheme:
+            bounds.check_round(model, s, budget(args))
+        rows = [_compare_row(s, exact.round_distribution(model, ctx, s).expected_tokens) for s in args.scheme]
+    else:  # every scheme within the draft budget, best first
+        from ..views import scheme_view
+        args.budget = args.budget or 4
+        scheme_view.check_budget(model, args.budget, budget(args))  # the longest chain, the block, every tree
+        rows = [_compare_row(_scheme_of(r), r["expected_tokens"]) for r in compare.compare(model, ctx, args.budget)]
     if args.json:
         print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [
             r | {"expected_tokens": num(r["expected_tokens"])} for r in rows]})
         return 0
-    print(f"Model {model.name!r} after {_context_text(ctx)!r}: at most {args.budget} drafted tokens per round")
-    print(table([(r["verify"], ",".join(map(str, r["tree"])) if r["tree"] else "-", r["drafts"] or "-",
-                  r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
-                 for r in rows], ["verify", "tree", "drafts", "drafted", "E[tokens]", "≈"]))
+    what = f"at most {args.budget} drafted tokens per round" if args.budget else "the schemes asked for"
+    print(f"Model {model.name!r} after {_context_text(ctx)!r}: {what}")
+    print(table([(r["scheme"], r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
+                 for r in rows], ["scheme", "drafted", "E[tokens]", "≈"]))
     return 0
+
+
+def _compare_row(scheme, expected_tokens) -> dict:
+    """One row of `specsim compare`: the scheme's name, the keys it always had, its E[tokens per round]."""
+    tree = scheme.kind == "tree"
+    return {"scheme": scheme.name, "verify": "token" if scheme.kind == "chain" else scheme.kind,
+            "tree": list(scheme.shape) if tree else None, "drafts": scheme.drafts if tree else None,
+            "drafted_tokens": scheme.drafted_tokens, "expected_tokens": expected_tokens}
+
+
+def _scheme_of(row):
+    """The scheme of a ``labs.compare`` row (its "scheme", or the historical verify / tree / drafts keys)."""
+    from .. import schemes
+    if "scheme" in row:
+        return schemes.as_scheme(row["scheme"])
+    if row["verify"] == "tree":
+        return schemes.Tree(tuple(row["tree"]), row["drafts"])
+    return schemes.from_flags(row["drafted_tokens"], row["verify"])
 
 
 # -- formulas ----------------------------------------------------------------

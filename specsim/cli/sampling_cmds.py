@@ -1,29 +1,42 @@
-"""Sampling commands: trace, generate, sample (--check), pitfalls, bench-sample."""
+"""Sampling commands: trace, generate, sample (--check), pitfalls, bench-sample.
+
+trace, generate, sample and pitfalls take the verification scheme as one value (``--scheme``;
+--gamma, --verify, --tree and --drafts are shorthand for it) and run one code path for every
+scheme: ``sampling.trace_round`` / ``generate``, ``montecarlo.sample_rounds`` and the exact
+engine all take the scheme.
+"""
 from __future__ import annotations
 
 import argparse
 import textwrap
 
-from .. import bounds, exact, montecarlo, sampling, transforms
-
-from ..labs import pitfalls
-from .exact_cmds import tree_args
-from .common import (progress_bar, TEMPERATURE_HELP, UsageError, budget, gamma_arg, int_in_range, load_model_arg,
-                     max_work_arg, num, parse_context, print_json, seed_arg, table, temperature_arg, top_p_arg)
+from .. import bounds, transforms
+from .common import (TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget,
+                     gamma_arg, int_in_range, load_model_arg, max_work_arg, num, parse_context,
+                     print_json, progress_bar, scheme_from_args, scheme_keys, seed_arg, table, temperature_arg,
+                     top_p_arg)
 
 SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tree round takes ~1 ms: exact residuals)
 
 
+def _pitfalls():
+    from ..labs import pitfalls  # the broken rules, imported when a command names or runs one
+    return pitfalls
+
+
 def _rule_name(text):
+    pitfalls = _pitfalls()
     if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
-        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: {', '.join(pitfalls.PITFALLS)}")
+        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: "
+                                         f"{', '.join([*pitfalls.PITFALLS, *pitfalls.TREE_PITFALLS])}")
     return text
 
 
-def _common(p, rule=True):
+def _common(p, rule=True, verify=False, tree=False):
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
-    p.add_argument("--gamma", type=gamma_arg, default=3, help="draft length γ (default 3)")
+    add_scheme_option(p)
+    add_shorthand_options(p, verify=verify, tree=tree)
     p.add_argument("--seed", type=seed_arg, default=0, help="random seed (default 0)")
     if rule:
         p.add_argument("--rule", type=_rule_name, default="correct",
@@ -37,24 +50,21 @@ def _common(p, rule=True):
 
 def register(sub) -> None:
     p = sub.add_parser("trace", help="one seeded round, every step recorded")
-    _common(p)
+    _common(p, verify=True, tree=True)
     p.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("generate", help="seeded rounds chained until N tokens are out")
-    _common(p)
+    _common(p, verify=True, tree=True)
     p.add_argument("--tokens", type=int_in_range("tokens", 1, bounds.LIMITS.generate_tokens), default=10,
                    help="N (default 10)")
     max_work_arg(p)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("sample", help="Monte-Carlo: many rounds, counts of outcomes and of K")
-    _common(p)
+    _common(p, verify=True, tree=True)
     p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=None,
-                   help=f"rounds (default {SAMPLE_ROUNDS:,}; {TREE_ROUNDS:,} with --tree, whose rounds run one at a time)")
+                   help=f"rounds (default {SAMPLE_ROUNDS:,}; {TREE_ROUNDS:,} for a tree, whose rounds run one at a time)")
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
-    p.add_argument("--verify", choices=["token", "block"], default="token",
-                   help="token-wise (default) or block verification (a per-round loop, correct rule only)")
-    tree_args(p)
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
     max_work_arg(p)
@@ -63,11 +73,12 @@ def register(sub) -> None:
     p = sub.add_parser("pitfalls", help="broken rules and their exact distance from the target")
     p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
     p.add_argument("--context", help="context tokens (default: the first context)")
-    p.add_argument("--gamma", type=gamma_arg, default=3)
+    add_scheme_option(p)
+    add_shorthand_options(p)
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 8), default=2, help="N (default 2)")
-    p.add_argument("--rule", type=_rule_name, action="append", help="only this rule (repeatable)")
+    p.add_argument("--rule", type=_rule_name, action="append",
+                   help="only this rule (repeatable; default: every rule the scheme takes)")
     p.add_argument("--json", action="store_true")
-    tree_args(p)
     max_work_arg(p)
     p.set_defaults(func=cmd_pitfalls)
 
@@ -85,82 +96,118 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_bench_sample)
 
 
+# -- the rule and the scheme ---------------------------------------------------
+
+def lab_rules(scheme) -> list:
+    """The rules the pitfalls lab runs on ``scheme`` by default: a tree takes the correct rule and the
+    tree rules; a block only rules that keep the correct rule (its own rule is fixed); a chain all."""
+    pitfalls = _pitfalls()
+    if scheme.kind == "tree":
+        return ["correct", *pitfalls.TREE_PITFALLS]
+    if scheme.kind == "block":
+        return [n for n, pit in pitfalls.PITFALLS.items() if pit.rule is pitfalls.PITFALLS["correct"].rule]
+    return list(pitfalls.PITFALLS)
+
+
+def pitfall_on(name: str, scheme):
+    """(the pitfall ``name``, the scheme it runs on), or a UsageError when the two do not go together."""
+    pitfalls = _pitfalls()
+    if name in pitfalls.TREE_PITFALLS:
+        if scheme.kind != "tree":
+            raise UsageError(f"rule {name!r} is a tree rule: run it on a tree (--scheme tree:W1,W2,...)")
+        if name == "top-k-tree-as-if-sampled":  # the top-k tree is distinct by construction
+            from ..schemes import Tree
+            scheme = Tree(scheme.shape, "distinct")
+        return pitfalls.TREE_PITFALLS[name], scheme
+    return pitfalls.PITFALLS[name], scheme
+
+
 def _setup(args):
-    """Model, context, the pair the round runs on, and the rule."""
+    """Model, context, scheme, the pair the round runs on, and the rule."""
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
+    scheme = scheme_from_args(args)
     pair = transforms.transform_pair(model, args.temperature, args.top_k, args.top_p)
-    pitfall = pitfalls.get(getattr(args, "rule", None) or "correct")
-    return model, ctx, pitfall.speculative(pair), pitfall.rule
+    pitfall, scheme = pitfall_on(getattr(args, "rule", None) or "correct", scheme)
+    return model, ctx, scheme, pitfall.speculative(pair), pitfall.rule
 
 
 def _row(row) -> str:
     return " ".join(num(x) for x in row)
 
 
-def _settings(args) -> str:
+def _settings(args, scheme) -> str:
     extra = transforms.describe(args.temperature, args.top_k, args.top_p)
     rule = getattr(args, "rule", "correct")
-    return f"γ = {args.gamma}, seed {args.seed}, rule {rule}" + (f", {extra}" if extra else "")
+    return f"scheme {scheme.name}, seed {args.seed}, rule {rule}" + (f", {extra}" if extra else "")
 
 
 # -- trace -------------------------------------------------------------------
 
 def cmd_trace(args) -> int:
-    model, ctx, pair, rule = _setup(args)
-    t = sampling.trace_round(pair, ctx, args.gamma, args.seed, rule)
+    from .. import sampling
+    model, ctx, scheme, pair, rule = _setup(args)
+    t = sampling.trace_round(pair, ctx, scheme, args.seed, rule)
     if args.json:
         print_json(t.to_dict())
         return 0
-    print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args)}")
+    pl = t.played
+    print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args, scheme)}")
     print(f"vocabulary: {' '.join(t.vocab)}  (rows list probabilities in this order)")
-    print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}")
-    print(f"Step 2, verify: one target pass computes p at {args.gamma + 1} positions")
-    print("Step 3, accept left to right while u < min(1, p(x)/q(x)):")
+    print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}"
+          + ("" if scheme.kind != "tree" else f"  (parents {' '.join(map(str, t.parents))}; -1 = the context)"))
+    print(f"Step 2, verify: one target pass computes p at {len(pl.p_rows)} positions")
+    block = scheme.kind == "block"
+    print("Step 3, " + ("block: one stop coin per position, u < h; K = the last position whose coin says stop:"
+                        if block else "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
+                        if scheme.kind == "tree" else "accept left to right while u < min(1, p(x)/q(x)):"))
+    tests = {e["node"]: e for e in t.events() if e["kind"] in ("accept", "reject", "stop")}
     rows = []
-    events = {(e["kind"], e.get("position")): e for e in t.events()}
-    for i, x in enumerate(t.drafts):
-        e = events.get(("accept", i)) or events.get(("reject", i))
-        cells = [i + 1, " ".join(t.context + t.drafts[:i]), _row(t.q_rows[i]), _row(t.p_rows[i]), x]
+    for j, x in enumerate(t.drafts):  # one line per drafted node, its test if it had one
+        parent = pl.parents[j]
+        path = [t.vocab[i] for i in pl.path_of(j)[:-1]]
+        cells = [j + 1, " ".join(t.context + tuple(path)), _row(pl.q_rows[parent + 1]), _row(pl.p_rows[parent + 1]), x]
+        e = tests.get(j)
         if e is None:
             rows.append(cells + ["", "", "", "", "discarded"])
+        elif block:
+            sign = "<" if e["stop"] else ">="
+            rows.append(cells + ["", "", e["h"], num(e["u"], "decimal"), f"{'stop' if e['stop'] else 'go on'} (u {sign} {e['h']})"])
         else:
             sign = "<" if e["kind"] == "accept" else ">="
-            a = num(e["acceptance"])
-            rows.append(cells + [num(e["q_x"]), num(e["p_x"]), a, num(e['u'], 'decimal'),
-                                 f"{e['kind']} (u {sign} {a})"])
+            a = e["acceptance"]
+            rows.append(cells + [e["q_x"], e["p_x"], a, num(e["u"], "decimal"), f"{e['kind']} (u {sign} {a})"])
     print(table(rows, ["#", "context", "q row", "p row", "draft x", "q(x)", "p(x)",
-                       "accept prob", "u", "result"]))
-    if t.accepted < t.gamma:
-        where = " ".join(t.context + t.drafts[:t.accepted])
-        what = ("residual max(0, p - q) normalized" if t.rule == "correct"
-                else f"rule {t.rule}'s replacement row")
-        print(f"Step 4, correct: draft {t.accepted + 1} rejected; {what} after {where!r} "
+                       "stop prob h" if block else "accept prob", "u", "result"]))
+    k, where = t.accepted, " ".join(t.context + t.emitted[:t.accepted])
+    if t.replacement is not None:
+        what = ("the block residual max(0, w p - q) normalized" if block
+                else "residual max(0, p - q) normalized" if t.rule == "correct" else f"rule {t.rule}'s replacement row")
+        print(f"Step 4, correct: {k} draft{'s' * (k != 1)} kept; {what} after {where!r} "
               f"= ({_row(t.replacement_row)}) -> {t.replacement}")
     elif t.bonus is not None:
-        where = " ".join(t.context + t.drafts)
-        print(f"Step 5, bonus: all {t.gamma} drafts kept; p after {where!r} = ({_row(t.p_rows[-1])}) -> {t.bonus}")
+        print(f"Step 5, bonus: all {k} drafts kept; p after {where!r} = ({_row(t.verdict.closing_row)}) -> {t.bonus}")
     else:
-        print(f"Step 5, bonus: all {t.gamma} drafts kept; this rule adds no bonus token")
+        print(f"Step 5, bonus: all {k} drafts kept; this rule adds no bonus token")
     n = len(t.emitted)
-    print(f"Emitted: {' '.join(t.emitted)}  (K = {t.accepted}; {n} token{'s' * (n != 1)} for 1 target pass)")
+    print(f"Emitted: {' '.join(t.emitted)}  (K = {k}; {n} token{'s' * (n != 1)} for 1 target pass)")
     return 0
 
 
 # -- generate ----------------------------------------------------------------
 
 def cmd_generate(args) -> int:
-    model, ctx, pair, rule = _setup(args)
-    bounds.check_generate(model, args.gamma, args.tokens, budget(args))
-    g = sampling.generate(pair, ctx, args.gamma, args.tokens, args.seed, rule)
+    from .. import sampling
+    model, ctx, scheme, pair, rule = _setup(args)
+    bounds.check_generate(model, scheme, args.tokens, budget(args))
+    g = sampling.generate(pair, ctx, scheme, args.tokens, args.seed, rule)
     if args.json:
         print_json(g.to_dict())
         return 0
-    print(f"Generation from {' '.join(ctx)!r} with model {model.name!r}: {_settings(args)}")
+    print(f"Generation from {' '.join(ctx)!r} with model {model.name!r}: {_settings(args, scheme)}")
     rows = []
     for j, (r, total) in enumerate(zip(g.rounds, g.running_totals()), 1):
-        k = r.accepted
-        rows.append([j, " ".join(r.drafts[:k]) or "-",
+        rows.append([j, " ".join(r.emitted[:r.accepted]) or "-",
                      r.replacement if r.replacement is not None else "-",
                      r.bonus if r.bonus is not None else "-",
                      len(r.emitted), total["tokens"], total["target_passes"]])
@@ -181,42 +228,29 @@ def cmd_generate(args) -> int:
 # -- sample ------------------------------------------------------------------
 
 def cmd_sample(args) -> int:
-    args.rounds = args.rounds or (TREE_ROUNDS if args.tree else SAMPLE_ROUNDS)
-    model, ctx, pair, rule = _setup(args)
-    if args.tree:
-        if args.verify == "block":
-            raise UsageError("--tree and --verify block do not combine: a tree is verified node by node")
-        return _sample_tree(args, pair, ctx, rule)
-    block = args.verify == "block"
-    if block and rule is not pitfalls.PITFALLS["correct"].rule:
-        raise UsageError("--verify block runs the correct rule only; drop --rule")
-    bounds.check_sample(pair, args.gamma, args.rounds, loop=rule is not pitfalls.PITFALLS["correct"].rule,
-                        limit=budget(args), block=block)
+    from .. import exact, montecarlo
+    model, ctx, scheme, pair, rule = _setup(args)
+    args.rounds = args.rounds or (TREE_ROUNDS if scheme.kind == "tree" else SAMPLE_ROUNDS)
+    # a block refuses a broken rule itself (it has its own rule), in one line, before any round is sampled
+    bounds.check_sample(pair, scheme, args.rounds, rule, budget(args))
     if args.check:
-        bounds.check_round(pair, args.gamma, budget(args), power=bounds.temperature_power(args.temperature))
-        if block:
-            bounds.check_block(pair, [args.gamma], limit=budget(args))
+        bounds.check_round(pair, scheme, budget(args), power=bounds.temperature_power(args.temperature))
     with progress_bar(args.rounds, "rounds") as bar:  # on a terminal, for long runs
-        if block:
-            from ..schemes import block as blocks
-            from ..schemes import block_mc as montecarlo_block
-            s = montecarlo_block.sample_block_rounds_vectorized(pair, ctx, args.gamma, args.rounds, args.seed, bar)
-        elif rule is pitfalls.PITFALLS["correct"].rule:
-            s = montecarlo.sample_rounds(pair, ctx, args.gamma, args.rounds, args.seed, bar)
-        else:  # broken rules are sampled by the per-round loop, through their own methods
-            s = montecarlo.sample_rounds_loop(pair, ctx, args.gamma, args.rounds, args.seed, rule, bar)
+        s = montecarlo.sample_rounds(pair, ctx, scheme, args.rounds, args.seed, bar, rule)
     fit = dist = None
     if args.check:
         from .. import stats  # scipy: imported only when a check is asked for
-        dist = exact.round_distribution(pair, ctx, blocks.Block(args.gamma) if block else args.gamma, rule)
+        dist = exact.round_distribution(pair, ctx, scheme, rule)
         fit = stats.fit_round(s, dist)
     if args.json:
-        out = s.to_dict()
+        out = {"scheme": scheme.name} | s.to_dict()
+        if scheme.kind == "tree":  # the keys --tree always printed
+            out |= {"tree": list(scheme.shape), "drafts": scheme.drafts}
         if fit:
             out["check"] = {k: v.to_dict() for k, v in fit.items()}
         print_json(out)
         return 0
-    print(f"{args.rounds:,} rounds of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args)}")
+    print(f"{args.rounds:,} rounds of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args, scheme)}")
     items = sorted(s.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = items if args.top == 0 else items[:args.top]
     rows = []
@@ -243,90 +277,38 @@ def cmd_sample(args) -> int:
     return 0
 
 
-def _sample_tree(args, pair, ctx, rule) -> int:
-    from ..schemes.tree import Tree
-    t = Tree(args.tree, args.drafts)
-    bounds.check_tree_sample(pair, t, args.rounds, budget(args))
-    if args.check:
-        bounds.check_tree(pair, t, rounds=1, limit=budget(args))
-    s = t.sample_rounds(pair, ctx, args.rounds, args.seed, rule)
-    out = s.to_dict()
-    out.update({"tree": list(t.shape), "drafts": t.drafts})
-    if args.check:
-        from .. import stats
-        fit = stats.fit_round(s, exact.round_distribution(pair, ctx, t, rule))
-        out["check"] = {k: v.to_dict() for k, v in fit.items()}
-    if args.json:
-        print_json(out)
-        return 0
-    print(f"{args.rounds:,} rounds of a {t.name} after {' '.join(ctx)!r}, seed {args.seed}")
-    rows = [[" ".join(o["tokens"]), o["count"], num(o["count"] / args.rounds, "decimal")]
-            for o in out["outcomes"][: args.top or None]]
-    print(table(rows, ["emitted", "count", "frequency"]))
-    print("K counts: " + ", ".join(f"{k}: {c}" for k, c in enumerate(s.accepted_counts)))
-    for what, f in out.get("check", {}).items():
-        print(f"chi-square ({what}): p-value {num(f['p_value'], 'decimal')}")
-    return 0
-
-
 # -- pitfalls ----------------------------------------------------------------
 
 def cmd_pitfalls(args) -> int:
+    pitfalls = _pitfalls()
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    if args.tree:
-        return _pitfalls_tree(args, model, ctx)
-    bounds.check_joint(model, args.tokens, [args.gamma], rules=len(args.rule or pitfalls.PITFALLS), rounds=1,
-                       power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE), limit=budget(args))
-    results = pitfalls.run_lab(model, ctx, args.gamma, args.tokens, args.rule)
+    scheme = scheme_from_args(args)
+    runs = [pitfall_on(n, scheme) for n in (args.rule or lab_rules(scheme))]  # (pitfall, its scheme)
+    bounds.check_joint(model, args.tokens, list({s.name: s for _, s in runs}.values()), limit=budget(args),
+                       rules=len(runs), rounds=1, power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
+    results = [pitfalls.evaluate(pit, model, ctx, s, args.tokens) for pit, s in runs]
     if args.json:
-        print_json({"context": " ".join(ctx), "gamma": args.gamma, "tokens": args.tokens,
-                    "rules": [r.to_dict() for r in results]})
+        print_json({"context": " ".join(ctx)} | scheme_keys(scheme) | {"tokens": args.tokens, "rules": [
+            r.to_dict() | {"scheme": s.name} | ({"drafts": s.drafts} if s.kind == "tree" else {})
+            for r, (_, s) in zip(results, runs)]})
         return 0
-    print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, γ = {args.gamma}, "
+    print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, scheme {scheme.name}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")
-    rows = [[r.name, num(r.total_variation), num(r.total_variation, "decimal"),
+    rows = [[r.name, s.name, num(r.total_variation), num(r.total_variation, "decimal"),
              num(r.expected_tokens), num(r.expected_tokens, "decimal"),
-             "yes" if r.exact else "no", r.source or "-"] for r in results]
-    print(table(rows, ["rule", "TV", "≈", "tokens/round", "≈", "exact", "source"]))
+             "yes" if r.exact else "no", r.source or "-"] for r, (_, s) in zip(results, runs)]
+    print(table(rows, ["rule", "scheme", "TV", "≈", "tokens/round", "≈", "exact", "source"]))
     for r in results:
         print()
         print(textwrap.fill(f"{r.name}: {r.description}", width=88, subsequent_indent="  "))
     return 0
 
 
-def _pitfalls_tree(args, model, ctx) -> int:
-    """The tree rules (and the correct one) on a tree; top-k-tree-as-if-sampled always drafts distinct."""
-    from ..schemes.tree import Tree
-    names = args.rule or ["correct"] + list(pitfalls.TREE_PITFALLS)
-    pits = []
-    for n in names:
-        if n not in pitfalls.TREE_PITFALLS and n != "correct":
-            raise UsageError(f"rule {n!r} is a chain rule; with --tree use: correct, {', '.join(pitfalls.TREE_PITFALLS)}")
-        pit = pitfalls.TREE_PITFALLS.get(n) or pitfalls.PITFALLS[n]
-        drafts = "distinct" if n == "top-k-tree-as-if-sampled" else args.drafts
-        pits.append((pit, Tree(args.tree, drafts)))
-    for _, t in pits:
-        bounds.check_tree(model, t, args.tokens, rounds=1, rules=len(pits), limit=budget(args))
-    results = [pitfalls.evaluate(pit, model, ctx, t, args.tokens) for pit, t in pits]
-    if args.json:
-        print_json({"context": " ".join(ctx), "gamma": None, "tree": list(args.tree), "drafts": args.drafts,
-                    "tokens": args.tokens, "rules": [dict(r.to_dict(), drafts=t.drafts)
-                                                     for r, (_, t) in zip(results, pits)]})
-        return 0
-    print(f"Pitfalls lab (tree {','.join(map(str, args.tree))}): model {model.name!r} after "
-          f"{' '.join(ctx)!r}, next {args.tokens} token(s)")
-    rows = [[r.name, t.drafts, num(r.total_variation), num(r.total_variation, "decimal"),
-             num(r.expected_tokens), num(r.expected_tokens, "decimal"), "yes" if r.exact else "no"]
-            for r, (_, t) in zip(results, pits)]
-    print(table(rows, ["rule", "drafts", "TV", "≈", "tokens/round", "≈", "exact"]))
-    return 0
-
-
 # -- bench-sample ------------------------------------------------------------
 
 def cmd_bench_sample(args) -> int:
-    from ..bench.toy import bench_sample
+    from ..bench.toy import bench_sample  # a chain of --gamma, the correct rule: kernel against loop
     model = load_model_arg(args.model)
     bounds.check_bench_sample(model, args.gamma, args.rounds, args.loop_rounds or args.rounds, args.repeats,
                               args.loop_repeats, budget(args))

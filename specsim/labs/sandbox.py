@@ -36,7 +36,6 @@ import sys
 import time
 from pathlib import Path
 
-from . import checker
 from .sandbox_child import END, HEAD
 
 DEFAULT_TIMEOUT, MAX_TIMEOUT = 300, 3600  # seconds of wall clock for the whole check
@@ -87,6 +86,7 @@ def check_rule_file(path: str, class_name: str, gammas=(1, 2, 3), n_tokens: int 
     anything starts when the whole check is over ``max_work`` (steps, or a
     ``bounds.Budget``; default ``checker.TOTAL_WORK``).
     """
+    from . import checker  # the exact engine: loaded when a check runs, not when the CLI starts
     check_path(path)
     check_limits(timeout, memory_mb)
     gammas = sorted(set(int(g) for g in gammas))
@@ -159,6 +159,7 @@ def _collect(child, fd: int, deadline: float) -> tuple:
 
 def _verdict(data: bytes, ending: str, code: int, nonce: str, timeout: float) -> checker.CheckResult:
     """The CheckResult of a completed report, else a one-line SandboxError naming how the check ended."""
+    from . import checker
     if ending == "clock":
         raise SandboxError(f"the check ran past its {timeout:g} s clock and was killed (the rule loops, sleeps "
                            "or is slow: raise --timeout or lower --models); no verdict")

@@ -18,7 +18,8 @@ column j is key j (0 .. n + gamma); True means "query i may attend to key j".
 """
 from __future__ import annotations
 
-import numpy as np
+# numpy is imported inside the functions that build grids: a scheme (and `specsim --help`,
+# which shows the scheme grammar) loads this module without paying for numpy.
 
 
 def _check(n: int, gamma: int) -> None:
@@ -31,6 +32,7 @@ def _check(n: int, gamma: int) -> None:
 def lower_right_grid(n: int, gamma: int) -> np.ndarray:
     """(gamma + 1, n + gamma + 1) booleans: query i sees keys 0 .. n + i."""
     _check(n, gamma)
+    import numpy as np
     rows, cols = gamma + 1, n + gamma + 1
     return np.tril(np.ones((rows, cols), dtype=bool), k=n)
 
@@ -38,6 +40,7 @@ def lower_right_grid(n: int, gamma: int) -> np.ndarray:
 def upper_left_grid(n: int, gamma: int) -> np.ndarray:
     """(gamma + 1, n + gamma + 1) booleans: query i sees keys 0 .. i (wrong after a cache)."""
     _check(n, gamma)
+    import numpy as np
     rows, cols = gamma + 1, n + gamma + 1
     return np.tril(np.ones((rows, cols), dtype=bool), k=0)
 
@@ -140,6 +143,7 @@ def tree_grid(parents, n: int) -> np.ndarray:
     parents = _check_parents(parents)
     _check(n, 0)
     m = len(parents)
+    import numpy as np
     grid = np.zeros((m + 1, n + m + 1), dtype=bool)
     grid[:, : n + 1] = True  # the cached prefix and the root
     for i, a in enumerate(parents):
