@@ -173,10 +173,11 @@ def exact_vs_iid(models, context, gamma: int) -> dict:
     """
     from .exact import round_distribution
     from .rule import alpha as alpha_of
+    from .schemes import Chain
 
     ctx = tuple(context)
     a = alpha_of(models.p(ctx), models.q(ctx))
-    r = round_distribution(models, ctx, gamma)
+    r = round_distribution(models, ctx, Chain(gamma))  # the formula is a chain's
     return {"context": ctx, "gamma": gamma, "alpha": a, "accepted": r.accepted,
             "expected_tokens": r.expected_tokens,
             "iid_expected_tokens": expected_tokens(a, gamma),

@@ -14,7 +14,7 @@ the round, whose frames recolour the token strip, redraws each frame.
 Example
 -------
 >>> from specsim.toy import load_model
->>> from specsim import frames
+>>> from specsim.views import frames
 >>> data = frames.round_frames(load_model("seed"), ("a",), 3, seed=0)
 >>> fig = round_animation(data, speed=0.5)
 >>> len(fig.frames), len(fig.layout.sliders[0].steps), fig.layout.updatemenus[0].buttons[0].args[1]["frame"]

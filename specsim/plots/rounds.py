@@ -1,18 +1,24 @@
 """Plotly figures for sampled rounds and for the pitfalls lab.
 
 ``event_figure(trace, i)`` draws what happens at event ``i`` of a
-``specsim.sampling.RoundTrace`` (its ``events()`` list): the draft from q,
-the one target pass, each accept/reject test (u against min(1, p/q)), the
-residual draw or the bonus token, and the round's summary. The rows come
-from the trace itself, so they are exact Fractions for a toy model.
+``specsim.sampling.RoundTrace`` of a chain or a block (its ``events()``
+list): the draft from q, the one target pass, each test (a chain's u against
+min(1, p/q), a block's stop coin u against h), the residual draw or the
+bonus token, and the round's summary. The rows come from the trace itself,
+so they are exact Fractions for a toy model. A tree round is drawn by
+``specsim.plots.tree.tree_figure``.
 
 Example
 -------
 >>> from specsim.toy import load_model
 >>> from specsim.sampling import trace_round
->>> t = trace_round(load_model("seed"), ("a",), gamma=3, seed=0)
+>>> from specsim.schemes import Block, Chain
+>>> t = trace_round(load_model("seed"), ("a",), Chain(3), seed=0)
 >>> [event_figure(t, i).layout.meta for i in range(len(t.events()))]
 ['draft', 'draft', 'draft', 'verify', 'accept', 'reject', 'correct', 'emit']
+>>> b = trace_round(load_model("seed"), ("a",), Block(3), seed=0)
+>>> [event_figure(b, i).layout.meta for i in range(len(b.events()))]
+['draft', 'draft', 'draft', 'verify', 'verify', 'stop', 'stop', 'stop', 'correct', 'emit']
 """
 from __future__ import annotations
 
@@ -76,46 +82,60 @@ def verify_figure(trace) -> go.Figure:
 
 
 def acceptance_figure(trace, i: int) -> go.Figure:
-    """Step 3 at position i: p and q of the drafted token, and u against min(1, p/q)."""
+    """Step 3 at position i: p and q of the drafted token, and u against min(1, p/q) (a block: against h)."""
     x = trace.drafts[i]
-    kept = i < trace.accepted
+    block = trace.scheme.kind == "block"
+    bar = "h (stop here)" if block else "min(1, p/q)"
+    passed = trace.accepted_flags
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
                         subplot_titles=(f"p and q at position {i + 1}",
-                                        "u against min(1, p/q),<br>positions so far"))
+                                        f"u against {bar},<br>positions so far"))
     _bars(fig, _tokens(trace), trace.p_rows[i], "p (target)", P_COLOR, x, col=1)
     _bars(fig, _tokens(trace), trace.q_rows[i], "q (drafter)", Q_COLOR, x, col=1)
     pos = [f"{k + 1}: {trace.drafts[k]}" for k in range(i + 1)]
-    fig.add_bar(x=pos, y=floats(trace.acceptance[:i + 1]), name="min(1, p/q)",
-                marker_color=[OVERLAP_COLOR if k < trace.accepted else RESIDUAL_COLOR for k in range(i + 1)],
+    fig.add_bar(x=pos, y=floats(trace.acceptance[:i + 1]), name=bar,
+                marker_color=[OVERLAP_COLOR if passed[k] else RESIDUAL_COLOR for k in range(i + 1)],
                 opacity=0.55, text=[label(a) for a in trace.acceptance[:i + 1]], textposition="inside",
                 customdata=[exact_dec(a) for a in trace.acceptance[:i + 1]],
-                hovertemplate="%{x}: keep with probability %{customdata}<extra></extra>", row=1, col=2)
+                hovertemplate="%{x}: " + ("stop with probability" if block else "keep with probability")
+                + " %{customdata}<extra></extra>", row=1, col=2)
     fig.add_scatter(x=pos, y=trace.u[:i + 1], mode="markers", name="u",
                     marker=dict(symbol="diamond", size=16, color="black"),
                     hovertemplate="%{x}: u = %{y:.3f}<extra></extra>", row=1, col=2)
     fig.update_yaxes(range=[0, 1.15], row=1, col=1, title_text=PROBABILITY)
-    fig.update_yaxes(range=[0, 1.05], row=1, col=2, title_text="u, min(1, p/q)")
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2, title_text=f"u, {bar}")
     fig.update_xaxes(title_text="token", row=1, col=1)
     fig.update_xaxes(title_text="position: draft", row=1, col=2)
-    verdict = "< min(1, p/q): accept" if kept else "≥ min(1, p/q): reject"
-    fig.update_layout(barmode="group", meta="accept" if kept else "reject")
+    if block:  # a stop coin: the block keeps drafts 1..τ, τ the last position whose coin comes up
+        verdict = "< h: the stop coin comes up" if passed[i] else "≥ h: no stop here"
+        meta = "stop"
+    else:
+        verdict = "< min(1, p/q): accept" if passed[i] else "≥ min(1, p/q): reject"
+        meta = "accept" if passed[i] else "reject"
+    fig.update_layout(barmode="group", meta=meta)
     fig.update_annotations(font_size=13)
     style(fig, f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
-               f"(min(1, p/q) = {exact_dec(trace.acceptance[i])})", height=360)
+               f"({bar.split(' ')[0]} = {exact_dec(trace.acceptance[i])})", height=360)
     fig.update_layout(margin_t=fig.layout.margin.t + 24)
     return categorical(fig)
 
 
 def correct_figure(trace) -> go.Figure:
-    """Step 4: at the first rejection the replacement is drawn from the residual."""
+    """Step 4: at the first rejection the replacement is drawn from the residual (a block: its block residual)."""
     k = trace.accepted
     fig = go.Figure()
     _bars(fig, _tokens(trace), trace.p_rows[k], "p (target)", P_COLOR)
     _bars(fig, _tokens(trace), trace.q_rows[k], "q (drafter)", Q_COLOR)
     _bars(fig, _tokens(trace), trace.replacement_row, "residual r", RESIDUAL_COLOR, trace.replacement)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="correct")
-    return categorical(style(fig, f"correct: draft {k + 1} was rejected; \"{trace.replacement}\" is drawn "
-                                  "from r = max(0, p − q) / Σ max(0, p − q)", "token", PROBABILITY, height=340))
+    if trace.scheme.kind == "block":
+        w = trace.verdict.extra["w"][k]
+        what = (f"the block keeps {k} draft(s) (τ = {k}); \"{trace.replacement}\" is drawn from the block "
+                f"residual max(0, w·p − q) normalized, w = {exact_dec(w)}")
+    else:
+        what = (f"draft {k + 1} was rejected; \"{trace.replacement}\" is drawn "
+                "from r = max(0, p − q) / Σ max(0, p − q)")
+    return categorical(style(fig, f"correct: {what}", "token", PROBABILITY, height=340))
 
 
 def bonus_figure(trace) -> go.Figure:
@@ -143,17 +163,24 @@ def emit_figure(trace) -> go.Figure:
 
 
 def event_figure(trace, i: int) -> go.Figure:
-    """The figure for event ``i`` of ``trace.events()``; ``layout.meta`` is the event's kind."""
-    g, k = trace.gamma, trace.accepted
-    if i < g:
-        return draft_figure(trace, i)
-    if i == g:
+    """The figure for event ``i`` of ``trace.events()`` of a chain or a block; ``layout.meta`` names it.
+
+    A block's "weights" event is shown with the verify pass (its weights come from those rows).
+    """
+    if trace.scheme.kind == "tree":
+        raise ValueError("a tree round is drawn by specsim.plots.tree.tree_figure, not event by event here")
+    ev = trace.events()[i]
+    kind = ev["kind"]
+    if kind == "draft":
+        return draft_figure(trace, ev["node"])
+    if kind in ("verify", "weights"):
         return verify_figure(trace)
-    tests = len(trace.acceptance)
-    if i < g + 1 + tests:
-        return acceptance_figure(trace, i - g - 1)
-    if i == g + 1 + tests and trace.closing_token is not None:
-        return correct_figure(trace) if k < g else bonus_figure(trace)
+    if kind in ("accept", "reject", "stop"):
+        return acceptance_figure(trace, ev["node"])
+    if kind == "correct":
+        return correct_figure(trace)
+    if kind == "bonus":
+        return bonus_figure(trace)
     return emit_figure(trace)
 
 

@@ -18,19 +18,20 @@ the children in order, keeping a current pair (p', q'), first (p, q):
   the round ends; at a leaf (depth d) a bonus token is drawn from p.
 
 The per-node step is written once (the three functions below) and used by
-the exact enumeration (``Tree.round_distribution``, a ``specsim.exact.Scheme``)
-and by the seeded sampler (``Tree.sample_round``).
+the exact enumeration (``Tree.enumerate``) and by the sampled round
+(``Tree.draft`` drafts the whole tree level by level, then ``Tree.verify``
+walks it), which ``specsim.sampling`` and ``specsim.montecarlo`` play.
 
 Example
 -------
 >>> from specsim.toy import load_model
->>> from specsim import exact
+>>> from specsim.schemes import Chain
 >>> m = load_model("seed")
->>> exact.round_distribution(m, ("a",), Tree((1, 1, 1))).outcomes == \\
-...     exact.round_distribution(m, ("a",), 3).outcomes
+>>> Tree((1, 1, 1)).enumerate(m, ("a",)).outcomes == Chain(3).enumerate(m, ("a",)).outcomes
 True
->>> all(c.exact for c in exact.check_exactness(m, 2, [Tree((2, 1), "distinct")]))
-True
+>>> t = Tree((2, 1), "distinct")
+>>> t.name, t.drafted_tokens, t.depth, t.parents()
+('tree:2,1:distinct', 4, 2, [-1, -1, 0, 1])
 """
 from __future__ import annotations
 

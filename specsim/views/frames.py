@@ -31,6 +31,7 @@ from .replay import draft_statuses, next_round
 from ..rule import CORRECT, RoundRule, excess, overlap, residual
 from ..rule import alpha as alpha_of
 from ..sampling import make_rng, trace_round
+from ..schemes import Chain
 from ..stats import chi_square
 from ..toy import check_row
 
@@ -139,7 +140,7 @@ def round_frames(models, context, gamma: int, seed: int = 0, rounds: int = 1, ru
 
     The rounds are ``replay.next_round`` on one generator made from ``seed``:
     the chain ``replay.Player`` and ``sampling.generate`` give with that seed
-    (so round 1 is ``trace_round(models, context, gamma, seed)``).
+    (so round 1 is ``trace_round(models, context, Chain(gamma), seed)``).
     """
     _check_gamma(gamma)
     if int(rounds) != rounds or not 1 <= rounds <= MAX_FRAMES // (2 * gamma + 3):
@@ -147,7 +148,7 @@ def round_frames(models, context, gamma: int, seed: int = 0, rounds: int = 1, ru
                          f"(at most {MAX_FRAMES} frames), got {rounds}")
     rng, traces = make_rng(seed), []
     for _ in range(rounds):
-        traces.append(next_round(models, context, traces, gamma, rng, rule))
+        traces.append(next_round(models, context, traces, Chain(gamma), rng, rule))
     frames = [f for j, t in enumerate(traces) for f in trace_frames(t, j)]
     return {"vocab": tuple(models.vocab), "gamma": gamma, "seed": seed, "traces": traces, "frames": frames}
 
@@ -198,7 +199,7 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
                  rule: RoundRule = CORRECT) -> dict:
     """The first emitted token of ``rounds`` seeded rounds from one context, tallied by where it came from.
 
-    Rounds are ``trace_round(models, context, gamma, rng)`` on one generator
+    Rounds are ``trace_round(models, context, Chain(gamma), rng)`` on one generator
     made from ``seed``; each round's first token is an accepted draft (the
     min(p, q) part) or a replacement (the (1 − α)·r part), as ``trace.kinds[0]``
     says. Frames at ``snapshot_counts(rounds)``: counts by source, the TV
@@ -211,7 +212,7 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
     rng, shown = make_rng(seed), set(snapshot_counts(rounds))
     drafted, replaced, frames = [0] * len(vocab), [0] * len(vocab), []
     for n in range(1, rounds + 1):
-        t = trace_round(models, ctx, gamma, rng, rule)
+        t = trace_round(models, ctx, Chain(gamma), rng, rule)
         (drafted if t.kinds[0] == "draft" else replaced)[vocab.index(t.emitted[0])] += 1
         if n in shown:
             counts = [a + b for a, b in zip(drafted, replaced)]
@@ -231,7 +232,7 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
 def acceptance_frames(models, context, gamma: int, rounds: int = 1000, seed: int = 0) -> dict:
     """K (drafts accepted) of ``rounds`` seeded rounds of γ from one context, tallied toward the exact P(K).
 
-    Rounds are ``trace_round(models, context, gamma, rng)`` on one generator
+    Rounds are ``trace_round(models, context, Chain(gamma), rng)`` on one generator
     made from ``seed``. Frames at ``snapshot_counts(rounds)``: ``counts`` of
     K = 0..γ; per draft position i, ``reached`` (rounds that tested it),
     ``kept`` (rounds that accepted it) and ``rates`` = kept / reached (None
@@ -250,7 +251,7 @@ def acceptance_frames(models, context, gamma: int, rounds: int = 1000, seed: int
     rng, shown = make_rng(seed), set(snapshot_counts(rounds))
     counts, reached, kept, frames = [0] * (gamma + 1), [0] * gamma, [0] * gamma, []
     for n in range(1, rounds + 1):
-        t = trace_round(models, ctx, gamma, rng)
+        t = trace_round(models, ctx, Chain(gamma), rng)
         counts[t.accepted] += 1
         for i, flag in enumerate(t.accepted_flags):  # the positions this round tested
             reached[i] += 1

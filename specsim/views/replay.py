@@ -1,15 +1,17 @@
 """Replaying sampled rounds: what a viewer knows after each event, and the running tokens per pass.
 
-The Round stepper and the Home page play ``specsim.sampling`` traces forward
-one event at a time; everything they show is computed here, from the
-trace's ``events()`` (the documented trace format) and its summary fields.
+The Round stepper and the Home page play ``specsim.sampling`` traces of any
+scheme (``specsim.schemes``) forward one event at a time; everything they
+show is computed here, from the trace's ``events()`` (the documented trace
+format, ``specsim/TRACE_FORMAT.md``) and its summary fields.
 
 Example
 -------
 >>> from specsim.toy import load_model
 >>> from specsim.sampling import make_rng, trace_round
+>>> from specsim.schemes import Chain
 >>> m = load_model("seed")
->>> t = trace_round(m, ("a",), gamma=3, seed=0)
+>>> t = trace_round(m, ("a",), Chain(3), seed=0)
 >>> [e["kind"] for e in t.events()]
 ['draft', 'draft', 'draft', 'verify', 'accept', 'reject', 'correct', 'emit']
 >>> draft_statuses(t, 2)  # after the third draft
@@ -17,8 +19,8 @@ Example
 >>> draft_statuses(t, 6)  # after the correction
 (['accepted', 'rejected', 'discarded'], ('correct', 'b'))
 >>> rng = make_rng(0)
->>> rounds = [next_round(m, ("a",), [], 3, rng)]
->>> rounds.append(next_round(m, ("a",), rounds, 3, rng))
+>>> rounds = [next_round(m, ("a",), [], Chain(3), rng)]
+>>> rounds.append(next_round(m, ("a",), rounds, Chain(3), rng))
 >>> [(r["tokens"], r["sampled"]) for r in running_tokens_per_pass(m, rounds)]
 [(2, Fraction(2, 1)), (5, Fraction(5, 2))]
 >>> first = running_tokens_per_pass(m, rounds[:1])
@@ -32,41 +34,31 @@ from typing import Callable, Sequence
 
 from ..exact import round_distribution
 from ..rule import CORRECT, RoundRule
-from ..sampling import trace_round
+from ..sampling import make_rng, trace_round
+from ..schemes import as_scheme
+from .tree_view import node_statuses
 
 
 def draft_statuses(trace, event_index: int) -> tuple:
     """What is known about one round once its events up to ``event_index`` have been shown.
 
     Returns ``(statuses, last)``: one status per draft made so far, "pending"
-    (drafted, not yet tested), "accepted", "rejected" or "discarded" (after
-    an earlier rejection); ``last`` is ("correct" | "bonus", token) once the
-    round's replacement or bonus token is drawn, else None.
+    (drafted, not yet tested), "accepted", "rejected" or "discarded" (never
+    kept); ``last`` is ("correct" | "bonus", token) once the round's closing
+    token is drawn, else None. Any scheme (``tree_view.node_statuses``).
     """
-    statuses, last = [], None
-    for ev in trace.events()[:event_index + 1]:
-        kind = ev["kind"]
-        if kind == "draft":
-            statuses.append("pending")
-        elif kind == "accept":
-            statuses[ev["position"]] = "accepted"
-        elif kind == "reject":
-            pos = ev["position"]
-            statuses[pos] = "rejected"
-            statuses[pos + 1:] = ["discarded"] * (len(statuses) - pos - 1)
-        elif kind in ("correct", "bonus"):
-            last = (kind, ev["token"])
-    return statuses, last
+    at = node_statuses(trace, event_index)
+    return at["statuses"], at["closing"]
 
 
-def next_round(models, context, rounds: Sequence, gamma: int, rng, rule: RoundRule = CORRECT):
-    """The round after ``rounds``, played from ``context`` plus every token they emitted.
+def next_round(models, context, rounds: Sequence, scheme, rng, rule: RoundRule = CORRECT):
+    """The round of ``scheme`` after ``rounds``, played from ``context`` plus every token they emitted.
 
     Called again and again with one ``numpy.random.Generator``, it gives the
     rounds ``specsim.sampling.generate`` gives with that generator's seed.
     """
     start = tuple(context) + tuple(t for r in rounds for t in r.emitted)
-    return trace_round(models, start, gamma, rng, rule)
+    return trace_round(models, start, scheme, rng, rule)
 
 
 def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
@@ -78,15 +70,15 @@ def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
     rounds, of the exact E[tokens per round] from the context each started
     from (one target pass per round).
 
-    ``expected_tokens(context, gamma)`` gives that exact value; by default
-    ``exact.round_distribution(models, context, gamma, rule).expected_tokens``
+    ``expected_tokens(context, scheme)`` gives that exact value; by default
+    ``exact.round_distribution(models, context, scheme, rule).expected_tokens``
     (pass a memoized one to reuse work across calls). Returns one dict per
     round: "tokens" and "target_passes" so far, "sampled" (their ratio) and
     "expected" (exact Fractions for a toy model).
     """
     if expected_tokens is None:
-        def expected_tokens(context, gamma):
-            return round_distribution(models, context, gamma, rule).expected_tokens
+        def expected_tokens(context, scheme):
+            return round_distribution(models, context, scheme, rule).expected_tokens
 
     out, tokens, passes, total = list(previous), 0, 0, Fraction(0)
     if out:
@@ -94,14 +86,14 @@ def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
         tokens, passes, total = last["tokens"], last["target_passes"], last["expected"] * len(out)
     for j, r in enumerate(rounds[len(out):], start=len(out) + 1):
         tokens, passes = tokens + len(r.emitted), passes + r.target_passes
-        total += expected_tokens(r.context, r.gamma)
+        total += expected_tokens(r.context, r.scheme)
         out.append({"tokens": tokens, "target_passes": passes,
                     "sampled": Fraction(tokens, passes), "expected": total / j})
     return out
 
 
 class Player:
-    """A position (round, event) in a chain of seeded rounds, moved forward or back one event at a time.
+    """A position (round, event) in a run of seeded rounds of one scheme, moved forward or back one event at a time.
 
     The chain is ``next_round`` on one ``numpy.random.Generator`` made from
     ``seed``, extended lazily, so it is the chain ``sampling.generate`` gives
@@ -109,27 +101,27 @@ class Player:
     move is constant work however long the chain is.
 
     >>> from specsim.toy import load_model
-    >>> pl = Player(load_model("seed"), ("a",), 3, seed=0)
+    >>> from specsim.schemes import Tree
+    >>> pl = Player(load_model("seed"), ("a",), Tree((2, 1)), seed=0)
     >>> n = pl.events_in(0)
     >>> for _ in range(n):
     ...     pl.step()
-    >>> (pl.round, pl.event, pl.step_number)
-    (1, 0, 9)
+    >>> n, (pl.round, pl.event, pl.step_number)
+    (11, (1, 0, 12))
     >>> pl.back(); (pl.round, pl.event == n - 1)
     (0, True)
-    >>> pl.advance_to(12); pl.step_number
-    12
+    >>> pl.advance_to(15); pl.step_number
+    15
     """
 
-    def __init__(self, models, context, gamma: int, seed: int, rule: RoundRule = CORRECT):
-        from ..sampling import make_rng
-        self.models, self.context, self.gamma, self.rule = models, tuple(context), gamma, rule
+    def __init__(self, models, context, scheme, seed: int, rule: RoundRule = CORRECT):
+        self.models, self.context, self.scheme, self.rule = models, tuple(context), as_scheme(scheme), rule
         self.rng, self.rounds, self.offsets, self.round, self.event = make_rng(seed), [], [0], 0, 0
         self._extend()
 
     def _extend(self) -> None:
         while len(self.rounds) <= self.round:
-            self.rounds.append(next_round(self.models, self.context, self.rounds, self.gamma, self.rng, self.rule))
+            self.rounds.append(next_round(self.models, self.context, self.rounds, self.scheme, self.rng, self.rule))
             self.offsets.append(self.offsets[-1] + len(self.rounds[-1].events()))
 
     def events_in(self, j: int | None = None) -> int:
