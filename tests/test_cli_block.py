@@ -41,10 +41,10 @@ def test_sample_verify_block_check(cli_json):
 
 def test_compare_sorted_best_first(cli, cli_json):
     out = cli_json("compare", "seed", "--context", "a", "--budget", 3)
-    chains = [s for s in out["schemes"] if s["tree"] is None]
-    assert len(chains) == 6 and all(s["drafts"] is None for s in chains)
+    chains = [s for s in out["schemes"] if s["kind"] != "tree"]
+    assert len(chains) == 6 and all("tree" not in s for s in chains)
     values = [Fraction(s["expected_tokens"]) for s in out["schemes"]]
     assert values == sorted(values, reverse=True)
-    best = {(s["verify"], s["drafted_tokens"]): Fraction(s["expected_tokens"]) for s in chains}
-    assert best[("block", 3)] == Fraction(1699, 500) > best[("token", 3)] == Fraction(1659, 500)
+    best = {s["scheme"]: Fraction(s["expected_tokens"]) for s in chains}
+    assert best["block:3"] == Fraction(1699, 500) > best["chain:3"] == Fraction(1659, 500)
     assert cli("compare", "seed", "--budget", 9)[0] == 2

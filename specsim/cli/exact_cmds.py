@@ -212,48 +212,23 @@ def _prove_symbolic(args) -> int:
 # -- compare -----------------------------------------------------------------
 
 def cmd_compare(args) -> int:
-    from .. import exact
     from ..labs import compare
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
-    if args.scheme is not None:  # the named schemes, in the order given
-        if args.budget is not None:
-            raise UsageError("--scheme and --budget do not combine: --budget compares every scheme that fits")
-        for s in args.scheme:
-            bounds.check_round(model, s, budget(args))
-        rows = [_compare_row(s, exact.round_distribution(model, ctx, s).expected_tokens) for s in args.scheme]
-    else:  # every scheme within the draft budget, best first
-        from ..views import scheme_view
-        args.budget = args.budget or 4
-        scheme_view.check_budget(model, args.budget, budget(args))  # the longest chain, the block, every tree
-        rows = [_compare_row(_scheme_of(r), r["expected_tokens"]) for r in compare.compare(model, ctx, args.budget)]
+    if args.scheme is not None and args.budget is not None:
+        raise UsageError("--scheme and --budget do not combine: --budget compares every scheme that fits")
+    within = None if args.scheme is not None else args.budget or 4  # a draft budget, or the schemes named
+    compare.check(model, within, args.scheme, budget(args))  # every round, and all of them together
+    rows = compare.compare(model, ctx, within, args.scheme)  # best first
     if args.json:
-        print_json({"context": _context_text(ctx), "budget": args.budget, "schemes": [
+        print_json({"context": _context_text(ctx), "budget": within, "schemes": [
             r | {"expected_tokens": num(r["expected_tokens"])} for r in rows]})
         return 0
-    what = f"at most {args.budget} drafted tokens per round" if args.budget else "the schemes asked for"
-    print(f"Model {model.name!r} after {_context_text(ctx)!r}: {what}")
+    what = f"at most {within} drafted tokens per round" if within else "the schemes asked for"
+    print(f"Model {model.name!r} after {_context_text(ctx)!r}: {what}, most tokens per round first")
     print(table([(r["scheme"], r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
                  for r in rows], ["scheme", "drafted", "E[tokens]", "≈"]))
     return 0
-
-
-def _compare_row(scheme, expected_tokens) -> dict:
-    """One row of `specsim compare`: the scheme's name, the keys it always had, its E[tokens per round]."""
-    tree = scheme.kind == "tree"
-    return {"scheme": scheme.name, "verify": "token" if scheme.kind == "chain" else scheme.kind,
-            "tree": list(scheme.shape) if tree else None, "drafts": scheme.drafts if tree else None,
-            "drafted_tokens": scheme.drafted_tokens, "expected_tokens": expected_tokens}
-
-
-def _scheme_of(row):
-    """The scheme of a ``labs.compare`` row (its "scheme", or the historical verify / tree / drafts keys)."""
-    from .. import schemes
-    if "scheme" in row:
-        return schemes.as_scheme(row["scheme"])
-    if row["verify"] == "tree":
-        return schemes.Tree(tuple(row["tree"]), row["drafts"])
-    return schemes.from_flags(row["drafted_tokens"], row["verify"])
 
 
 # -- formulas ----------------------------------------------------------------
