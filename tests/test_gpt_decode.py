@@ -69,32 +69,34 @@ def test_trace_names_the_logit_row_of_each_draft(pair):
     assert [x["scores"] for x in rows] == ["draft 1", "draft 2", "draft 3", "bonus"]
     assert rows[0]["query_token"] == r.last_token and rows[1]["query_token"] == r.drafts[0]
     d = r.to_dict(pair.vocab)
-    assert len(d["p_rows"]) == 4 and len(d["q_rows"]) == 3 and len(d["u"]) == 3
+    assert len(d["p_rows"]) == 4 and len(d["u"]) == 3
+    assert len(d["q_rows"]) == 4 and d["q_rows"][3] is None  # the scheme's layout: the last draft's q never computed
 
 
-def test_torch_trace_uses_the_toy_trace_names_and_keeps_its_json_keys(pair):
+def test_torch_trace_uses_the_toy_trace_names_and_json_keys(pair):
     from specsim import rule as exact_rule
-    from specsim.gpt import rule
 
     g = api.speculative_generate(pair, PROMPT, 120, gamma=4, seed=3)
     assert {r.accepted for r in g.rounds} >= {4} and min(r.accepted for r in g.rounds) < 4
     for r in g.rounds:
         k = r.accepted
         assert r.accepted_flags == [True] * k + ([False] if k < 4 else [])
-        assert [u < a for u, a in zip(r.u, r.acceptance)][:len(r.accepted_flags)] == r.accepted_flags
+        assert [u < a for u, a in zip(r.u, r.acceptance)] == r.accepted_flags  # one acceptance per test
         assert r.emitted == r.drafts[:k] + [r.closing_token]
-        if k < 4:  # a rejection: the replacement comes from the residual at position k
-            assert r.replacement == r.closing_token and r.bonus is None
-            assert r.replacement_row.tolist() == rule.residual(r.p_rows[k], r.q_rows[k]).tolist()
+        if k < 4:  # a rejection: the replacement comes from the residual at position k, on the host's rows
+            assert r.replacement == r.closing_token and r.bonus is None and r.closing_kind == "correct"
             want = exact_rule.residual(r.p_rows[k].tolist(), r.q_rows[k].tolist())
-            assert r.replacement_row.tolist() == pytest.approx(want, abs=1e-6)
+            assert r.replacement_row.tolist() == want
             assert r.replacement_row[r.closing_token] > 0
         else:
             assert r.bonus == r.closing_token and r.replacement is None and r.replacement_row is None
+            assert r.closing_kind == "bonus"
         d = r.to_dict()
-        assert (d["k"], d["accepted"], d["accept_prob"], d["correction_token"]) == (
-            k, r.accepted_flags, r.acceptance, r.closing_token)
+        assert (d["accepted"], d["accepted_flags"], d["acceptance"], d["closing_token"], d["closing_kind"]) == (
+            k, r.accepted_flags, r.acceptance, r.closing_token, r.closing_kind)
+        assert not {"k", "accept_prob", "correction_token", "correction", "n_cached"} & set(d)  # format 1 keys gone
     assert g.accepted_per_round == [r.accepted for r in g.rounds]
+    assert g.to_dict()["trace_format"] == 2
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.7])

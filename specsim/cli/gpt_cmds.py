@@ -14,10 +14,10 @@ import sys
 
 from .. import bounds
 from . import gpt_hf_cmds, selfcheck_cmds
-from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, budget, gamma_arg, gammas_arg, int_in_range,
-                     max_work_arg, num, print_json, seed_arg, table, temperature_arg, top_p_arg)
+from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget,
+                     gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args, seed_arg,
+                     table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
-from .exact_cmds import tree_args
 
 MAX_TOKENS = 4096
 DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup), early-exit:K (target's first K layers) "
@@ -45,17 +45,17 @@ def drafters_arg(text: str) -> list:
     return [draft_arg(s) for s in specs]
 
 
-def schemes_arg(text: str) -> str:
-    """--schemes, checked without torch by the bench's own grammar (``specsim.gpt.scheme_specs``)."""
-    from ..gpt.scheme_specs import parse_schemes
-    try:
-        parse_schemes(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+def rule_arg(text: str) -> str:
+    """--rule NAME: a chain or tree rule of ``specsim.labs.pitfalls`` (the names the toy commands take)."""
+    from ..labs import pitfalls
+    if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
+        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: "
+                                         f"{', '.join([*pitfalls.PITFALLS, *pitfalls.TREE_PITFALLS])}")
     return text
 
 
-COLOURS = {"accepted": "\033[32m", "residual": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
+COLOURS = {"accepted": "\033[32m", "correct": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
+GENERATE_GAMMA = 4  # --gamma's default for gpt generate (chain:4)
 
 
 def register(subparsers) -> None:
@@ -67,15 +67,16 @@ def register(subparsers) -> None:
     g = sub.add_parser("generate", help="generate text, plain or speculative, with the round trace")
     g.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
     g.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=100)
-    g.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round (default 4)")
+    add_scheme_option(g)
+    add_shorthand_options(g, gamma=GENERATE_GAMMA)
+    g.add_argument("--rule", type=rule_arg, default="correct",
+                   help="a rule from `specsim pitfalls` (a chain rule, or a tree rule with a tree; default: correct): "
+                        "any rule runs on the real model through the same scheme.verify")
     _sampling_args(g)
     g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
-    g.add_argument("--verify", choices=["token", "block"], default="token",
-                   help="token-wise (default) or block verification of each drafted chain")
-    tree_args(g)
     g.add_argument("--order", choices=["dfs", "bfs"], default="dfs",
-                   help="how a draft tree is flattened for its verify pass (default dfs)")
+                   help="how a draft tree is flattened for its verify pass (default dfs; the tokens do not change)")
     g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     gpt_hf_cmds.add_pair_args(g)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -103,9 +104,7 @@ def register(subparsers) -> None:
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
     b.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round in the gallery (default 4)")
-    b.add_argument("--schemes", type=schemes_arg, default=None,
-                   help="verification schemes side by side, e.g. 'chain:4;block:4;tree:2,2;tree:4' "
-                        "(tree:W1,W2,...[:iid|distinct]): tokens per pass, verify cost, measured speedup")
+    add_scheme_option(b, many=True, flag="--schemes")  # args.scheme: a list of schemes
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
@@ -169,25 +168,40 @@ def bounded(precheck):
     return wrap
 
 
-def _drafted(args) -> int:
-    """Drafted tokens per round of a generation: 0 plain, γ for a chain or block, a tree's count."""
-    from ..schemes.tree import drafted
-    return 0 if args.plain else drafted(args.tree) if args.tree else args.gamma
+def generate_scheme(args):
+    """The scheme ``gpt generate`` runs (None with --plain): --scheme, or the shorthand flags (chain:4)."""
+    if args.plain:  # --gamma is tolerated (it always was); a scheme named another way is not
+        if args.tree is not None:
+            raise UsageError("--tree does not combine with --plain: plain decoding verifies nothing")
+        for flag, given in (("--scheme", args.scheme is not None), ("--verify block", args.verify == "block"),
+                            ("--rule", args.rule != "correct")):
+            if given:
+                raise UsageError(f"--plain does not combine with {flag} (plain decoding verifies nothing)")
+        return None
+    if args.tree is not None and args.verify == "block":
+        raise UsageError("--tree does not combine with --verify block: a tree is verified node by node")
+    scheme = scheme_from_args(args, gamma=GENERATE_GAMMA)
+    from ..gpt.specs import check_rule, rule_named  # torch-free: refused before a model loads
+    try:
+        check_rule(scheme, rule_named(args.rule))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    return scheme
 
 
 def check_generate_work(args) -> None:
     """``bounds.check_gpt`` for ``gpt generate`` (the library checks again once the pair's V is known)."""
-    lower = "--tokens or " + ("--tree" if args.tree else "--gamma")
-    bounds.check_gpt(args.tokens, _drafted(args), None if args.target else SHIPPED_VOCAB,
-                     limit=budget(args), lower=lower)
+    scheme = generate_scheme(args)
+    lower = "--tokens or " + ("--tree" if scheme is not None and scheme.kind == "tree" else "--gamma")
+    bounds.check_gpt(args.tokens, 0 if scheme is None else scheme.drafted_tokens,
+                     None if args.target else SHIPPED_VOCAB, limit=budget(args), lower=lower)
 
 
 def check_bench_work(args) -> None:
     """``bounds.check_gpt`` for ``gpt bench``: every scheme and plain decoding, prompts x repeats runs."""
     repeats = args.repeats or 3
-    if args.schemes:
-        from ..gpt.scheme_specs import parse_schemes
-        drafted, tokens = [s.drafted_tokens for s in parse_schemes(args.schemes)], args.tokens or 150
+    if args.scheme:
+        drafted, tokens = [s.drafted_tokens for s in args.scheme], args.tokens or 150
         lower = "--tokens, --repeats or --schemes"
     elif args.peer:  # specsim and transformers, plain and assisted, sampled and greedy (about)
         drafted, tokens = [args.gamma] * 6, args.tokens or gpt_hf_cmds.PEER_TOKENS
@@ -216,18 +230,11 @@ def cmd_generate(args) -> int:
     top_p = None if args.top_p is None else float(args.top_p)
     kw = dict(temperature=float(args.temperature), top_k=args.top_k, top_p=top_p, greedy=args.greedy,
               seed=args.seed)
-    if args.tree and (args.plain or args.verify == "block"):
-        raise UsageError("--tree does not combine with " + ("--plain" if args.plain else "--verify block")
-                         + ": a tree is verified node by node")
-    if args.plain and args.verify == "block":
-        raise UsageError("--plain does not combine with --verify block (plain decoding verifies nothing)")
+    scheme = generate_scheme(args)
     if args.plain:
         g = api.plain_generate(pair, args.prompt, args.tokens, **kw)
-    elif args.tree:
-        g = api.tree_generate(pair, args.prompt, args.tokens, args.tree, args.drafts, order=args.order,
-                              limit=budget(args), **kw)
     else:
-        g = api.speculative_generate(pair, args.prompt, args.tokens, args.gamma, verify=args.verify,
+        g = api.speculative_generate(pair, args.prompt, args.tokens, scheme, rule=args.rule, order=args.order,
                                      limit=budget(args), **kw)
     if args.json:
         print_json(g.to_dict(pair.vocab, top=args.top))
@@ -238,13 +245,13 @@ def cmd_generate(args) -> int:
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
-        scheme = (f"tree {','.join(map(str, g.widths))} {g.drafts} ({g.order})" if g.mode == "tree"
-                  else f"speculative, gamma {g.gamma}" + (", block verification" if g.verify == "block" else ""))
-        print(f"{scheme}: {len(g.tokens)} tokens in {g.target_passes} target passes "
+        what = g.scheme + (f" ({args.order})" if scheme.kind == "tree" else "") + (
+            f", rule {args.rule}" if args.rule != "correct" else "")
+        print(f"{what}: {len(g.tokens)} tokens in {g.target_passes} target passes "
               f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")
         print("accepted per round: " + " ".join(str(k) for k in g.accepted_per_round))
         if colour:
-            print(f"{COLOURS['accepted']}accepted draft{COLOURS['end']}  {COLOURS['residual']}residual "
+            print(f"{COLOURS['accepted']}accepted draft{COLOURS['end']}  {COLOURS['correct']}residual "
                   f"replacement{COLOURS['end']}  {COLOURS['bonus']}bonus token{COLOURS['end']}")
         else:
             print("(run in a terminal for colours: accepted drafts, residual replacements, bonus tokens)")
@@ -257,7 +264,8 @@ def render(g, vocab: str, colour: bool) -> str:
         return "".join(vocab[t] for t in g.tokens)
     parts, left = [], len(g.tokens)
     for r in g.rounds:  # a chain's or a tree's round: accepted drafts, then the closing token
-        pieces = [(t, "accepted") for t in r.emitted[:-1]] + [(r.closing_token, r.correction)]
+        pieces = [(t, "accepted") for t in r.emitted[:len(r.accepted_nodes)]]
+        pieces += [(t, r.closing_kind) for t in r.emitted[len(r.accepted_nodes):]]  # the closing token, if any
         for t, kind in pieces[:left]:
             parts.append(f"{COLOURS[kind]}{vocab[t]}{COLOURS['end']}")
         left -= min(left, len(pieces))
@@ -272,7 +280,7 @@ def cmd_bench(args) -> int:
     from ..gpt.measure.bench import bench
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
-    if args.schemes:
+    if args.scheme:
         if args.peer:
             raise UsageError("--schemes and --peer do not combine: run them one at a time")
         args.repeats = args.repeats or 3
@@ -303,7 +311,7 @@ def _schemes(args) -> int:
     from ..gpt.measure.bench_schemes import bench_schemes
     if args.drafters:
         raise UsageError("--schemes and --drafters do not combine: compare schemes with one --draft")
-    result = bench_schemes(_pair(args), args.schemes, args.tokens or 150, float(args.temperature), args.repeats,
+    result = bench_schemes(_pair(args), args.scheme, args.tokens or 150, float(args.temperature), args.repeats,
                            args.seed, limit=budget(args))
     if args.json:
         print_json(result)

@@ -1,19 +1,20 @@
 """The entry points for the app and the CLI: load the shipped pair, generate from text.
 
 >>> pair = load_pair("distilled", device="cpu")
->>> g = speculative_generate(pair, "def ", n_tokens=8, gamma=3, seed=0)
+>>> g = speculative_generate(pair, "def ", n_tokens=8, scheme="chain:3", seed=0)
 >>> len(g.tokens), g.mode, len(g.text)
 (8, 'speculative', 8)
 >>> g.rounds[0].cache["target"]["after_crop"] == g.rounds[0].cache["target"]["start"] + g.rounds[0].accepted + 1
 True
 
-``Generation`` (from ``specsim.gpt.decode``) carries ``tokens``, ``text``
-(set here), ``rounds`` (one ``Round`` per speculative round: drafts, p and q
-rows, u, ``acceptance`` probabilities, ``accepted_flags``, K as ``accepted``,
-the ``closing_token`` (``replacement`` or ``bonus``) and ``replacement_row``,
-cache lengths of both models at start / before verification / after it /
-after the crop, ``scored_by()`` for which logit row scored which draft),
-``alpha``, ``accepted_per_round``, ``target_passes`` and ``to_dict()``.
+``Generation`` (``specsim.gpt.trace``) carries ``tokens``, ``text`` (set
+here), ``scheme``, ``rounds`` (one ``Round`` per speculative round of any
+scheme: drafts and their parents, p and q rows, u, ``acceptance``,
+``accepted_flags``, K as ``accepted``, the ``closing_token`` and its
+``closing_kind`` ("correct" or "bonus"), ``replacement_row``, cache lengths of
+both models at start / before verification / after it / after the crop,
+``scored_by()`` for which logit row scored which draft), ``alpha``,
+``accepted_per_round``, ``target_passes`` and ``to_dict()`` (trace format 2).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import torch
 from . import decode
 from .decode import Generation, Sampling
 from .drafters import Drafter, ModelDrafter, SharedExitDrafter, make_drafter, parse_spec
+from .specs import rule_named
 from .model import GPT
 from .tokenizer import CharTokenizer
 from .weights import load_exit_heads, load_gpt, read_manifest
@@ -139,53 +141,54 @@ def _check_n(n_tokens):
         raise ValueError(f"the number of tokens must be >= 1, got {n_tokens}")
 
 
-def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4,
-                         temperature: float = 1.0, top_k: int | None = None,
-                         top_p: float | None = None, greedy: bool = False, seed: int = 0,
-                         crop: bool = True, verify: str = "token", limit=None) -> Generation:
-    """Speculative decoding of ``n_tokens`` characters after ``prompt``; same seed, same trace.
+def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=None, temperature: float = 1.0,
+                         top_k: int | None = None, top_p: float | None = None, greedy: bool = False, seed: int = 0,
+                         crop: bool = True, rule="correct", order: str = "dfs", limit=None,
+                         gamma: int | None = None) -> Generation:
+    """Speculative decoding of ``n_tokens`` characters after ``prompt`` with any scheme; same seed, same trace.
 
-    ``verify="block"``: block verification of each drafted chain (``block_generate``);
+    ``scheme``: ``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, a grammar string
+    ("chain:4", "block:4", "tree:2,2,1:distinct") or an int G for chain:G
+    (default chain:4; ``gamma=G`` is the same shorthand);
+    ``rule``: a rule object or its name (``rule_named``); ``order``: how a
+    tree is flattened for its verify pass (dfs or bfs: the layout, never the tokens);
     ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work), else the default bound."""
     from ..bounds import check_gpt
+    from ..schemes import as_scheme
     _check_n(n_tokens)
-    check_gpt(n_tokens, gamma, len(pair.vocab), limit=limit, lower="the number of tokens or γ")
-    g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens,
-                                    gamma, sampling(temperature, top_k, top_p, greedy), seed, crop, verify)
+    if gamma is not None and scheme is not None:
+        raise ValueError("give a scheme or gamma, not both")
+    scheme = as_scheme(gamma if gamma is not None else 4 if scheme is None else scheme)
+    rule = rule_named(rule)
+    lower = "the number of tokens or " + ("the tree" if scheme.kind == "tree" else "γ")
+    check_gpt(n_tokens, scheme.drafted_tokens, len(pair.vocab), limit=limit, lower=lower)
+    g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, scheme,
+                                    sampling(temperature, top_k, top_p, greedy), seed, crop, rule, order)
     g.text = pair.tokenizer.decode(g.tokens)
+    for r in g.rounds:
+        r.text = pair.tokenizer.decode(r.emitted)
     return g
 
 
 def block_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4, temperature: float = 1.0,
                    seed: int = 0, top_k: int | None = None, top_p: float | None = None,
                    greedy: bool = False) -> Generation:
-    """Speculative decoding with block verification of chains of ``gamma`` drafts (``specsim.schemes.block``)."""
-    return speculative_generate(pair, prompt, n_tokens, gamma, temperature, top_k, top_p, greedy, seed,
-                                verify="block")
+    """``speculative_generate`` with ``Block(gamma)``: block verification of chains of ``gamma`` drafts."""
+    from ..schemes import Block
+    return speculative_generate(pair, prompt, n_tokens, Block(gamma), temperature, top_k, top_p, greedy, seed)
 
 
 def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
                   temperature: float = 1.0, seed: int = 0, order: str = "dfs", top_k: int | None = None,
-                  top_p: float | None = None, greedy: bool = False, limit=None):
-    """Speculative decoding with a draft tree of shape ``widths`` (``specsim.gpt.tree_decode``).
+                  top_p: float | None = None, greedy: bool = False, limit=None, rule="correct") -> Generation:
+    """``speculative_generate`` with ``Tree(widths, drafts)``; ``widths`` a tuple or text such as "2,2,1".
 
-    ``widths`` is a tuple or text such as "2,2,1" (``specsim.schemes.tree.parse_shape``); ``drafts`` iid or
-    distinct; ``order`` dfs or bfs (how the tree is flattened for the verify pass). Returns a
-    ``TreeGeneration``: ``rounds[i]`` is a ``TreeRound`` with ``parents``, ``tokens`` (drafted ids),
-    ``accepted_nodes``, ``emitted``, ``n_cached`` and ``text`` (its emitted characters).
-    """
-    from ..bounds import check_gpt
-    from ..schemes.tree import check_shape, drafted, parse_shape
-    from .tree_decode import tree_generate as generate
-    _check_n(n_tokens)
-    widths = parse_shape(widths) if isinstance(widths, str) else check_shape(widths)
-    check_gpt(n_tokens, drafted(widths), len(pair.vocab), limit=limit, lower="the number of tokens or the tree")
-    g = generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, widths, drafts, order,
-                 sampling(temperature, top_k, top_p, greedy), seed)
-    g.text = pair.tokenizer.decode(g.tokens)
-    for r in g.rounds:
-        r.text = pair.tokenizer.decode(r.emitted)
-    return g
+    ``rounds[i]`` carries ``parents``, ``drafts``, ``accepted_nodes``, ``emitted``, ``start`` and ``text``."""
+    from ..schemes import Tree
+    from ..schemes.tree import parse_shape
+    tree = Tree(parse_shape(widths) if isinstance(widths, str) else widths, drafts)
+    return speculative_generate(pair, prompt, n_tokens, tree, temperature, top_k, top_p, greedy, seed,
+                                rule=rule, order=order, limit=limit)
 
 
 def plain_generate(pair: GPTModels, prompt: str, n_tokens: int, temperature: float = 1.0,

@@ -1,24 +1,31 @@
-"""Plain and speculative decoding with a KV cache, batch size 1, with a full trace.
+"""Plain and speculative decoding with a KV cache, batch size 1: one decoder for every scheme.
 
 Both start the same way: the prompt minus its last character is prefilled
 into the cache(s); the last character is the first token to feed. A cache of
 length n then always means "positions 0 .. n-1 are cached, the last token
 (at position n) is not yet".
 
-One speculative round (the steps the lessons refer to):
+One speculative round, for a chain, a block or a tree (``specsim.schemes``):
 
-1. draft: the drafter, fed the last token, proposes gamma tokens one by one
-   from q (its cache grows to n + gamma: the last draft is never fed);
-2. verify: one target pass over [last token, drafts] (gamma + 1 queries after
-   n cached keys, lower-right mask) gives the gamma + 1 rows of p; row i
-   scores draft i + 1, row gamma is the bonus row;
-3. accept: draft i is kept when u_i < min(1, p_i(x) / q_i(x)), left to right;
-4. correct: at the first rejection (position k) a replacement is drawn from
-   the residual max(0, p_k - q_k) normalized;
-5. bonus: if all gamma are accepted, one more token is drawn from p_gamma;
-6. crop: both caches keep n + k + 1 entries (prefix, last token, accepted
-   drafts). After a full acceptance the drafter holds only n + gamma, and its
-   missing last draft is fed together with the next round's last token.
+1. draft: the scheme draws the whole layout (``scheme.draft``) from the
+   drafter's rows q, which the drafter computes with its cache: a chain fed
+   token by token, a tree level by level (``specsim.gpt.tree_decode``). The
+   last drafts (the leaves) are never fed;
+2. verify: one target pass over [last token, drafts] after the n cached keys
+   (a chain: the lower-right causal mask; a tree: ``scheme.mask`` and
+   ``scheme.positions``) gives p at the root and after every draft;
+3-5. decide: ``scheme.verify`` -- the same walk the toy sampler and the exact
+   engine use, with the rule as a parameter -- on the rows as Python floats:
+   the accepted path, then the closing token (a replacement from the residual,
+   or the bonus);
+6. keep: both caches keep the prefix, the last token and the accepted path
+   (a chain crops; a tree gathers the path's slots, then crops). After a full
+   chain acceptance the drafter holds one position less: its last draft is
+   fed with the next round's last token.
+
+Uniforms: ``specsim.sampling.uniforms`` on ``numpy.random.default_rng(seed)``,
+the toy sampler's layout (one per drafted token to draw it, one per test, one
+for the closing token), so one seed gives one trace.
 
 Generation past the context window slides it: both caches are rebuilt from
 the last ``block_size // 2`` tokens (marked ``slid`` in the round).
@@ -29,8 +36,16 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .. import sampling as toy_sampling
+from ..rule import CORRECT
+from ..schemes import Tree, as_scheme, masks
 from .drafters import as_drafter
-from .rule import accept_block, accept_drafts, adjust, block_residual, residual
+from .rule import adjust
+from .specs import check_rule
+from .trace import Generation, Round
+from . import tree_decode
+
+__all__ = ["Sampling", "Round", "Generation", "plain_generate", "speculative_generate", "check_rule"]
 
 
 @dataclass(frozen=True)
@@ -44,111 +59,6 @@ class Sampling:
 
     def row(self, logits: torch.Tensor) -> torch.Tensor:
         return adjust(logits, self.temperature, self.top_k, self.top_p, self.greedy)
-
-
-@dataclass
-class Round:
-    """Everything one speculative round did. Token ids index the vocabulary.
-
-    Field names are those of the toy trace (``specsim.sampling.RoundTrace``);
-    see ``specsim/TRACE_FORMAT.md``. ``to_dict`` keeps the JSON keys of the
-    ``specsim gpt`` commands (``k``, ``accepted`` for the flags, ``accept_prob``,
-    ``correction_token``).
-    """
-
-    start: int  # position of the last token in the whole sequence (prompt included)
-    last_token: int  # the token fed first (the last one of the sequence so far)
-    drafts: list  # gamma drafted ids
-    q_rows: torch.Tensor  # (gamma, V): q at each draft position
-    p_rows: torch.Tensor  # (gamma + 1, V): p row i scores draft i + 1; row gamma is the bonus row
-    u: list  # gamma uniforms; u[i] is compared only if draft i is checked
-    acceptance: list  # min(1, p_i(d_i) / q_i(d_i)) for each draft
-    accepted_flags: list  # for the checked drafts: K Trues, then one False unless K == gamma
-    accepted: int  # K, drafts accepted
-    correction: str  # "residual" (step 4) or "bonus" (step 5)
-    closing_token: int  # the replacement (K < gamma) or the bonus (K == gamma) token
-    cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
-    slid: bool = False
-    replacement_row: torch.Tensor | None = None  # (V,) the row the replacement was drawn from
-    verify: str = "token"  # or "block": then ``acceptance`` holds the stop probabilities h_i
-    block: dict | None = None  # block verification: {"w": [w_0..w_gamma], "h": [...], "stops": [eta_i]}
-
-    @property
-    def replacement(self) -> int | None:
-        """The token drawn from ``replacement_row`` after a rejection (None without one)."""
-        return self.closing_token if self.accepted < len(self.drafts) else None
-
-    @property
-    def bonus(self) -> int | None:
-        """The token drawn from the last p row after full acceptance (None otherwise)."""
-        return self.closing_token if self.accepted == len(self.drafts) else None
-
-    @property
-    def emitted(self) -> list:
-        return self.drafts[:self.accepted] + [self.closing_token]
-
-    def scored_by(self) -> list:
-        """Which logit row of the verify pass scored which token, and what it decided."""
-        rows = []
-        for i in range(len(self.drafts) + 1):
-            fed = self.last_token if i == 0 else self.drafts[i - 1]
-            role = f"draft {i + 1}" if i < len(self.drafts) else "bonus"
-            rows.append({"row": i, "query_token": fed, "query_position": self.start + i,
-                         "scores": role, "used": i <= self.accepted})
-        return rows
-
-    def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
-        name = (lambda t: vocab[t]) if vocab else (lambda t: t)
-        d = {"start": self.start, "last_token": name(self.last_token),
-             "drafts": [name(t) for t in self.drafts], "u": self.u,
-             "accept_prob": self.acceptance, "accepted": self.accepted_flags, "k": self.accepted,
-             "correction": self.correction, "correction_token": name(self.closing_token),
-             "emitted": [name(t) for t in self.emitted], "cache": self.cache, "slid": self.slid,
-             "scored_by": [dict(r, query_token=name(r["query_token"])) for r in self.scored_by()],
-             "p_rows": [_row(r, name, top) for r in self.p_rows],
-             "q_rows": [_row(r, name, top) for r in self.q_rows]}
-        if self.verify != "token":
-            d.update(verify=self.verify, **(self.block or {}))
-        return d
-
-
-def _row(row: torch.Tensor, name, top):
-    """A probability row as {token: p}, the ``top`` largest only when ``top`` is set."""
-    row = row.float().cpu()
-    k = row.numel() if top is None else min(top, row.numel())
-    vals, idx = torch.topk(row, k)
-    return {str(name(i)): round(v, 6) for v, i in zip(vals.tolist(), idx.tolist()) if v > 0}
-
-
-@dataclass
-class Generation:
-    prompt_ids: list
-    tokens: list  # generated ids (exactly n_tokens)
-    mode: str  # "plain" or "speculative"
-    target_passes: int
-    draft_passes: int = 0
-    gamma: int | None = None
-    rounds: list = field(default_factory=list)
-    text: str | None = None  # the generated characters, set by ``specsim.gpt.api``
-    verify: str = "token"  # "token" or "block" (chain verification)
-
-    @property
-    def accepted_per_round(self) -> list:
-        return [r.accepted for r in self.rounds]
-
-    @property
-    def alpha(self) -> float | None:
-        """Measured acceptance rate: accepted drafts / checked drafts."""
-        checked = sum(len(r.accepted_flags) for r in self.rounds)
-        return sum(self.accepted_per_round) / checked if checked else None
-
-    def to_dict(self, vocab: str | None = None, top: int | None = 5) -> dict:
-        text = "".join(vocab[t] for t in self.tokens) if vocab else self.text
-        return {"text": text, "tokens": self.tokens, "mode": self.mode, "gamma": self.gamma,
-                "target_passes": self.target_passes, "draft_passes": self.draft_passes,
-                "accepted_per_round": self.accepted_per_round, "alpha": self.alpha,
-                "rounds": [r.to_dict(vocab, top) for r in self.rounds]} | (
-                    {"verify": self.verify} if self.verify != "token" else {})
 
 
 def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
@@ -190,32 +100,6 @@ class _Context:
         return True
 
 
-def _token_wise(p_rows, q_rows, drafts, u):
-    """Step 3-4 token-wise: (acceptance, flags, K, replacement row or None, None)."""
-    acceptance, flags, k = accept_drafts(p_rows, q_rows, drafts, u)
-    row = None
-    if k < drafts.numel():
-        row = residual(p_rows[k], q_rows[k])
-        if row is None:  # p <= q everywhere: float rounding rejected a sure draft
-            row = p_rows[k]
-    return acceptance, flags, k, row, None
-
-
-def _block(p_rows, q_rows, drafts, u):
-    """Step 3-4 by block verification: h as the acceptance, the flags K Trues then one False."""
-    w, h, stops, tau = accept_block(p_rows, q_rows, drafts, u)
-    flags = torch.arange(drafts.numel(), device=drafts.device) < tau  # (gamma,)
-    row = None
-    if tau < drafts.numel():
-        row = block_residual(w[tau], p_rows[tau], q_rows[tau])
-        if row is None:  # empty in exact arithmetic only with probability 0: float rounding
-            row = p_rows[tau]
-    return h, flags, tau, row, {"w": w.tolist(), "h": h.tolist(), "stops": stops.tolist()}
-
-
-VERIFY = {"token": _token_wise, "block": _block}
-
-
 @torch.inference_mode()
 def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampling(),
                    seed: int = 0) -> Generation:
@@ -234,72 +118,113 @@ def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampl
 
 
 @torch.inference_mode()
-def speculative_generate(target, draft, prompt_ids, n_tokens: int, gamma: int,
-                         sampling: Sampling = Sampling(), seed: int = 0,
-                         crop: bool = True, verify: str = "token") -> Generation:
-    """Speculative decoding; ``crop=False`` skips step 6 (the pitfall: output changes).
+def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sampling: Sampling = Sampling(),
+                         seed: int = 0, crop: bool = True, rule=CORRECT, order: str = "dfs") -> Generation:
+    """Speculative decoding of ``n_tokens`` with any scheme and rule; same seed, same trace.
 
-    ``verify``: "token" (token-wise, step 3 as above) or "block" (block
-    verification, ``specsim.schemes.block``: the same u's are the coins eta_i = u_i < h_i,
-    K = tau, and the replacement comes from the block residual).
+    ``scheme``: a ``specsim.schemes`` value (``Chain(4)``, ``Block(4)``,
+    ``Tree((2, 1))``), its grammar string, or an int G for ``chain:G``.
+    ``rule``: a ``RoundRule`` for a chain (``specsim.labs.pitfalls``), a
+    ``TreeRule`` for a tree. ``crop=False`` skips step 6 on a chain (the
+    pitfall: the output changes). ``order``: how a tree is flattened for the
+    verify pass (``dfs`` or ``bfs``; the tokens do not depend on it).
 
     ``draft`` is any ``specsim.gpt.drafters.Drafter`` (a small GPT, early exit,
-    prompt lookup) or a bare GPT. A drafter may propose fewer than gamma
+    prompt lookup) or a bare GPT. A chain drafter may propose fewer than gamma
     tokens in a round, even none (then the round is one plain target step).
     """
-    if gamma < 1:
-        raise ValueError(f"gamma must be >= 1, got {gamma}")
-    if verify not in VERIFY:
-        raise ValueError(f"verify must be one of {', '.join(VERIFY)}, got {verify!r}")
-    drafter = as_drafter(draft)
+    scheme = as_scheme(scheme)
+    check_rule(scheme, rule)
+    tree = isinstance(scheme, Tree)
+    tree_decode.flatten([], order)  # a bad order is refused before anything runs
+    if tree and not crop:
+        raise ValueError("crop=False is the chain's pitfall; a tree always keeps its accepted path")
+    drafter = tree_decode.tree_drafter(draft) if tree else as_drafter(draft)
     device = target.wte.weight.device
-    gen = torch.Generator(device).manual_seed(seed)
+    rng = toy_sampling.make_rng(seed)
     ctx = _Context([target], prompt_ids, device, window=drafter.window)
-    t_cache = ctx.caches[0]
+    need = scheme.drafted_tokens + 2  # root, drafts, and the closing token
+    if need > ctx.window // 2:
+        raise ValueError(f"{scheme.name} drafts {scheme.drafted_tokens} tokens: too many for the context window "
+                         f"of {ctx.window}")
     if hasattr(drafter, "attach"):  # early exit shares the target's cache
-        drafter.attach(t_cache)
+        drafter.attach(ctx.caches[0])
     drafter.start(ctx.view)
     passes_before = drafter.passes
-    out, rounds, t_passes = [], [], 0
+    out, rounds = [], []
     while len(out) < n_tokens:
-        slid = ctx.make_room(gamma + 2)
+        slid = ctx.make_room(need)
         if slid:
             drafter.start(ctx.view)
-        n, last = t_cache.length, ctx.pending  # last: (1, 1)
-        d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)
-        start = {"target": n, "draft": d_len()}
-        # step 1: draft up to gamma tokens (with their rows q)
-        d_list, q_rows = drafter.propose(ctx.view, gamma, sampling, gen)  # q_rows: (g, V)
-        g = len(d_list)
-        d_ids = torch.tensor([d_list], dtype=torch.long, device=device).view(1, g)  # (1, g)
-        before = {"target": n, "draft": d_len()}
-        # step 2: verify [last, drafts] in one target pass
-        p_rows = sampling.row(target(torch.cat([last, d_ids], dim=1), t_cache)[0])  # (g + 1, V)
-        t_passes += 1
-        after = {"target": t_cache.length, "draft": d_len()}
-        # step 3: accept left to right (token-wise) or the longest prefix the block allows
-        u = torch.rand(g, generator=gen, device=device)  # (g,)
-        acceptance, flags, k, replacement_row, block = VERIFY[verify](p_rows, q_rows, d_ids[0], u)
-        if k < g:  # step 4: replacement from the (block) residual at position k
-            tok = _sample(replacement_row, gen)
-            correction = "residual"
-        else:  # step 5: bonus token from the last row
-            replacement_row = None
-            tok = _sample(p_rows[g], gen)
-            correction = "bonus"
-        # step 6: roll both caches back to prefix + last token + k accepted drafts
-        if crop:
-            t_cache.crop(n + k + 1)
-        ctx.pending = tok.view(1, 1)
-        emitted = d_list[:k] + [int(tok)]
+        r = one_round(target, drafter, ctx, scheme, sampling, rng, rule, crop, order, slid)
+        if not r.emitted:
+            raise ValueError(f"rule {rule.name!r} emitted nothing in a round without drafts: the generation "
+                             "would never end")
+        rounds.append(r)
+        out.extend(r.emitted)
+    return Generation(list(prompt_ids), out[:n_tokens], "speculative", len(rounds),
+                      drafter.passes - passes_before, rounds, scheme.name)
+
+
+def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=True, order="dfs",
+              slid=False) -> Round:
+    """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter."""
+    t_cache, tree = ctx.caches[0], isinstance(scheme, Tree)
+    n, last = t_cache.length, int(ctx.pending)
+    d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)  # noqa: E731
+    start = {"target": n, "draft": d_len()}
+    # step 1: draft the whole layout, the scheme's draws on the drafter's rows
+    if tree:
+        u_draft, u_test, u_final = toy_sampling.uniforms(rng, scheme)
+        drafted = tree_decode.draft_tree(drafter, ctx.view, scheme, sampling, u_draft, rule)
+        drafts, parents, q_dev, q_host = drafted.tokens, drafted.parents, drafted.q_rows, drafted.q_host
+        used = scheme
+    else:
+        g = drafter.budget(ctx.view, scheme.gamma)  # prompt lookup may propose fewer, even none
+        used = scheme if g == scheme.gamma else type(scheme)(g) if g else None
+        u_draft, u_test, u_final = toy_sampling.uniforms(rng, used) if used else ([], [], float(rng.random()))
+        q_dev, q_host = [], []
+
+        def q_at(path):  # Chain.draft asks after (), then after each draft in turn
+            q_dev.append(drafter.row(ctx.view, path, sampling))
+            q_host.append(q_dev[-1].tolist())
+            return q_host[-1]
+
+        drafts, parents = used.draft(q_at, u_draft, rule) if used else ([], [])
+        drafter.done()
+    before = {"target": n, "draft": d_len()}
+    # step 2: one target pass over [last, drafts]
+    if tree:
+        seq = tree_decode.flatten(parents, order)  # the nodes in the pass's order
+        where = {j: i for i, j in enumerate(seq)}
+        flat = [-1 if parents[j] < 0 else where[parents[j]] for j in seq]
+        idx = torch.tensor([[last] + [drafts[j] for j in seq]], device=ctx.device)  # (1, N + 1)
+        pos = torch.tensor(masks.tree_positions(flat, n), device=ctx.device)  # (N + 1,)
+        p_pass = sampling.row(target(idx, t_cache, pos=pos, mask=tree_decode.tree_mask(flat, n, ctx.device))[0])
+        p_dev = p_pass[[0] + [where[j] + 1 for j in range(len(drafts))]]  # (N + 1, V) back in node order
+    else:
+        idx = torch.tensor([[last] + drafts], device=ctx.device)  # (1, g + 1)
+        p_dev = sampling.row(target(idx, t_cache)[0])  # (g + 1, V): lower-right causal mask
+    after = {"target": t_cache.length, "draft": d_len()}
+    # steps 3-5: the scheme's verify on the host, the same walk as the toy sampler's
+    verdict = (used or scheme).verify(drafts, p_dev.tolist(), q_host, u_test, u_final, rule, parents=parents)
+    path = verdict.path
+    # step 6: keep the prefix, the last token and the accepted path in both caches
+    emitted = [drafts[j] for j in path] + ([] if verdict.closing is None else [verdict.closing])
+    if tree:
+        t_cache.keep(list(range(n + 1)) + [n + 1 + where[j] for j in path])
+        tree_decode.keep_path(drafter, drafted, path)
+    elif crop:
+        t_cache.crop(n + len(path) + (verdict.closing is not None))  # no closing token: the last draft is next
+    if emitted:
+        ctx.pending = torch.tensor([[emitted[-1]]], device=ctx.device)
         ctx.ids.extend(emitted)
+    if not tree:
         drafter.keep(ctx.view, len(ctx.view) - 1, crop)
-        out.extend(emitted)
-        ends = {"target": t_cache.length, "draft": d_len()}
-        cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m],
-                     "after_crop": ends[m]} for m in start}
-        rounds.append(Round(n, int(last), d_list, q_rows, p_rows, u.tolist(), acceptance.tolist(),
-                            flags[:k + 1].tolist(), k, correction, int(tok), cache, slid, replacement_row,
-                            verify, block))
-    return Generation(list(prompt_ids), out[:n_tokens], "speculative", t_passes,
-                      drafter.passes - passes_before, gamma, rounds, verify=verify)
+    ends = {"target": t_cache.length, "draft": d_len()}
+    cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m], "after_crop": ends[m]}
+             for m in start}
+    q_rows = torch.stack([r for r in q_dev if r is not None]) if any(r is not None for r in q_dev) else \
+        p_dev[:0]  # (rows drawn from, V)
+    return Round((used or scheme).name if drafts else "none", n, last, drafts, parents, q_rows, p_dev, u_test,
+                 verdict, emitted, cache, slid)

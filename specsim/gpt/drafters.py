@@ -1,10 +1,11 @@
 """Where drafts come from: one drafter interface that the speculative decoder takes.
 
-Every drafter proposes up to gamma tokens after the sequence so far, each with
-the row q it was drawn from, and is told after verification how many tokens
-of the sequence the target kept. The decoder (``specsim.gpt.decode``) does
-everything else -- verification, acceptance, residual, bonus, crop, the trace
--- once, for all drafters:
+Every drafter gives the row q after the sequence so far and after each token
+drafted from it, says how many drafts it proposes this round, and is told
+after verification how many tokens of the sequence the target kept. The
+decoder (``specsim.gpt.decode``) does everything else -- the draws (the
+scheme's own, on the host), verification, residual, bonus, crop, the trace
+-- once, for all drafters and every scheme:
 
 * ``distilled`` and ``trained``: the shipped small GPTs (``ModelDrafter``);
 * ``early-exit:K``: the target's own first K layers, then its final layer
@@ -57,10 +58,14 @@ from .specs import GALLERY, SPECS, parse_spec  # noqa: F401  (the names, without
 
 
 class Drafter:
-    """The interface: ``start``, ``propose``, ``keep``; ``window``, ``name``, ``passes``.
+    """The interface: ``start``, ``budget``, ``row``, ``done``, ``keep``; ``window``, ``name``, ``passes``.
 
     ``ids`` is always the whole sequence so far (prompt, possibly slid, plus
     the generated tokens); its last token is the one the target scores next.
+    The decoder drafts by asking for rows: ``row(ids, ())`` is q after
+    ``ids``, then ``row(ids, path)`` after each drafted token in turn (a
+    chain's path grows by one token per call). The draws themselves are the
+    scheme's (``specsim.schemes``), on the host.
     """
 
     name = "drafter"
@@ -70,32 +75,26 @@ class Drafter:
     def start(self, ids: list) -> None:
         """(Re)start on ``ids``: at the beginning and after the window slid."""
 
-    def propose(self, ids: list, gamma: int, sampling, gen: torch.Generator):
-        """Up to ``gamma`` draft ids and their rows q, a (len(drafts), V) tensor."""
+    def budget(self, ids: list, gamma: int) -> int:
+        """How many drafts it proposes this round (at most ``gamma``; prompt lookup may propose fewer)."""
+        return gamma
+
+    def row(self, ids: list, path: tuple, sampling) -> torch.Tensor:
+        """q (V,) after ``ids`` and the drafted ``path``; called with (), then each longer path in turn."""
         raise NotImplementedError
+
+    def done(self) -> None:
+        """Drafting is over for this round (before the verify pass)."""
 
     def keep(self, ids: list, kept: int, crop: bool = True) -> None:
         """After verification: the first ``kept`` positions of ``ids`` are final
         (prefix, last token, accepted drafts); ``ids`` now ends with the closing token."""
 
 
-def _one_hot(ids: list, vocab_size: int, device) -> torch.Tensor:
-    q = torch.zeros(len(ids), vocab_size, device=device)  # (len, V)
-    if ids:
-        q[torch.arange(len(ids)), torch.tensor(ids)] = 1.0
+def _one_hot(token: int, vocab_size: int, device) -> torch.Tensor:
+    q = torch.zeros(vocab_size, device=device)  # (V,)
+    q[token] = 1.0
     return q
-
-
-def draft_chain(model, cache, feed, gamma: int, sampling, gen):
-    """Sample ``gamma`` drafts one by one from ``model`` on ``cache``, feeding ``feed`` (1, T)
-    first: (draft ids, their rows q as a (gamma, V) tensor)."""
-    q_rows, drafts = [], []
-    for _ in range(gamma):
-        q = sampling.row(model(feed, cache, last_only=True)[0, -1])  # (V,)
-        feed = torch.multinomial(q, 1, generator=gen).view(1, 1)
-        q_rows.append(q)
-        drafts.append(int(feed))
-    return drafts, torch.stack(q_rows)  # (gamma, V)
 
 
 class ModelDrafter(Drafter):
@@ -115,10 +114,11 @@ class ModelDrafter(Drafter):
             self.model(torch.tensor([ids[:-1]], device=self.device), self.cache, last_only=True)
         self.fed = len(ids) - 1
 
-    def propose(self, ids, gamma, sampling, gen):
-        feed = torch.tensor([ids[self.fed:]], device=self.device)  # (1, 1) or (1, 2): one behind
-        self.passes += gamma
-        return draft_chain(self.model, self.cache, feed, gamma, sampling, gen)
+    def row(self, ids, path, sampling):
+        # first call: the unfed tail of ids ((1, 1), or (1, 2) one behind after a full acceptance); then the last draft
+        feed = ids[self.fed:] if not path else [path[-1]]
+        self.passes += 1
+        return sampling.row(self.model(torch.tensor([feed], device=self.device), self.cache, last_only=True)[0, -1])
 
     def keep(self, ids, kept, crop=True):
         if crop:  # after a full acceptance the last draft was never fed: kept - 1 stay
@@ -182,6 +182,7 @@ class SharedExitDrafter(Drafter):
         self.window = model.config.block_size
         self.cache = None
         self.passes = 0
+        self.n = None  # the target's verified length while a round drafts on its cache
 
     def attach(self, cache) -> None:
         self.cache = cache
@@ -190,13 +191,18 @@ class SharedExitDrafter(Drafter):
         if self.cache is None:
             raise ValueError("a shared-cache drafter needs the target's cache: call attach() first")
 
-    def propose(self, ids, gamma, sampling, gen):
-        n = self.cache.length  # the target's verified prefix; layers 0 .. K-1 are the drafter's too
-        feed = torch.tensor([ids[-1:]], device=self.model.wte.weight.device)  # (1, 1): the last token
-        out = draft_chain(self.model, self.cache, feed, gamma, sampling, gen)
-        self.cache.crop(n)  # the verify pass writes these positions again, in every layer
-        self.passes += gamma
-        return out
+    def row(self, ids, path, sampling):
+        if not path:  # the target's verified prefix; layers 0 .. K-1 are the drafter's too
+            self.n = self.cache.length
+        feed = ids[-1:] if not path else [path[-1]]  # the last token, then each draft
+        self.passes += 1
+        x = torch.tensor([feed], device=self.model.wte.weight.device)  # (1, 1)
+        return sampling.row(self.model(x, self.cache, last_only=True)[0, -1])
+
+    def done(self):
+        if self.n is not None:
+            self.cache.crop(self.n)  # the verify pass writes these positions again, in every layer
+            self.n = None
 
     def own_cache(self) -> "ModelDrafter":
         """The same drafter with a K-layer cache of its own (for the tree decoder)."""
@@ -222,9 +228,12 @@ class LookupDrafter(Drafter):
                     return ids[start + n:start + n + gamma]
         return []
 
-    def propose(self, ids, gamma, sampling, gen):
-        drafts = self.propose_ids(ids, gamma)
-        return drafts, _one_hot(drafts, self.vocab_size, self.device)
+    def budget(self, ids, gamma):
+        self.proposal = self.propose_ids(ids, gamma)
+        return len(self.proposal)
+
+    def row(self, ids, path, sampling):
+        return _one_hot(self.proposal[len(path)], self.vocab_size, self.device)  # q: mass 1 on the proposal
 
 
 def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None) -> Drafter:

@@ -2,7 +2,8 @@
 
 A scheme is ``chain:G`` (token-wise verification of G drafts), ``block:G``
 (block verification of the same chain) or ``tree:W1,W2,...[:iid|distinct]``
-(a draft tree, ``specsim.gpt.tree_decode``). For each the bench reports
+(a draft tree): the grammar of ``specsim.schemes``, every scheme run by the
+one decoder (``specsim.gpt.decode``). For each the bench reports
 
 * ``drafted_tokens``: drafts scored per verify pass (G, or W1 + W1 W2 + ...);
 * ``tokens_per_pass``: generated tokens / target passes;
@@ -17,9 +18,9 @@ drafter; the drafter's passes and the loop's own work take the rest.
 Prompts are the held-out ones of ``specsim.gpt.measure.bench``; a generation that
 would run past the context window slides it, and ``slides`` counts it.
 
->>> [s.name for s in parse_schemes("chain:4; block:4; tree:2,2,1; tree:3,1:distinct")]
+>>> [s.name for s in parse_list("chain:4; block:4; tree:2,2,1; tree:3,1:distinct")]
 ['chain:4', 'block:4', 'tree:2,2,1', 'tree:3,1:distinct']
->>> [s.drafted_tokens for s in parse_schemes("chain:4;tree:2,2,1")]
+>>> [s.drafted_tokens for s in parse_list("chain:4;tree:2,2,1")]
 [4, 10]
 """
 from __future__ import annotations
@@ -29,24 +30,19 @@ import statistics
 import torch
 
 from ...bench.timing import measure
+from ...schemes import masks, parse_list
 from .. import api
-from ...schemes import masks
 from .bench import _sync, heldout_prompts
 from ..decode import plain_generate, speculative_generate
-from ..scheme_specs import Scheme, parse_schemes  # noqa: F401  (the grammar, torch-free)
-from ..tree_decode import tree_drafter, tree_generate, tree_mask
+from ..tree_decode import tree_drafter, tree_mask
 
 COST_STEPS = 20  # passes per timing of one pass kind
 COST_REPEATS = 5  # timings per pass kind (interleaved); the median is kept
 
 
-def generate(pair, scheme: Scheme, ids, n_tokens: int, sampling, seed: int):
+def generate(pair, scheme, ids, n_tokens: int, sampling, seed: int):
     """One generation of ``scheme`` on the pair's target and a fresh drafter."""
-    if scheme.kind == "tree":
-        return tree_generate(pair.target, pair.drafter(), ids, n_tokens, scheme.widths, scheme.drafts, "dfs",
-                             sampling, seed)
-    return speculative_generate(pair.target, pair.drafter(), ids, n_tokens, len(scheme.widths), sampling, seed,
-                                verify="token" if scheme.kind == "chain" else "block")
+    return speculative_generate(pair.target, pair.drafter(), ids, n_tokens, scheme, sampling, seed)
 
 
 @torch.inference_mode()
@@ -68,12 +64,12 @@ def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None
         sampling.row(target(tok, cache, last_only=True)[0])
         cache.crop(n)
 
-    def verify_fn(s: Scheme):
+    def verify_fn(s):
         idx = tok.repeat(1, s.drafted_tokens + 1)  # (1, m + 1)
         if s.kind != "tree":
             return lambda: (sampling.row(target(idx, cache)[0]), cache.crop(n))
-        mask = tree_mask(s.parents, n, device)  # (m + 1, n + m + 1)
-        pos = torch.tensor(masks.tree_positions(s.parents, n), device=device)
+        mask = tree_mask(s.parents(), n, device)  # (m + 1, n + m + 1)
+        pos = torch.tensor(masks.tree_positions(s.parents(), n), device=device)
         return lambda: (sampling.row(target(idx, cache, pos=pos, mask=mask)[0]), cache.crop(n))
 
     fns = {"target": step} | {s.name: verify_fn(s) for s in schemes}
@@ -92,7 +88,7 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
 
     ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``."""
     from ...bounds import check_gpt
-    schemes = parse_schemes(schemes) if isinstance(schemes, str) else list(schemes)
+    schemes = parse_list(schemes) if isinstance(schemes, str) else list(schemes)
     if any(s.kind == "tree" for s in schemes):
         tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
     prompts = prompts or heldout_prompts()
@@ -126,7 +122,8 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
         passes = sum(x.target_passes for x in g)
         checked = sum(len(r.accepted_flags) for x in g for r in x.rounds)
         rows.append({
-            "scheme": s.name, "kind": s.kind, "tree": list(s.widths), "drafts": s.drafts if s.kind == "tree" else None,
+            "scheme": s.name, "kind": s.kind, "tree": list(s.shape) if s.kind == "tree" else [1] * s.gamma,
+            "drafts": s.drafts if s.kind == "tree" else None,
             "drafted_tokens": s.drafted_tokens,
             "tokens_per_pass": round(len(ids) * n_tokens / passes, 4),
             "alpha": round(sum(r.accepted for x in g for r in x.rounds) / checked, 4) if checked else None,

@@ -24,11 +24,12 @@ import torch
 
 from .. import api
 
-from ...schemes import masks
-from ..decode import Sampling, _Context
+from ... import sampling as toy_sampling
+from ...schemes import Tree, masks
+from ..decode import Sampling, _Context, one_round
 from ..drafters import ModelDrafter
 from ..exact_adapter import GPTPair
-from ..tree_decode import tree_mask, tree_round
+from ..tree_decode import tree_mask
 
 PROMPT = "def __init__(self, "
 GREEDY_TOKENS = 120  # characters of greedy text compared per scheme
@@ -97,10 +98,9 @@ def check_caches(pair, rounds: int = 8) -> Check:
     drafter = ModelDrafter(pair.draft, pair.draft_name)
     ctx = _Context([pair.target], pair.tokenizer.encode(PROMPT), device)
     drafter.start(ctx.view)
-    gen = torch.Generator(device=device).manual_seed(1)
-    worst = 0.0
+    rng, worst = toy_sampling.make_rng(1), 0.0
     for _ in range(rounds):
-        tree_round(pair.target, drafter, ctx, (2, 2, 1), "iid", "dfs", Sampling(), gen)
+        one_round(pair.target, drafter, ctx, Tree((2, 2, 1)), Sampling(), rng)
         worst = max(worst, _cache_gap(pair.target, ctx.caches[0], ctx.view[:-1], device),
                     _cache_gap(pair.draft, drafter.cache, ctx.view[:drafter.fed], device))
     return Check("caches = a fresh forward", worst <= CACHE_ATOL,
