@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from .rule import CORRECT
+
 
 class WorkRefused(ValueError):
     """A computation refused before it started; the message is one line."""
@@ -60,7 +62,7 @@ class Limits:
     # sampled work
     sample_rounds: int = 10**8  # sample --rounds
     sample_work: int = 2 * 10**8  # draws of the vectorized sampler (sample_work(); ~5-10 s at the limit)
-    loop_work: int = 5 * 10**6  # draws of the per-round loops (broken rules, trees; ~10 s): loop_work()
+    loop_work: int = 5 * 10**6  # cheap draws of the per-round loop (broken rules, trees; ~10 s): loop_work()
     sample_outcomes: int = 10**7  # distinct outcomes a sample may have to hold in memory
     generate_tokens: int = 10_000  # generate --tokens
     generate_work: int = 10**6  # tokens x (gamma + 1) x V probabilities kept by a generation trace (~5 s)
@@ -197,50 +199,107 @@ def _geom(b: int, n: int) -> int:
 
 
 def round_work(vocab_size: int, gamma: int, p_branch: int | None = None) -> int:
-    """Outcomes one exact round enumerates with at most ``vocab_size`` drafts per position.
+    """Outcomes one exact chain round enumerates with at most ``vocab_size`` drafts per position.
 
     Without ``p_branch``: V^(gamma + 1), the plain upper bound. With it: every
     prefix of accepted drafts (b^i of length i) emits up to ``p_branch``
-    replacement or bonus tokens.
+    replacement or bonus tokens. (``specsim.schemes.Chain.round_work`` reads it.)
     """
     if p_branch is None:
         return vocab_size ** (gamma + 1)
     return p_branch * _geom(vocab_size, gamma)
 
 
-def joint_work(vocab_size: int, gamma: int, n_tokens: int, contexts: int = 1) -> int:
-    """Plain upper bound on the n-token joints (speculative and target) from ``contexts`` contexts."""
-    depth = max(n_tokens, min(gamma, n_tokens) + 1)
-    return vocab_size ** depth * contexts
+def _node_work(b: int, width: int, distinct: bool) -> int:
+    """Child draws one tree node enumerates: i.i.d. pools its rejections (width x b);
+    distinct keeps one state per tried set (at most b^j ordered tries at child j)."""
+    if not distinct:
+        return width * b
+    return sum(min(b ** j, 10**12) * b for j in range(min(width, b)))
 
 
-def _spec_joint(s: Shape, gamma: int, n: int) -> int:
+def tree_round_work(s: Shape, widths, distinct: bool) -> int:
+    """Outcomes + node work of one tree round: b^i accepted prefixes at depth i
+    (``specsim.schemes.Tree.round_work`` reads it)."""
+    total, prefixes = 0, 1
+    for w in widths:
+        total += prefixes * (_node_work(s.branch, w, distinct) + s.p_branch)
+        prefixes = min(prefixes * s.branch, 10**15)  # any drafted token can be the accepted child
+    return total + prefixes * s.p_branch
+
+
+# -- the work of a scheme ------------------------------------------------------
+# A scheme (``specsim.schemes``: Chain, Block, Tree) states the work of one enumerated round itself,
+# ``scheme.round_work(shape)``; every check below asks it, so a new scheme needs no new guard. This
+# module sits below the schemes and never imports them: it reads ``name``, ``kind``, ``depth``,
+# ``drafted_tokens``, ``round_work`` (and a tree's ``shape``). Measured on this machine (V 4-8,
+# γ 4-7, tree 2,2,1): one unit of ``round_work`` takes 15-40 us for a chain, a block and a tree
+# alike, so one constant (ROUND_STEPS) turns it into steps for every scheme.
+
+class _GammaChain:
+    """A plain int γ read as a chain of γ drafts, for callers that still pass an int (``scheme_of``)."""
+
+    kind = "chain"
+
+    def __init__(self, gamma: int):
+        self.gamma = self.depth = self.drafted_tokens = gamma
+        self.name = f"chain:{gamma}"
+
+    def round_work(self, s: Shape) -> int:
+        return round_work(s.branch, self.gamma, s.p_branch)
+
+
+def scheme_of(x):
+    """A scheme value as it is; an int γ as a chain of γ drafts (what ``schemes.as_scheme`` gives)."""
+    if isinstance(x, bool) or not (isinstance(x, int) or hasattr(x, "round_work")):
+        raise ValueError(f"not a verification scheme: {x!r}")
+    return _GammaChain(x) if isinstance(x, int) else x
+
+
+def _tested(scheme) -> int:
+    """Drafts one round's path may test: a tree's widths added up, else its depth."""
+    return sum(getattr(scheme, "shape", ())) or scheme.depth
+
+
+def _prefix_work(scheme, s: Shape, depth: int) -> int:
+    """Work of the round a joint enumerates when at most ``depth`` more drafts can be kept: a chain
+    or a tree stops its walk there (``enumerate``'s ``limit``); a block still walks all its chains."""
+    if depth >= scheme.depth or scheme.kind == "block":
+        return scheme.round_work(s)
+    shape = getattr(scheme, "shape", None)
+    if shape is not None:
+        return tree_round_work(s, shape[:depth], scheme.drafts == "distinct")
+    return round_work(s.branch, depth, s.p_branch)
+
+
+def _joint_work(s: Shape, scheme, n: int) -> int:
     """Outcomes of ``exact.speculative_joint`` plus ``exact.target_joint`` for one context."""
     c = max(s.branch, s.p_branch)
     total = c * _geom(c, n)  # target joint
     for m in range(1, n + 1):  # memo keys (state, m): truncated round + splicing the tails
         states = min(s.states, _geom(c, n - m))
-        total += states * (round_work(s.branch, min(gamma, m - 1), s.p_branch) + m * c ** m)
+        total += states * (_prefix_work(scheme, s, m - 1) + m * c ** m)
     return total
 
 
 ROUND_STEPS = 5  # a full round's outcome costs ~5x a joint's (draft loop, p/q, residual): measured
 
 
-def exact_work(model, gamma: int = 1, n_tokens: int = 0, gammas=None, contexts: int = 1,
+def exact_work(model, scheme=1, n_tokens: int = 0, schemes=None, contexts: int = 1,
                rounds: int = 0, rules: int = 1, power: int = 1) -> float:
     """Predicted cost of an exact computation, in steps: outcomes x number cost (x ROUND_STEPS in rounds).
 
-    rounds: full rounds enumerated (``round`` does 2, ``sample --check`` 1, each pitfall 1);
-    n_tokens, gammas, contexts: joints for a proof (``check_exactness``) or a pitfalls lab;
+    ``scheme`` (or several, ``schemes``; an int γ is a chain): how a round is verified;
+    rounds: full rounds enumerated per rule (``round`` does 2, ``sample --check`` 1, a judged rule 2);
+    n_tokens, contexts: joints for a proof (``check_exactness``) or a lab, per scheme;
     rules: how many rules are evaluated (the pitfalls lab runs all of them).
     """
     s = shape(model, power)
-    gammas = list(gammas) if gammas is not None else [gamma]
-    outcomes = ROUND_STEPS * rounds * round_work(s.branch, max(gammas), s.p_branch) * rules
+    schemes = [scheme_of(x) for x in (schemes if schemes is not None else [scheme])]
+    outcomes = ROUND_STEPS * rounds * rules * max(x.round_work(s) for x in schemes)
     if n_tokens:
-        outcomes += contexts * rules * sum(_spec_joint(s, g, n_tokens) for g in gammas)
-    g = max(gammas)  # rows multiplied along one path: a round's gamma + 1, a joint's N + min(gamma, N) + 1
+        outcomes += contexts * rules * sum(_joint_work(s, x, n_tokens) for x in schemes)
+    g = max(x.depth for x in schemes)  # rows multiplied along one path: a round's γ + 1, a joint's N + min(γ, N) + 1
     depth = max(g + 1, n_tokens + min(g, n_tokens) + 1 if n_tokens else 0)
     return outcomes * number_cost(s.digits * depth)
 
@@ -270,107 +329,43 @@ def check_digits(model, positions: int, what: str, lower: str, n_tokens: int = 0
                           f"{LIMITS.result_digits:,} digits: lower {lower}, or use a model with shorter fractions")
 
 
-def check_round(model, gamma: int, limit=None, rounds: int = 1, power: int = 1) -> None:
-    """Refuse an exact round of ``model`` with this gamma when it is too large (``limit``: int or Budget)."""
-    v = len(model.vocab)
-    what = f"a round with γ = {gamma} over {v} tokens"
-    check_digits(model, gamma, what, "γ", power=power)
-    check(exact_work(model, gamma, rounds=rounds, power=power), what, "γ", limit, "steps")
+def _lower(schemes, n_tokens: int = 0) -> str:
+    """What a person lowers: γ, or a tree's widths and depth (and N for a joint)."""
+    tree = any(hasattr(x, "shape") for x in schemes)
+    if tree:
+        return "the widths, the depth or N" if n_tokens else "the widths or the depth"
+    return "γ or N" if n_tokens else "γ"
 
 
-def check_joint(model, n_tokens: int, gammas, contexts: int = 1, limit=None,
+def _names(schemes) -> str:
+    names = [x.name for x in schemes]
+    return names[0] if len(names) == 1 else f"{len(names)} schemes ({names[0]} .. {names[-1]})"
+
+
+def check_round(model, scheme, limit=None, rounds: int = 1, power: int = 1) -> None:
+    """Refuse ``rounds`` exact rounds of ``scheme`` (a scheme value, or an int γ for a chain) on
+    ``model`` when they are too large (``limit``: an int or a ``Budget``)."""
+    scheme = scheme_of(scheme)
+    what = f"a round of {scheme.name} over {len(model.vocab)} tokens"
+    lower = _lower([scheme])
+    check_digits(model, _tested(scheme), what, lower, power=power)
+    check(exact_work(model, scheme, rounds=rounds, power=power), what, lower, limit, "steps")
+
+
+def check_joint(model, n_tokens: int, schemes, contexts: int = 1, limit=None,
                 rules: int = 1, rounds: int = 0, power: int = 1) -> None:
-    """Refuse exact n-token joints (a proof, a pitfalls lab) that are too large."""
-    gammas = list(gammas)
-    v, g = len(model.vocab), max(gammas)
-    work = exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=contexts, rounds=rounds,
+    """Refuse exact n-token joints of these schemes (a proof, a lab: ``rules`` rules, each with
+    ``rounds`` full rounds too) from ``contexts`` contexts that are too large."""
+    schemes = [scheme_of(x) for x in schemes]
+    work = exact_work(model, n_tokens=n_tokens, schemes=schemes, contexts=contexts, rounds=rounds,
                       rules=rules, power=power)
-    what = f"{n_tokens} token(s) with γ up to {g} over {v} tokens from {contexts} context(s)"
+    what = f"{n_tokens} token(s) with {_names(schemes)} over {len(model.vocab)} tokens from {contexts} context(s)"
     what += f", {rules} rules" if rules > 1 else ""
+    lower = _lower(schemes, n_tokens)
     # a correct rule's joints equal the target's (N rows); broken rules and rounds show round-sized numbers
-    positions = g + n_tokens - 1 if rules > 1 or rounds else 0
-    check_digits(model, positions, what, "γ or N", n_tokens, power)
-    check(work, what, "γ or N", limit, "steps")
-
-
-BLOCK_WORK = 10**6  # chains x γ of block rounds; measured ~3.5 s at V = 8, γ = 4, N = 3 (393,216)
-
-
-def block_work(model, gamma: int, n_tokens: int = 0, rounds: int = 0) -> int:
-    """A block round enumerates every drafted chain: V_q^γ chains, ~γ steps each.
-
-    A proof enumerates one truncated round per (model state, tokens still needed).
-    """
-    s = shape(model)
-    count = rounds + (min(s.states, _geom(s.branch, n_tokens)) * n_tokens if n_tokens else 0)
-    return max(count, 1) * s.branch ** gamma * gamma
-
-
-def check_block(model, gammas, n_tokens: int = 0, rounds: int = 1, limit=None) -> None:
-    """Refuse block-verified rounds or proofs whose chain enumeration is too large
-    (``BLOCK_WORK``, raised with a ``Budget``'s scale)."""
-    g, v = max(gammas), len(model.vocab)
-    work = sum(block_work(model, x, n_tokens, rounds) for x in gammas)
-    what = f"block verification with γ up to {g} over {v} tokens" + (f", N = {n_tokens}" if n_tokens else "")
-    check(work, what, "γ" + (" or N" if n_tokens else ""), _budget(limit, BLOCK_WORK), "chain steps")
-
-
-def _node_work(b: int, width: int, distinct: bool) -> int:
-    """Child draws one tree node enumerates: i.i.d. pools its rejections (width x b);
-    distinct keeps one state per tried set (at most b^j ordered tries at child j)."""
-    if not distinct:
-        return width * b
-    return sum(min(b ** j, 10**12) * b for j in range(min(width, b)))
-
-
-def tree_round_work(s: Shape, widths, distinct: bool) -> int:
-    """Outcomes + node work of one tree round: b^i accepted prefixes at depth i."""
-    total, prefixes = 0, 1
-    for w in widths:
-        total += prefixes * (_node_work(s.branch, w, distinct) + s.p_branch)
-        prefixes = min(prefixes * s.branch, 10**15)  # any drafted token can be the accepted child
-    return total + prefixes * s.p_branch
-
-
-def tree_work(model, widths, distinct: bool = False, n_tokens: int = 0, contexts: int = 1,
-              rounds: int = 0, rules: int = 1) -> float:
-    """Predicted steps of tree rounds (``rounds`` full ones) and n-token tree joints."""
-    s = shape(model)
-    widths = tuple(widths)
-    work = ROUND_STEPS * rounds * rules * tree_round_work(s, widths, distinct)
-    if n_tokens:
-        c = max(s.branch, s.p_branch)
-        per = c * _geom(c, n_tokens)
-        for m in range(1, n_tokens + 1):
-            states = min(s.states, _geom(c, n_tokens - m))
-            per += states * (tree_round_work(s, widths[:m - 1], distinct) + m * c ** m)
-        work += contexts * rules * per
-    depth = max(len(widths) + 1, n_tokens + min(len(widths), n_tokens) + 1 if n_tokens else 0)
-    return work * number_cost(s.digits * depth)
-
-
-def check_tree(model, tree, n_tokens: int = 0, contexts: int = 1, rounds: int = 0, rules: int = 1,
-               limit=None) -> None:
-    """Refuse an exact tree round or tree proof that is too large (``tree``: a ``specsim.schemes.tree.Tree``)."""
-    v = len(model.vocab)
-    what = f"a tree {','.join(map(str, tree.shape))} ({tree.drafts}) over {v} tokens"
-    if n_tokens:
-        what += f", {n_tokens} token(s) from {contexts} context(s)"
-    work = tree_work(model, tree.shape, tree.drafts == "distinct", n_tokens, contexts, rounds, rules)
-    lower = "the widths, the depth or N"
-    # a round's path tries up to W_i children at depth i; joints splice N - 1 more tokens after it
-    positions = sum(tree.shape) + max(n_tokens - 1, 0) if rounds or rules > 1 else 0
-    check_digits(model, positions, what, lower, n_tokens)
+    positions = max(_tested(x) for x in schemes) + n_tokens - 1 if rules > 1 or rounds else 0
+    check_digits(model, positions, what, lower, n_tokens, power)
     check(work, what, lower, limit, "steps")
-
-
-def check_tree_sample(model, tree, rounds: int, limit=None) -> None:
-    """Refuse a per-round tree Monte-Carlo run that would take minutes (``loop_work``)."""
-    check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
-    v = len(model.vocab)
-    work = loop_work(rounds, tree.drafted_tokens + len(tree.shape), v, tree=True)
-    check(work, f"{rounds:,} rounds of a {tree.name} over {v} tokens (one round at a time)",
-          "--rounds or the tree", _budget(limit, LIMITS.loop_work), "draws")
 
 
 def temperature_power(tau) -> int:
@@ -382,79 +377,89 @@ def temperature_power(tau) -> int:
 
 
 # -- sampled work --------------------------------------------------------------
-BLOCK_DRAW = 3  # a block round's draw costs ~3 chain draws (measured 0.5 vs 0.15-0.23 us at V 2-8)
-TREE_DRAW = 10  # a tree node's draw (exact residuals of V Fractions) costs ~10 loop draws per token of V
+# Draw costs of montecarlo's vectorized kernels, relative to the chain kernel's (a block draw: measured
+# 0.4-1.2 vs 0.1-0.6 us at V 3-32). A scheme or a rule without a kernel is sampled one round at a time.
+KERNEL_DRAW = {"chain": 1, "block": 3}
+# One round at a time (``montecarlo.sample_rounds_loop``: draft, then ``scheme.verify``) costs about the
+# same per drafted token for every scheme: measured 21-39 us at V 3-8 and 21-34 us at V 64 for chain:3,
+# block:3 and trees 2,2,1 / 64 / 6,6 on Fraction rows, ~LOOP_DRAW cheap draws each.
+LOOP_DRAW = 5
 
 
-def sample_work(rounds: int, gamma: int, vocab_size: int = 2, block: bool = False) -> int:
+def sample_work(rounds: int, gamma: int, vocab_size: int = 2, kind: str = "chain") -> int:
     """Draws a vectorized Monte-Carlo run makes, in units of one cheap draw: rounds x (gamma + 1),
     x (1 + V / 8) for the rows it searches (measured: ~1 us a draw at V 64, ~0.15 us at V 2-8),
     x10 when outcomes no longer fit in one int64 code ((V + 1)^(gamma + 1) >= 2^62: rows of
-    digits are counted instead, measured ~10x slower per draw), x ``BLOCK_DRAW`` for block rounds."""
+    digits are counted instead, measured ~10x slower per draw), x ``KERNEL_DRAW[kind]``."""
     wide = (gamma + 1) * math.log2(vocab_size + 1) >= 62
-    per = (1 + vocab_size / 8) * (10 if wide else 1) * (BLOCK_DRAW if block else 1)
+    per = (1 + vocab_size / 8) * (10 if wide else 1) * KERNEL_DRAW[kind]
     return math.ceil(rounds * (gamma + 1) * per)
 
 
-def loop_work(rounds: int, drafted: int, vocab_size: int = 2, tree: bool = False) -> int:
-    """Draws of a per-round loop (one round at a time): rounds x (drafted + 1), x (1 + V / 32) for a
-    broken chain rule (measured 2-7 us a draw at V 2-8, 7-18 us at V 64), x ``TREE_DRAW`` x V for a
-    tree, whose nodes keep exact residuals (measured ~1.1 ms a round of tree 2,2,1 over 3 tokens,
-    ~100 ms of tree 64 over 64 tokens); ``drafted``: a tree's drafted tokens plus its depth."""
-    per = TREE_DRAW * vocab_size if tree else 1 + vocab_size / 32
-    return math.ceil(rounds * (drafted + 1) * per)
+def loop_work(rounds: int, drafted: int, vocab_size: int = 2) -> int:
+    """Draws of a per-round loop (one round at a time): rounds x (drafted + 1) x ``LOOP_DRAW``,
+    x (1 + V / 32) for the rows each draw reads; ``drafted``: the scheme's drafted tokens."""
+    return math.ceil(rounds * (drafted + 1) * LOOP_DRAW * (1 + vocab_size / 32))
 
 
-def check_sample(model, gamma: int, rounds: int, loop: bool = False, limit=None, block: bool = False) -> None:
-    """Refuse a Monte-Carlo run that would take minutes or not fit in memory (``limit``: a Budget raises
-    ``sample_work``, ``loop_work`` and ``sample_outcomes`` alike)."""
+def check_sample(model, scheme, rounds: int, rule=None, limit=None) -> None:
+    """Refuse a Monte-Carlo run of ``rounds`` rounds of ``scheme`` with ``rule`` (None: the correct
+    one) that would take minutes or not fit in memory (``limit``: a Budget raises ``sample_work``,
+    ``loop_work`` and ``sample_outcomes`` alike). The correct rule on a chain or a block runs a
+    vectorized kernel (``KERNEL_DRAW``); anything else the per-round loop, as ``montecarlo.sample_rounds``."""
+    scheme = scheme_of(scheme)
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
     s = shape(model)
-    what = f"{rounds:,} rounds with γ = {gamma} over {s.vocab} tokens"
-    if loop:
-        check(loop_work(rounds, gamma, s.vocab), what + " (a broken rule: one round at a time)", "--rounds or γ",
-              _budget(limit, LIMITS.loop_work), "draws")
+    what = f"{rounds:,} rounds of {scheme.name} over {s.vocab} tokens"
+    lower = "--rounds or " + ("the tree" if hasattr(scheme, "shape") else "γ")
+    if (rule is None or rule is CORRECT) and scheme.kind in KERNEL_DRAW:
+        check(sample_work(rounds, scheme.depth, s.vocab, scheme.kind), what, lower,
+              _budget(limit, LIMITS.sample_work), "draws")
     else:
-        check(sample_work(rounds, gamma, s.vocab, block), what, "--rounds or γ", _budget(limit, LIMITS.sample_work),
-              "draws")
-    distinct = min(rounds, round_work(s.branch, gamma, s.p_branch))
-    check(distinct, what, "--rounds or γ", _budget(limit, LIMITS.sample_outcomes), "distinct outcomes to count")
+        why = "a broken rule" if scheme.kind in KERNEL_DRAW else "no vectorized kernel"
+        check(loop_work(rounds, scheme.drafted_tokens, s.vocab), f"{what} ({why}: one round at a time)", lower,
+              _budget(limit, LIMITS.loop_work), "draws")
+    distinct = min(rounds, scheme.round_work(s))
+    check(distinct, what, lower, _budget(limit, LIMITS.sample_outcomes), "distinct outcomes to count")
 
 
 BENCH_RUNS = 10  # a benchmark repeats its runs: all of them together may take this many single runs' limit
 
 
-def check_bench_sample(model, gamma: int, rounds: int, loop_rounds: int, repeats: int, loop_repeats: int,
+def check_bench_sample(model, scheme, rounds: int, loop_rounds: int, repeats: int, loop_repeats: int,
                        limit=None) -> None:
     """Refuse a ``bench-sample`` that would take minutes: the vectorized run is checked as ``sample``
     checks it, the per-round loop's run against ``loop_work``, and the repeats of each run together
-    against ``BENCH_RUNS`` times that run's limit.
+    against ``BENCH_RUNS`` times that run's limit (``scheme``: a chain or a block, or an int γ).
 
     >>> from specsim.toy import load_model
-    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**6, 5, 3)
-    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**6, 5, 50)
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**5, 5, 3)
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**5, 5, 50)
     Traceback (most recent call last):
     ...
-    specsim.bounds.WorkRefused: 50 loop runs of 4,375,000 draws each means ~2.2e+08 draws; the limit is 50,000,000: lower --loop-rounds or --loop-repeats
+    specsim.bounds.WorkRefused: 50 loop runs of 2,187,500 draws each means ~1.1e+08 draws; the limit is 50,000,000: lower --loop-rounds or --loop-repeats
     """
-    check_sample(model, gamma, rounds, limit=limit)
+    scheme = scheme_of(scheme)
+    check_sample(model, scheme, rounds, limit=limit)
     v = shape(model).vocab
-    loop = loop_work(loop_rounds, gamma, v)
-    check(loop, f"a loop run of {loop_rounds:,} rounds with γ = {gamma} over {v} tokens", "--loop-rounds",
+    loop = loop_work(loop_rounds, scheme.drafted_tokens, v)
+    check(loop, f"a loop run of {loop_rounds:,} rounds of {scheme.name} over {v} tokens", "--loop-rounds",
           _budget(limit, LIMITS.loop_work), "draws")
     for work, runs, base, what, flags in (
-            (sample_work(rounds, gamma, v), repeats, LIMITS.sample_work, "vectorized", "--rounds or --repeats"),
+            (sample_work(rounds, scheme.depth, v, scheme.kind), repeats, LIMITS.sample_work, "vectorized",
+             "--rounds or --repeats"),
             (loop, loop_repeats, LIMITS.loop_work, "loop", "--loop-rounds or --loop-repeats")):
         check(work * runs, f"{runs} {what} runs of {work:,} draws each", flags, _budget(limit, base * BENCH_RUNS),
               "draws")
 
 
-def check_generate(model, gamma: int, tokens: int, limit=None) -> None:
-    """Refuse a recorded generation that would be too long or too large."""
+def check_generate(model, scheme, tokens: int, limit=None) -> None:
+    """Refuse a recorded generation that would be too long or too large (``scheme``: or an int γ)."""
+    scheme = scheme_of(scheme)
     check(tokens, f"--tokens {tokens:,}", "--tokens", LIMITS.generate_tokens, "tokens")
     v = len(model.vocab)
-    check(tokens * (gamma + 1) * v, f"{tokens:,} tokens with γ = {gamma} over {v} tokens",
-          "--tokens or γ", _budget(limit, LIMITS.generate_work), "recorded probabilities")
+    check(tokens * (scheme.drafted_tokens + 1) * v, f"{tokens:,} tokens with {scheme.name} over {v} tokens",
+          "--tokens or " + _lower([scheme]), _budget(limit, LIMITS.generate_work), "recorded probabilities")
 
 
 def check_gpt(tokens: int, drafted, vocab_size: int | None = None, runs: int = 1, limit=None,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from specsim import bounds, exact, transforms
 
 from specsim.labs import pitfalls
+from specsim.schemes import Block, Chain, Tree
 from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round, parse_number
 from specsim.toy import ModelError, ToyModel, json_depth, load_model, loads_model, random_model
 
@@ -44,8 +45,8 @@ def test_shape_reads_branching_states_and_digits():
 def test_work_grows_with_gamma_tokens_contexts_and_digits():
     w = bounds.exact_work
     assert w(SEED, 4, rounds=1) > w(SEED, 3, rounds=1)
-    assert w(SEED, n_tokens=4, gammas=[3]) > w(SEED, n_tokens=3, gammas=[3])
-    assert w(SEED, n_tokens=3, gammas=[3], contexts=3) == 3 * w(SEED, n_tokens=3, gammas=[3])
+    assert w(SEED, n_tokens=4, schemes=[3]) > w(SEED, n_tokens=3, schemes=[3])
+    assert w(SEED, n_tokens=3, schemes=[3], contexts=3) == 3 * w(SEED, n_tokens=3, schemes=[3])
     assert w(_two(600), 6, rounds=1) > 50 * w(_two(1), 6, rounds=1)
 
 
@@ -60,12 +61,12 @@ def test_documented_sizes_are_within_the_limits(call):
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda: check_round(_two(), 19), "a round with γ = 19 over 2 tokens"),
+    (lambda: check_round(_two(), 19), "a round of chain:19 over 2 tokens"),
     (lambda: check_round(_two(600), 12), "lower γ"),
     (lambda: check_joint(_two(), 12, range(1, 65), contexts=2), "lower γ or N"),
     (lambda: check_joint(SEED, 8, [12], rules=9, rounds=1), "9 rules"),
     (lambda: bounds.check_sample(SEED, 3, 10**9), "--rounds"),
-    (lambda: bounds.check_sample(SEED, 3, 10**7, loop=True), "broken rule"),
+    (lambda: bounds.check_sample(SEED, 3, 10**7, pitfalls.PITFALLS["always-accept"].rule), "broken rule"),
     (lambda: bounds.check_generate(SEED, 3, 100_000), "--tokens"),
 ])
 def test_refusals_name_the_limit_and_what_to_lower(call, words):
@@ -228,11 +229,13 @@ def test_work_past_the_ceiling_is_not_offered_a_raise():
 
 
 def test_a_raised_budget_raises_the_other_limits_alike():
-    rounds = LIMITS.loop_work // 4  # seed model, γ 3, a broken rule: over the loop limit, under twice it
+    broken = pitfalls.PITFALLS["always-accept"].rule
+    rounds = int(1.5 * LIMITS.loop_work * 1000 / bounds.loop_work(1000, 3, 3))  # 1.5x the loop limit
     with pytest.raises(WorkRefused, match="raise it with --max-work"):
-        bounds.check_sample(SEED, 3, rounds, loop=True, limit=bounds.cli_budget())
-    bounds.check_sample(SEED, 3, rounds, loop=True, limit=bounds.cli_budget(2 * LIMITS.cli_work))
-    assert bounds.cli_budget(3 * LIMITS.cli_work).scaled(bounds.BLOCK_WORK).steps == 3 * bounds.BLOCK_WORK
+        bounds.check_sample(SEED, 3, rounds, broken, limit=bounds.cli_budget())
+    bounds.check_sample(SEED, 3, rounds, broken, limit=bounds.cli_budget(2 * LIMITS.cli_work))
+    bounds.check_sample(SEED, 3, rounds, limit=bounds.cli_budget())  # the correct rule: the vectorized kernel
+    assert bounds.cli_budget(3 * LIMITS.cli_work).scaled(LIMITS.loop_work).steps == 3 * LIMITS.loop_work
 
 
 # -- issue 29: results too long to show are refused before the work ----------------
@@ -255,7 +258,6 @@ def _rows(v: int, d: int, seed: int) -> ToyModel:
 
 @pytest.mark.parametrize("model", [_two(40), _rows(3, 30, 1), _rows(4, 20, 2)], ids=["two", "v3", "v4"])
 def test_the_digit_bound_covers_every_shown_probability(model):
-    from specsim.schemes.tree import Tree
     ctx = model.contexts()[0]
     for gamma in (1, 2, 3):
         assert _digits_shown(exact.round_distribution(model, ctx, gamma)) <= bounds.result_digits(model, gamma)
@@ -271,7 +273,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
     check_round(model, 1)  # ~2,000 digits: shown
     check_joint(model, 4, [1], contexts=2)  # ~4,000 digits: shown
     for call in (lambda: check_round(model, 3), lambda: check_joint(model, 5, [1]),
-                 lambda: bounds.check_tree(model, __import__("specsim.schemes.tree").tree.Tree((2,), "iid"), rounds=1),
+                 lambda: check_round(model, Tree((2,))),
                  lambda: check_joint(model, 2, [2], rules=9, rounds=1)):
         with pytest.raises(WorkRefused, match="the limit is 4,300 digits"):
             call()
@@ -279,15 +281,14 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
 
 # -- issue 29: sampled work counts the vocabulary and the tree -------------------------
 def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
-    from specsim.schemes.tree import Tree
     assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
-    assert bounds.sample_work(1000, 3, 8, block=True) > bounds.sample_work(1000, 3, 8)
+    assert bounds.sample_work(1000, 3, 8, "block") > bounds.sample_work(1000, 3, 8)
     assert bounds.loop_work(1000, 3, 64) > bounds.loop_work(1000, 3, 2)
     v64, tree = random_model(64, seed=0), Tree((64,), "iid")
     assert 70_000 * (tree.drafted_tokens + 1) <= LIMITS.loop_work  # the old estimate let ~16 min through
-    with pytest.raises(WorkRefused, match="over 64 tokens"):
-        bounds.check_tree_sample(v64, tree, 70_000)
-    bounds.check_tree_sample(SEED, Tree((2, 2, 1), "iid"), 10_000)  # sample --tree's default rounds
+    with pytest.raises(WorkRefused, match="tree:64 over 64 tokens .no vectorized kernel"):
+        bounds.check_sample(v64, tree, 70_000)  # measured ~1.6 ms a round: ~2 minutes
+    bounds.check_sample(SEED, Tree((2, 2, 1), "iid"), 10_000)  # sample --tree's default rounds
 
 
 # -- issue 30: one bound for every scheme of the tiny GPT ---------------------------

@@ -17,6 +17,7 @@ import time
 from fractions import Fraction
 
 from .. import bounds, exact
+from ..schemes import Chain
 from ..toy import ToyModel, load_model, random_model
 
 
@@ -28,15 +29,15 @@ def _two(digits: int) -> ToyModel:
 
 
 def _round(model, gamma):
-    ctx = model.contexts()[0]
-    return (lambda: len(exact.round_distribution(model, ctx, gamma).outcomes),
-            bounds.exact_work(model, gamma, rounds=1))
+    ctx, chain = model.contexts()[0], Chain(gamma)
+    return (lambda: len(exact.round_distribution(model, ctx, chain).outcomes),
+            bounds.exact_work(model, chain, rounds=1))
 
 
 def _prove(model, n, gammas):
-    ctx = model.contexts()
-    return (lambda: sum(c.sequences for c in exact.check_exactness(model, n, gammas, ctx)),
-            bounds.exact_work(model, n_tokens=n, gammas=gammas, contexts=len(ctx)))
+    ctx, chains = model.contexts(), [Chain(g) for g in gammas]
+    return (lambda: sum(c.sequences for c in exact.check_exactness(model, n, chains, ctx)),
+            bounds.exact_work(model, n_tokens=n, schemes=chains, contexts=len(ctx)))
 
 
 def cases() -> list:

@@ -10,20 +10,22 @@ from __future__ import annotations
 import os
 
 from .. import exact, montecarlo
+from ..schemes import Block, Chain, Tree
 from .timing import measure
 
 
 def prove_all(model, gamma: int = 4, n_tokens: int = 3, naive: bool = False) -> bool:
-    """The theorem from every context of ``model``: speculative joint == target joint."""
+    """The theorem from every context of ``model``: speculative joint == target joint (a chain of ``gamma``)."""
     joint = exact.naive_speculative_joint if naive else exact.speculative_joint
-    return all(joint(model, ctx, gamma, n_tokens) == exact.target_joint(model, ctx, n_tokens)
+    return all(joint(model, ctx, Chain(gamma), n_tokens) == exact.target_joint(model, ctx, n_tokens)
                for ctx in model.contexts())
 
 
 def bench_exact(repeats: int = 3, seed: int = 0, small: int = 8, large: int = 16) -> dict:
     """Median seconds of the exact proof (N = 3, γ = 4, every context) on random rational
     models of ``small`` and ``large`` tokens, and one run of the naive enumeration on the
-    small one (it takes a minute or more at the default size)."""
+    small one (it takes a minute or more at the default size). Seconds are reported as
+    measured; the ratio is naive / fast median, rounded to one decimal."""
     from ..toy import random_model
     m_small, m_large = random_model(small, seed=seed), random_model(large, seed=seed)
     if not prove_all(m_small):  # checked once first (this run also warms up)
@@ -34,29 +36,33 @@ def bench_exact(repeats: int = 3, seed: int = 0, small: int = 8, large: int = 16
     return {
         "task": "prove N=3 from every context, gamma=4, random rational model",
         "repeats": repeats, "statistic": "median seconds (naive: one run)",
-        f"v{small}_fast_s": round(fast_small.median, 4), f"v{small}_naive_s": round(naive_small, 4),
-        f"v{small}_ratio": round(naive_small / fast_small.median, 1), f"v{large}_fast_s": round(fast_large, 4),
+        f"v{small}_fast_s": fast_small.median, f"v{small}_naive_s": naive_small,
+        f"v{small}_ratio": round(naive_small / fast_small.median, 1), f"v{large}_fast_s": fast_large,
     }
 
 
 def bench_sample(model, context, gamma: int = 3, rounds: int = 10**6, loop_rounds: int | None = None,
                  repeats: int = 5, loop_repeats: int = 3, seed: int = 0) -> dict:
     """Median seconds of ``rounds`` vectorized rounds and of ``loop_rounds`` rounds of the
-    per-round loop (correct rule), rounds per second and the per-round speedup."""
+    per-round loop (the correct rule on a chain of ``gamma``), rounds per second, the per-round
+    speedup (loop median / loop_rounds over vectorized median / rounds, one decimal) and the K
+    counts of the vectorized run (the same for every repeat: one seed)."""
     import numpy as np
     loop_rounds = loop_rounds or rounds
-    vec = measure(lambda: montecarlo.sample_rounds(model, context, gamma, rounds, seed), repeats)
-    loop = measure(lambda: montecarlo.sample_rounds_loop(model, context, gamma, loop_rounds, seed), loop_repeats)
+    chain = Chain(gamma)
+    vec = measure(lambda: montecarlo.sample_rounds(model, context, chain, rounds, seed), repeats)
+    loop = measure(lambda: montecarlo.sample_rounds_loop(model, context, chain, loop_rounds, seed), loop_repeats)
     per_vec, per_loop = vec.median / rounds, loop.median / loop_rounds
     return {
         "task": f"one round of the correct rule from context {' '.join(context)!r}, model {model.name!r}",
-        "gamma": gamma, "statistic": "median seconds",
+        "scheme": chain.name, "gamma": gamma, "statistic": "median seconds",
         "vectorized_rounds": rounds, "vectorized_repeats": repeats,
-        "vectorized_s": round(vec.median, 4), "vectorized_all_s": [round(t, 4) for t in vec.seconds],
+        "vectorized_s": vec.median, "vectorized_all_s": list(vec.seconds),
         "loop_rounds": loop_rounds, "loop_repeats": loop_repeats,
-        "loop_s": round(loop.median, 4), "loop_all_s": [round(t, 4) for t in loop.seconds],
+        "loop_s": loop.median, "loop_all_s": list(loop.seconds),
         "speedup": round(per_loop / per_vec, 1),
         "vectorized_rounds_per_s": round(1 / per_vec), "loop_rounds_per_s": round(1 / per_loop),
+        "accepted_counts": [int(c) for c in vec.result.accepted_counts],
         "same_counts": (vec.result.outcomes == loop.result.outcomes) if loop_rounds == rounds else None,
         "cpus": os.cpu_count(), "numpy": np.__version__,
     }
@@ -68,15 +74,12 @@ def bench_schemes(repeats: int = 3, seed: int = 0, tree_vocab: int = 6, block_vo
 
     * a tree ``2,2,1`` (i.i.d. children), N = 3, every context of a random V = 6 model;
     * block verification with γ = 4, N = 3, every context of a random V = 8 model;
-    * 10^6 vectorized block-verified rounds of ``seed`` from "a" with γ = 3
+    * 10^6 vectorized block-verified rounds of ``seed`` from "a" with γ = 3 (and their K counts)
     (the sizes are parameters, so the tests can run it small).
 
     Each proof is checked once (and must be exact) before it is timed.
     """
-    from ..schemes.block import Block
-    from ..schemes.block_mc import sample_block_rounds_vectorized
     from ..toy import load_model, random_model
-    from ..schemes.tree import Tree
 
     def prove(model, scheme) -> bool:
         return all(c.exact for c in exact.check_exactness(model, 3, [scheme]))
@@ -88,9 +91,10 @@ def bench_schemes(repeats: int = 3, seed: int = 0, tree_vocab: int = 6, block_vo
     for name, (model, scheme) in cases.items():
         if not prove(model, scheme()):
             raise ValueError(f"the exact proof failed on the benchmark case {name}")
-        out[f"{name}_s"] = round(measure(lambda m=model, s=scheme: prove(m, s()), repeats).median, 4)
+        out[f"{name}_s"] = measure(lambda m=model, s=scheme: prove(m, s()), repeats).median
     seed_model = load_model("seed")
-    mc = measure(lambda: sample_block_rounds_vectorized(seed_model, ("a",), 3, mc_rounds, seed), repeats)
+    mc = measure(lambda: montecarlo.sample_rounds(seed_model, ("a",), Block(3), mc_rounds, seed), repeats)
     out["block_mc_rounds"] = mc_rounds
-    out["block_mc_gamma3_s"] = round(mc.median, 4)
+    out["block_mc_gamma3_s"] = mc.median
+    out["block_mc_accepted_counts"] = [int(c) for c in mc.result.accepted_counts]
     return out

@@ -39,11 +39,12 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .. import bounds, exact
-
+from .. import bounds
 from . import shrink
-from ..rule import CORRECT, RoundRule
+from .judge import Judgement, judge
 from .rule_proxy import RuleError, ValidatedRule  # noqa: F401 (part of this module's API)
+from ..rule import RoundRule
+from ..schemes import Chain
 from ..toy import PRESETS, ToyModel, model_from_dict, random_row
 from ..transforms import identity
 
@@ -196,7 +197,7 @@ TOTAL_WORK = 10**8  # estimated steps of one whole check (every model, γ and N)
 def model_work(model, gammas, n_tokens: int) -> float:
     """Estimated steps of checking one model (``bounds.exact_work``: the joints and the rounds counted)."""
     c = len(model.contexts())
-    return bounds.exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=c, rounds=2 * c * len(gammas))
+    return bounds.exact_work(model, n_tokens=n_tokens, schemes=gammas, contexts=c, rounds=2 * c * len(gammas))
 
 
 def _densest(v: int, order: int) -> ToyModel:
@@ -244,20 +245,17 @@ class Setup:
     speculative: object = identity
     target: object = identity
 
-    def violation(self, model, gamma: int, n_tokens: int, contexts=None):
-        """(context, TV, spec joint, target joint) of the first context where the rule is not exact, or None."""
-        spair, tpair = self.speculative(model), self.target(model)
-        for ctx in contexts or model.contexts():
-            want = exact.target_joint(tpair, ctx, n_tokens)
-            got = exact.speculative_joint(spair, ctx, gamma, n_tokens, self.rule)
-            if got != want and exact.max_abs_difference(got, want) != 0:
-                return ctx, exact.joint_total_variation(got, want), got, want
-        return None
+    def judge(self, model, context, gamma: int, n_tokens: int) -> Judgement:
+        """The rule judged at one context with a chain of ``gamma`` drafts (``specsim.labs.judge``)."""
+        return judge(self.speculative(model), context, Chain(gamma), self.rule, n_tokens, self.target(model))
 
-    def tokens(self, model, context, gamma: int):
-        pair = self.speculative(model)
-        return (exact.round_distribution(pair, context, gamma, self.rule).expected_tokens,
-                exact.round_distribution(pair, context, gamma, CORRECT).expected_tokens)
+    def violation(self, model, gamma: int, n_tokens: int, contexts=None) -> Judgement | None:
+        """The judgement at the first context where the rule is not exact, or None."""
+        for ctx in contexts or model.contexts():
+            j = self.judge(model, ctx, gamma, n_tokens)
+            if not j.exact:
+                return j
+        return None
 
 
 def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, seed: int = 0,
@@ -296,12 +294,11 @@ def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, see
         for g in gammas:
             for ctx in contexts:
                 checks += 1
-                hit = setup.violation(model, g, n_tokens, [ctx])
-                a, b = setup.tokens(model, ctx, g)
-                sums[g][0] += a
-                sums[g][1] += b
+                j = setup.judge(model, ctx, g, n_tokens)
+                sums[g][0] += j.tokens_per_round
+                sums[g][1] += j.correct_tokens_per_round
                 sums[g][2] += 1
-                if hit:
+                if not j.exact:
                     found = (model, ctx, g)
                     break
             if found:
@@ -324,9 +321,9 @@ def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, see
 
 
 def _describe(setup, model, ctx, gamma, n_tokens, found_on, top: int = 5) -> CounterExample:
-    _, tv, got, want = setup.violation(model, gamma, n_tokens, [ctx])
+    j = setup.judge(model, ctx, gamma, n_tokens)
+    got, want = j.produced, j.wanted
     rows = [(t, want.get(t, Fraction(0)), got.get(t, Fraction(0))) for t in set(got) | set(want)]
     rows.sort(key=lambda r: (-abs(r[1] - r[2]), r[0]))
-    a, b = setup.tokens(model, ctx, gamma)
-    return CounterExample(model, ctx, gamma, n_tokens, tv, [r for r in rows if r[1] != r[2]][:top],
-                          found_on, a, b)
+    return CounterExample(model, ctx, gamma, n_tokens, j.total_variation, [r for r in rows if r[1] != r[2]][:top],
+                          found_on, j.tokens_per_round, j.correct_tokens_per_round)

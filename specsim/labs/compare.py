@@ -1,24 +1,28 @@
 """Which verification scheme gets the most tokens per round from a budget of drafted tokens?
 
 ``schemes(budget)`` lists every scheme whose round drafts at most ``budget``
-tokens: token-wise chains and block chains of γ = 1..budget and every
-tree shape (W1, ..., Wd) with
-W1 + W1·W2 + ... ≤ budget, with i.i.d. and distinct drafts.
-``compare`` computes each one's exact expected tokens per round.
+tokens, as scheme values: chains and blocks of γ = 1..budget and every tree
+shape (W1, ..., Wd) with W1 + W1·W2 + ... ≤ budget, with i.i.d. and distinct
+drafts. ``compare`` computes each one's exact expected tokens per round (for
+a budget, or for the schemes named); ``check`` refuses, with one line, a
+comparison too large to finish, and is what the CLI and the Trees page both
+call before ``compare``.
 
 >>> from specsim.toy import load_model
->>> [(r["verify"], r["drafted_tokens"], str(r["expected_tokens"]))
-...  for r in compare(load_model("seed"), ("a",), 2) if r["tree"] is None]
-[('block', 2, '27/10'), ('token', 2, '267/100'), ('token', 1, '19/10'), ('block', 1, '19/10')]
+>>> [(r["scheme"], r["drafted_tokens"], str(r["expected_tokens"]))
+...  for r in compare(load_model("seed"), ("a",), 2) if r["kind"] != "tree"]
+[('block:2', 2, '27/10'), ('chain:2', 2, '267/100'), ('chain:1', 1, '19/10'), ('block:1', 1, '19/10')]
 """
 from __future__ import annotations
 
-from .. import exact
-
-from ..schemes import tree
-from ..schemes.block import Block
+from .. import bounds, exact
+from ..schemes import Block, Chain, Tree, as_scheme
 
 MAX_BUDGET = 8
+# Every scheme of a budget is enumerated once: the page's own limit on their summed work (the CLI passes its
+# --max-work budget instead). Measured (an idle 2-core machine, the seed model): budget 5 = ~50,000 steps in
+# ~0.3 s for the whole comparison, budget 6 = ~160,000 steps in ~1.1 s.
+BUDGET_WORK = 60_000
 
 
 def _shapes(budget: int, prefix=(), width=1, used=0):
@@ -32,27 +36,51 @@ def _shapes(budget: int, prefix=(), width=1, used=0):
         yield from _shapes(budget, shape, nodes, used + nodes)
 
 
-def schemes(budget: int):
-    """(verify, scheme) pairs: ``gamma`` ints are token-wise chains."""
+def schemes(budget: int) -> list:
+    """Every scheme drafting at most ``budget`` tokens: Chain(γ), Block(γ), then the trees."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ValueError(f"budget must be an integer in 1..{MAX_BUDGET}, got {budget!r}")
+    out = []
     for g in range(1, budget + 1):
-        yield "token", g
-        yield "block", Block(g)
+        out += [Chain(g), Block(g)]
     for shape in _shapes(budget):
-        for d in ("iid", "distinct"):
-            yield "tree", tree.Tree(shape, drafts=d)
+        out += [Tree(shape, drafts=d) for d in ("iid", "distinct")]
+    return out
 
 
-def compare(models, context, budget: int) -> list:
-    """Rows {verify, tree, drafts, drafted_tokens, expected_tokens}, most expected tokens first."""
+def _schemes(budget, named) -> list:
+    if (budget is None) == (named is None):
+        raise ValueError("compare a budget or a list of schemes (one of the two)")
+    return schemes(budget) if named is None else [as_scheme(s) for s in named]
+
+
+def check(pair, budget: int | None = None, named=None, limit=None) -> None:
+    """Refuse ``compare(pair, context, budget, named)`` before it starts (``bounds.WorkRefused``, one line).
+
+    Each scheme's round is checked as a round is (digits and work), then all rounds together:
+    against ``limit`` when it is a ``bounds.Budget`` (the CLI's --max-work), else ``BUDGET_WORK``.
+    """
+    todo = _schemes(budget, named)
+    for s in todo:
+        bounds.check_round(pair, s, limit)
+    total = sum(bounds.exact_work(pair, s, rounds=1) for s in todo)
+    what = (f"every scheme within budget {budget}" if named is None else f"{len(todo)} schemes") + \
+        f" over {len(pair.vocab)} tokens ({len(todo)} rounds)"
+    bounds.check(total, what, "the budget" if named is None else "the schemes",
+                 limit if isinstance(limit, bounds.Budget) else BUDGET_WORK, "steps")
+
+
+def compare(pair, context, budget: int | None = None, named=None) -> list:
+    """Rows {scheme, kind, gamma, drafted_tokens, expected_tokens} (plus tree and drafts for a tree),
+    most expected tokens first (fewer drafted tokens first on a tie); ``named``: these schemes instead
+    of every one within ``budget``."""
     rows = []
-    for verify, s in schemes(budget):
-        r = exact.round_distribution(models, tuple(context), s)
-        tree = verify == "tree"
-        rows.append({"verify": verify, "tree": list(s.shape) if tree else None,
-                     "drafts": s.drafts if tree else None,
-                     "drafted_tokens": s if verify == "token" else s.drafted_tokens,
-                     "expected_tokens": r.expected_tokens})
+    for s in _schemes(budget, named):
+        r = exact.round_distribution(pair, tuple(context), s)
+        row = {"scheme": s.name, "kind": s.kind, "gamma": s.depth, "drafted_tokens": s.drafted_tokens,
+               "expected_tokens": r.expected_tokens}
+        if s.kind == "tree":
+            row.update(tree=list(s.shape), drafts=s.drafts)
+        rows.append(row)
     rows.sort(key=lambda r: (-r["expected_tokens"], r["drafted_tokens"]))
     return rows

@@ -5,7 +5,10 @@ plus, where the mistake is about what the models are asked, a transform of
 the model pair. ``evaluate`` runs it through the exact engine and reports the
 total variation distance between the next-N-token distribution it produces
 and the distribution it was meant to produce, and the expected tokens per
-round. A pitfall's source says in a few words where the rule or the claim
+round (``specsim.labs.judge``). ``run_lab`` runs every pitfall that applies
+to a scheme (a chain: the chain rules; a tree: the tree rules; a block: the
+correct rule only); ``check_lab`` is its work bound, which the CLI and the
+Pitfalls page both ask. A pitfall's source says in a few words where the rule or the claim
 is found ("common pseudocode", a paper), or is None; the source, a longer
 ``source_text`` and the description are data, in ``pitfalls.json`` next to
 this file.
@@ -18,11 +21,13 @@ Example
 -------
 >>> from specsim.toy import load_model
 >>> m = load_model("seed")
->>> r = evaluate(PITFALLS["always-accept"], m, ("a",), gamma=1, n_tokens=1)
+>>> r = evaluate(PITFALLS["always-accept"], m, ("a",), Chain(1), n_tokens=1)
 >>> r.total_variation, r.expected_tokens   # TV(p, q) = 1 - alpha after "a"
 (Fraction(1, 10), Fraction(2, 1))
->>> evaluate(PITFALLS["correct"], m, ("a",), 3, 2).exact
+>>> evaluate(PITFALLS["correct"], m, ("a",), Chain(3), 2).exact
 True
+>>> [r.name for r in run_lab(m, ("a",), Tree((2, 1)), 1)]
+['correct', 'tree-no-residual-update', 'top-k-tree-as-if-sampled']
 """
 from __future__ import annotations
 
@@ -32,10 +37,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from .. import exact
+from .. import bounds, exact
+from . import judge
 from .pitfalls_tree import (AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TreeNoResidualUpdate,
                             TypicalAcceptance)
 from ..rule import CORRECT, RoundRule, acceptance_probability, residual, total_variation
+from ..schemes import Chain, Tree, as_scheme
 from ..transforms import TransformedPair, greedy, identity, temperature
 
 LAB_TEMPERATURE = Fraction(1, 2)
@@ -173,39 +180,77 @@ class PitfallResult:
     total_variation: object  # exact Fraction for toy models
     expected_tokens: object
     exact: bool
+    scheme: str = "chain:1"  # the scheme's grammar name
 
     def to_dict(self) -> dict:
         return {"name": self.name, "source": self.source, "description": self.description,
-                "total_variation": str(Fraction(self.total_variation)),
+                "scheme": self.scheme, "total_variation": str(Fraction(self.total_variation)),
                 "expected_tokens": str(Fraction(self.expected_tokens)), "exact": self.exact}
 
 
-def joints(pitfall: Pitfall, models, context, gamma: int, n_tokens: int) -> tuple:
+def joints(pitfall: Pitfall, models, context, scheme, n_tokens: int) -> tuple:
     """(produced, wanted): the next-``n_tokens`` joint the broken round produces, and the intended one."""
-    produced = exact.speculative_joint(pitfall.speculative(models), context, gamma, n_tokens, pitfall.rule)
-    return produced, exact.target_joint(pitfall.target(models), context, n_tokens)
+    return judge.joints(pitfall.speculative(models), context, scheme, pitfall.rule, n_tokens,
+                        pitfall.target(models))
 
 
-def evaluate(pitfall: Pitfall, models, context, gamma: int, n_tokens: int) -> PitfallResult:
-    """Exact TV between the speculative and intended joints of the next ``n_tokens``."""
-    pair = pitfall.speculative(models)
-    spec, wanted = joints(pitfall, models, context, gamma, n_tokens)
-    tv = exact.joint_total_variation(spec, wanted)
-    tokens = exact.round_distribution(pair, context, gamma, pitfall.rule).expected_tokens
-    return PitfallResult(pitfall.name, pitfall.source, pitfall.description, tv, tokens, tv == 0)
+def evaluate(pitfall: Pitfall, models, context, scheme, n_tokens: int) -> PitfallResult:
+    """Exact TV between the speculative and intended joints of the next ``n_tokens``
+    (``judge.judge``), and the rule's expected tokens per round."""
+    scheme = as_scheme(scheme)
+    j = judge.judge(pitfall.speculative(models), context, scheme, pitfall.rule, n_tokens, pitfall.target(models))
+    return PitfallResult(pitfall.name, pitfall.source, pitfall.description, j.total_variation,
+                         j.tokens_per_round, j.exact, scheme.name)
 
 
-def run_lab(models, context, gamma: int, n_tokens: int, names=None) -> list:
-    """``evaluate`` every pitfall (or the named ones, in the order given)."""
-    return [evaluate(get(n), models, context, gamma, n_tokens) for n in (names or PITFALLS)]
+def applicable(scheme) -> dict:
+    """The pitfalls a scheme can run: every chain rule on a chain; the correct rule and the tree
+    rules on a tree; the correct rule alone on a block (block verification has its own rule)."""
+    kind = as_scheme(scheme).kind
+    if kind == "chain":
+        return dict(PITFALLS)
+    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if kind == "tree" else {})}
+
+
+def cases(scheme, names=None) -> list:
+    """(pitfall, scheme) pairs the lab runs, in the order of ``names`` (default: every applicable one).
+
+    A rule that needs its own drafting mode gets it (``top-k-tree-as-if-sampled`` drafts
+    distinct tokens). A name that is unknown or does not apply is a one-line ValueError.
+    """
+    scheme = as_scheme(scheme)
+    table = applicable(scheme)
+    out = []
+    for name in names or table:
+        if name not in table:
+            get(name)  # unknown: names every rule
+            raise ValueError(f"rule {name!r} does not apply to {scheme.name}; use: {', '.join(table)}")
+        pit = table[name]
+        drafts = getattr(pit.rule, "drafts", None)  # a tree rule bound to one drafting mode
+        out.append((pit, Tree(scheme.shape, drafts) if drafts and drafts != scheme.drafts else scheme))
+    return out
+
+
+def check_lab(models, scheme, n_tokens: int, names=None, limit=None) -> None:
+    """Refuse ``run_lab(models, context, scheme, n_tokens, names)`` before it starts (one line,
+    ``bounds.WorkRefused``; ``limit``: an int or a ``bounds.Budget``). The CLI and the page ask this."""
+    todo = cases(scheme, names)
+    schemes = list(dict.fromkeys(s for _, s in todo))  # each distinct scheme once, in order
+    # each rule: its speculative joint, the intended joint and one round (its tokens per round);
+    # the temperature pitfalls square the rows' digits
+    bounds.check_joint(models, n_tokens, schemes, rules=len(todo), rounds=1,
+                       power=bounds.temperature_power(LAB_TEMPERATURE), limit=limit)
+
+
+def run_lab(models, context, scheme, n_tokens: int, names=None) -> list:
+    """``evaluate`` every pitfall that applies to ``scheme`` (or the named ones, in the order given)."""
+    return [evaluate(pit, models, context, s, n_tokens) for pit, s in cases(scheme, names)]
 
 
 def get(name: str) -> Pitfall:
-    if name not in PITFALLS:
-        raise ValueError(f"unknown rule {name!r}; known: {', '.join(PITFALLS)}")
-    return PITFALLS[name]
-
-
+    if name not in PITFALLS and name not in TREE_PITFALLS:
+        raise ValueError(f"unknown rule {name!r}; known: {', '.join([*PITFALLS, *TREE_PITFALLS])}")
+    return PITFALLS.get(name) or TREE_PITFALLS[name]
 
 
 def _temper_target(models):
@@ -246,27 +291,27 @@ _ALL = [
 ]
 
 PITFALLS = {p.name: p for p in _ALL}
-# tree rules: evaluated with a ``specsim.schemes.tree.Tree`` as the scheme (``evaluate(p, m, ctx, Tree(...), n)``)
+# tree rules: evaluated with a ``specsim.schemes.Tree`` as the scheme (``run_lab(m, ctx, Tree(...), n)``)
 TREE_PITFALLS = {p.name: p for p in [_pitfall("tree-no-residual-update", TreeNoResidualUpdate()),
                                      _pitfall("top-k-tree-as-if-sampled", TopKTreeAsIfSampled())]}
 
 
 # -- errors that are not a rule ------------------------------------------------
-def extra_pass_cost(models, context, gamma: int) -> dict:
+def extra_pass_cost(models, context, scheme) -> dict:
     """A common rollback claim: one more target pass after every rejection, priced exactly.
 
     The real round costs one target pass; with the extra pass a round costs
-    1 + P(K < gamma). The tokens per round are the same, so the target passes
+    1 + P(K < γ) (γ: the scheme's depth). The tokens per round are the same, so the target passes
     per emitted token rise by that factor (and the fresh draw is from p, which
     is the resample-from-target bias on top).
 
     >>> from specsim.toy import load_model
-    >>> r = extra_pass_cost(load_model("seed"), ("a",), 3)
+    >>> r = extra_pass_cost(load_model("seed"), ("a",), Chain(3))
     >>> r["passes_per_token"], r["extra_passes_per_token"]
     (Fraction(500, 1659), Fraction(676, 1659))
     """
-    r = exact.round_distribution(models, tuple(context), gamma)
-    rejected = 1 - r.accepted[gamma]
+    r = exact.round_distribution(models, tuple(context), as_scheme(scheme))
+    rejected = 1 - r.accepted[-1]
     return {"tokens_per_round": r.expected_tokens, "rejection_probability": rejected,
             "passes_per_token": 1 / r.expected_tokens,
             "extra_passes_per_token": (1 + rejected) / r.expected_tokens}

@@ -79,6 +79,7 @@ class TopKTreeAsIfSampled(TreeRule):
     """Children are q's top-W tokens (deterministic) but verified as distinct samples from q."""
 
     name = "top-k-tree-as-if-sampled"
+    drafts = "distinct"  # the drafting mode it needs (``specsim.labs.pitfalls.cases`` picks it)
 
     def draft_row(self, q, q_cur, drafts, tried, width):
         if drafts != "distinct":

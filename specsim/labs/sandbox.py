@@ -41,7 +41,7 @@ from .sandbox_child import END, HEAD
 DEFAULT_TIMEOUT, MAX_TIMEOUT = 300, 3600  # seconds of wall clock for the whole check
 DEFAULT_MEMORY_MB, MIN_MEMORY_MB, MAX_MEMORY_MB = 2048, 128, 65536  # the child's address space
 MAX_REPORT = 2**20  # bytes: a report is a few kB
-_ROOT = str(Path(__file__).resolve().parent.parent)  # the folder that holds specsim/: the child imports this copy
+_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds specsim/: the child imports this copy
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from specsim.labs.sandbox_child import main; main()"
 
 

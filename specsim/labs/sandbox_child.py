@@ -34,7 +34,7 @@ from ..rule import RoundRule
 from .rule_proxy import RuleError, first_line
 
 HEAD, END = "SPECSIM-REPORT", "SPECSIM-END"
-_ROOT = Path(__file__).resolve().parent.parent  # the folder that holds specsim/
+_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds specsim/ (this file: specsim/labs/)
 
 
 class Refused(ValueError):

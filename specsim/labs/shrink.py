@@ -1,5 +1,8 @@
 """Shrinking a counter-example while the violation persists (used by ``specsim.labs.checker``).
 
+It knows the check only through ``setup.violation(model, gamma, n_tokens)`` (a ``checker.Setup``:
+a judgement or None), so it imports nothing of the checker.
+
 A violation is a model, a context, γ and N where a rule's next-N-token
 joint differs from the target's. ``shrink`` tries smaller candidates in a
 fixed order and keeps the first that still violates, until none does:
@@ -127,7 +130,7 @@ def shrink(setup, model, ctx, gamma: int, n_tokens: int) -> tuple:
                 continue
             hit = _violates(setup, m, g, n)
             if hit:
-                model, ctx, gamma, n_tokens = m, hit[0], g, n
+                model, ctx, gamma, n_tokens = m, hit.context, g, n
                 break
         else:
             break
