@@ -35,8 +35,12 @@ def grammar_help() -> str:
 
 def _parse(text: str):
     kind, _, rest = text.partition(":")
-    if kind not in KINDS or not rest:
-        raise ValueError(f"write {grammar_help()}")
+    if not text:
+        raise ValueError(f"no scheme given: write {grammar_help()}")
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind[:20]!r}: write {grammar_help()}")
+    if not rest:
+        raise ValueError(f"{kind} needs {'its widths' if kind == 'tree' else 'its G'}: write {grammar_help()}")
     if kind == "tree":
         shape, _, mode = rest.partition(":")
         mode = mode or "iid"
