@@ -12,14 +12,6 @@ from .common import (UsageError, add_scheme_option, add_shorthand_options, budge
                      print_json, scheme_keys, scheme_from_args, schemes_from_args, seed_arg, table)
 
 
-def tree_args(p) -> None:
-    """--tree and --drafts (kept for ``specsim gpt generate`` until it takes ``add_shorthand_options``)."""
-    from .common import _tree_shape, _argtype
-    p.add_argument("--tree", type=_argtype("tree", _tree_shape), help="verify a draft tree of widths W1,W2,...")
-    p.add_argument("--drafts", choices=["iid", "distinct"], default="iid",
-                   help="tree children drafted iid (with replacement, default) or distinct")
-
-
 def register(sub) -> None:
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
