@@ -322,3 +322,62 @@ def test_anything_else_is_one_line_naming_the_character(text, words):
     with pytest.raises(ValueError, match=re.escape(words)) as e:
         bounds.parse_whole(text, "n")
     assert "\n" not in str(e.value) and len(str(e.value)) < 200
+
+
+# -- issue 22: one check per computation, through the scheme's own round_work ------------
+class _Wide:
+    """A scheme no guard was written for: the checks ask its round_work, nothing else."""
+
+    name, kind, depth, drafted_tokens = "wide:5", "wide", 1, 5
+
+    def round_work(self, s):
+        return s.branch ** 5 * s.p_branch
+
+
+def test_every_scheme_is_priced_by_its_own_round_work():
+    s = bounds.shape(SEED)
+    for scheme in (Chain(3), Block(3), Tree((2, 1)), Tree((2, 2), "distinct"), _Wide()):
+        cost = bounds.number_cost(s.digits * (scheme.depth + 1))
+        assert bounds.exact_work(SEED, scheme, rounds=2) == 2 * bounds.ROUND_STEPS * scheme.round_work(s) * cost
+    with pytest.raises(WorkRefused, match="a round of wide:5 over 3 tokens") as e:
+        check_round(SEED, _Wide(), limit=1000)
+    assert "\n" not in str(e.value)
+
+
+def test_an_int_gamma_is_a_chain_for_every_check():
+    m = random_model(4, seed=3)
+    assert bounds.exact_work(m, 5, 3, rounds=1) == bounds.exact_work(m, Chain(5), 3, rounds=1)
+    for check in (lambda g: check_round(m, g, limit=20_000), lambda g: check_joint(m, 8, [g], limit=20_000),
+                  lambda g: bounds.check_sample(m, g, 10**8 // 2)):
+        with pytest.raises(WorkRefused) as by_int:
+            check(9)
+        with pytest.raises(WorkRefused) as by_chain:
+            check(Chain(9))
+        assert str(by_int.value) == str(by_chain.value)
+
+
+@pytest.mark.parametrize("scheme, lower", [(Chain(12), "lower γ or N"), (Block(12), "lower γ or N"),
+                                           (Tree((2, 2, 2, 2, 1)), "lower the widths, the depth or N")])
+def test_a_joint_refusal_names_the_scheme_in_one_line(scheme, lower):
+    with pytest.raises(WorkRefused) as e:
+        check_joint(SEED, 8, [scheme], contexts=3)
+    assert scheme.name in str(e.value) and lower in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_joint_counts_only_the_drafts_it_can_still_keep():
+    # N = 1 needs the first token only: a chain or a tree stops at the root; a block walks every chain anyway
+    # (equal outcomes; only the number cost, read from the depth, differs a little)
+    assert bounds.exact_work(SEED, Chain(8), 1) < 1.01 * bounds.exact_work(SEED, Chain(1), 1)
+    assert bounds.exact_work(SEED, Tree((2, 2, 2)), 1) < 1.01 * bounds.exact_work(SEED, Tree((2,)), 1)
+    assert bounds.exact_work(SEED, Block(8), 1) > 100 * bounds.exact_work(SEED, Block(1), 1)
+    exact.speculative_joint(SEED, ("a",), Chain(8), 1)  # indeed instant
+
+
+def test_sampling_picks_the_kernel_or_the_loop_as_montecarlo_does():
+    rounds = 10**6
+    broken = pitfalls.PITFALLS["always-accept"].rule
+    bounds.check_sample(SEED, Chain(3), rounds)  # the chain kernel
+    bounds.check_sample(SEED, Block(3), rounds)  # the block kernel
+    for scheme, rule, why in ((Chain(3), broken, "a broken rule"), (Tree((1, 1, 1)), None, "no vectorized kernel")):
+        with pytest.raises(WorkRefused, match=why):
+            bounds.check_sample(SEED, scheme, rounds, rule)
