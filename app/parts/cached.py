@@ -35,7 +35,7 @@ def expected_tokens(model_json: str, state: tuple, scheme):
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
 def check_exactness(model_json: str, n_tokens: int, gammas: tuple):
     model = toy.loads_model(model_json)
-    with heavy.exact_slot(bounds.exact_work(model, n_tokens=n_tokens, gammas=gammas, contexts=len(model.contexts()))):
+    with heavy.exact_slot(bounds.exact_work(model, n_tokens=n_tokens, schemes=gammas, contexts=len(model.contexts()))):
         return exact.check_exactness(model, n_tokens, gammas)
 
 

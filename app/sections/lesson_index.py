@@ -6,7 +6,7 @@ from pathlib import Path
 
 from parts.nav import PAGE
 
-LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
+LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 
 # Which page a lesson opens, by words in its file name or title (first match wins).
 LESSON_PAGES = [

@@ -11,8 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 import gpt_runs
-from parts import heavy
-from parts import widgets
+from parts import heavy, widgets
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view

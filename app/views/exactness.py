@@ -1,14 +1,12 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-from parts import animations
-from parts import cached
+from parts import animations, cached, widgets
+from parts.tokens import md
 from sections import tryit
-from parts import widgets
 from specsim import bounds, exact
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
-from parts.tokens import md
 
 st.title("Exactness: the proof, in fractions")
 tryit.back_to_lesson()

@@ -1,10 +1,8 @@
 """Home: what speculative decoding is, one round replayed, a map of the app."""
 import streamlit as st
 
-from sections import lesson_index
-from parts import nav
-from parts import tokens
-from sections import tryit
+from parts import nav, tokens
+from sections import lesson_index, tryit
 from specsim import sampling, toy
 from specsim.plots import rounds as plots_rounds
 

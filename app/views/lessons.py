@@ -8,9 +8,8 @@ answers and long code blocks are folded.
 """
 import streamlit as st
 
+from parts import nav, widgets
 from sections import lesson_index
-from parts import nav
-from parts import widgets
 
 st.title("Lessons")
 lessons = lesson_index.lessons()

@@ -3,9 +3,8 @@ import inspect
 
 import streamlit as st
 
-from parts import cached
+from parts import cached, widgets
 from sections import tryit
-from parts import widgets
 from specsim import bounds
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots

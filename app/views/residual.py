@@ -3,9 +3,8 @@ import inspect
 
 import streamlit as st
 
-from parts import animations
+from parts import animations, widgets
 from sections import tryit
-from parts import widgets
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
 

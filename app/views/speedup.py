@@ -1,10 +1,8 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
-from parts import animations
-from parts import cached
+from parts import animations, cached, widgets
 from sections import tryit
-from parts import widgets
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
 

@@ -11,12 +11,9 @@ import os
 
 import streamlit as st
 
-from sections import gallery_section
 import gpt_runs
-from sections import gpt_stats_section
-from parts import tokens
-from sections import tryit
-from parts import widgets
+from parts import tokens, widgets
+from sections import gallery_section, gpt_stats_section, tryit
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
 from specsim.schemes import masks

@@ -1,13 +1,12 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
-from parts import cached
-from parts import heavy
-from sections import tryit
-from parts import widgets
+from parts import cached, heavy, widgets
 from parts.tokens import md_tokens
+from sections import tryit
 from specsim import bounds, toy
 from specsim.labs import family
+from specsim.plots import family as plots_family
 
 st.title("Rule workbench")
 tryit.back_to_lesson()
@@ -81,7 +80,7 @@ else:
 st.subheader("The whole family on this model")
 st.caption("Exact TV for every (β, λ) with the bonus and comparison chosen above; green: the exact point, "
            "red: your choice. The comparison never changes a number: P(u < a) = P(u ≤ a) = a.")
-st.plotly_chart(family.grid_figure(rows, (beta, lam)), key="wb-grid")
+st.plotly_chart(plots_family.grid_figure(rows, (beta, lam)), key="wb-grid")
 
 others = [p for p in family.exact_points(rows) if p != family.EXACT_POINT]
 if others:
