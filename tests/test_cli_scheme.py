@@ -93,9 +93,11 @@ def test_pitfalls_rules_follow_the_scheme(cli, cli_json):
     assert {r["name"]: r["scheme"] for r in tree["rules"]} == {
         "correct": "tree:2,1", "tree-no-residual-update": "tree:2,1", "top-k-tree-as-if-sampled": "tree:2,1:distinct"}
     code, _, err = cli("pitfalls", "seed", "--scheme", "chain:2", "--rule", "tree-no-residual-update")
-    assert code == 2 and "tree rule" in err and err.count("\n") == 1
+    assert code == 2 and "does not apply to chain:2" in err and err.count("\n") == 1
     code, _, err = cli("pitfalls", "seed", "--scheme", "tree:2", "--rule", "always-accept")
-    assert code == 2 and "chain rule" in err and err.count("\n") == 1
+    assert code == 2 and "does not apply to tree:2" in err and err.count("\n") == 1
+    code, _, err = cli("sample", "seed", "--scheme", "block:2", "--rule", "always-accept")
+    assert code == 2 and "does not apply to block:2" in err and err.count("\n") == 1
 
 
 def test_sample_runs_a_tree_rule_on_a_tree(cli_json):

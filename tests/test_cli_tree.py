@@ -75,4 +75,4 @@ def test_pitfalls_tree(cli, cli_json):
     assert got["correct"]["total_variation"] == "0" and got["correct"]["exact"]
     assert not got["tree-no-residual-update"]["exact"] and got["top-k-tree-as-if-sampled"]["drafts"] == "distinct"
     code, _, err = cli("pitfalls", "seed", "--tree", "2", "--rule", "always-accept")
-    assert code == 2 and "chain rule" in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "'always-accept' does not apply to tree:2" in err and len(err.strip().splitlines()) == 1

@@ -25,10 +25,10 @@ def _pitfalls():
 
 
 def _rule_name(text):
-    pitfalls = _pitfalls()
-    if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
-        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: "
-                                         f"{', '.join([*pitfalls.PITFALLS, *pitfalls.TREE_PITFALLS])}")
+    try:  # a one-line ValueError naming every rule; a long text is quoted to 60 characters (no name is that long)
+        _pitfalls().get(text[:60])
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return text
 
 
@@ -96,39 +96,16 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_bench_sample)
 
 
-# -- the rule and the scheme ---------------------------------------------------
-
-def lab_rules(scheme) -> list:
-    """The rules the pitfalls lab runs on ``scheme`` by default: a tree takes the correct rule and the
-    tree rules; a block only rules that keep the correct rule (its own rule is fixed); a chain all."""
-    pitfalls = _pitfalls()
-    if scheme.kind == "tree":
-        return ["correct", *pitfalls.TREE_PITFALLS]
-    if scheme.kind == "block":
-        return [n for n, pit in pitfalls.PITFALLS.items() if pit.rule is pitfalls.PITFALLS["correct"].rule]
-    return list(pitfalls.PITFALLS)
-
-
-def pitfall_on(name: str, scheme):
-    """(the pitfall ``name``, the scheme it runs on), or a UsageError when the two do not go together."""
-    pitfalls = _pitfalls()
-    if name in pitfalls.TREE_PITFALLS:
-        if scheme.kind != "tree":
-            raise UsageError(f"rule {name!r} is a tree rule: run it on a tree (--scheme tree:W1,W2,...)")
-        if name == "top-k-tree-as-if-sampled":  # the top-k tree is distinct by construction
-            from ..schemes import Tree
-            scheme = Tree(scheme.shape, "distinct")
-        return pitfalls.TREE_PITFALLS[name], scheme
-    return pitfalls.PITFALLS[name], scheme
-
-
 def _setup(args):
     """Model, context, scheme, the pair the round runs on, and the rule."""
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme = scheme_from_args(args)
     pair = transforms.transform_pair(model, args.temperature, args.top_k, args.top_p)
-    pitfall, scheme = pitfall_on(getattr(args, "rule", None) or "correct", scheme)
+    try:  # the rule must apply to the scheme (a tree rule to a tree; a block has its own rule)
+        [(pitfall, scheme)] = _pitfalls().cases(scheme, [getattr(args, "rule", None) or "correct"])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     return model, ctx, scheme, pitfall.speculative(pair), pitfall.rule
 
 
@@ -284,20 +261,18 @@ def cmd_pitfalls(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme = scheme_from_args(args)
-    runs = [pitfall_on(n, scheme) for n in (args.rule or lab_rules(scheme))]  # (pitfall, its scheme)
-    bounds.check_joint(model, args.tokens, list({s.name: s for _, s in runs}.values()), limit=budget(args),
-                       rules=len(runs), rounds=1, power=bounds.temperature_power(pitfalls.LAB_TEMPERATURE))
-    results = [pitfalls.evaluate(pit, model, ctx, s, args.tokens) for pit, s in runs]
+    pitfalls.check_lab(model, scheme, args.tokens, args.rule, budget(args))  # the rules that apply, or one line
+    results = pitfalls.run_lab(model, ctx, scheme, args.tokens, args.rule)
     if args.json:
         print_json({"context": " ".join(ctx)} | scheme_keys(scheme) | {"tokens": args.tokens, "rules": [
-            r.to_dict() | {"scheme": s.name} | ({"drafts": s.drafts} if s.kind == "tree" else {})
-            for r, (_, s) in zip(results, runs)]})
+            r.to_dict() | ({"drafts": scheme.drafts if r.scheme == scheme.name else "distinct"}
+                           if scheme.kind == "tree" else {}) for r in results]})
         return 0
     print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, scheme {scheme.name}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")
-    rows = [[r.name, s.name, num(r.total_variation), num(r.total_variation, "decimal"),
+    rows = [[r.name, r.scheme, num(r.total_variation), num(r.total_variation, "decimal"),
              num(r.expected_tokens), num(r.expected_tokens, "decimal"),
-             "yes" if r.exact else "no", r.source or "-"] for r, (_, s) in zip(results, runs)]
+             "yes" if r.exact else "no", r.source or "-"] for r in results]
     print(table(rows, ["rule", "scheme", "TV", "≈", "tokens/round", "≈", "exact", "source"]))
     for r in results:
         print()
