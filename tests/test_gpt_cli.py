@@ -10,10 +10,14 @@ def test_generate_json_has_the_documented_fields(cli):
                        "--device", "cpu", "--json")
     d = json.loads(out)
     assert code == 0 and len(d["text"]) == 15 and len(d["tokens"]) == 15
-    assert {"text", "tokens", "target_passes", "accepted_per_round", "alpha", "rounds"} <= set(d)
+    assert {"trace_format", "text", "tokens", "scheme", "target_passes", "accepted_per_round", "alpha",
+            "rounds"} <= set(d)
+    assert d["trace_format"] == 2 and d["scheme"] == "chain:3"
     assert len(d["accepted_per_round"]) == len(d["rounds"]) == d["target_passes"]
-    r = d["rounds"][0]
-    assert {"drafts", "p_rows", "q_rows", "u", "accepted", "correction", "cache", "scored_by"} <= set(r)
+    for r in d["rounds"]:
+        assert {"drafts", "p_rows", "q_rows", "u", "acceptance", "accepted", "accepted_flags", "closing_token",
+                "closing_kind", "cache", "scored_by"} <= set(r)
+        assert isinstance(r["accepted"], int) and r["accepted_flags"][:r["accepted"]] == [True] * r["accepted"]
 
 
 def test_generate_plain_and_readable(cli):
@@ -44,7 +48,8 @@ def test_temperature_zero_is_greedy(cli_json):
     zero = cli_json(*args, "--temperature", "0", "--seed", "1")
     assert zero["tokens"] == cli_json(*args, "--greedy", "--seed", "2")["tokens"]
     assert zero["tokens"] == cli_json(*args, "--temperature", "0", "--seed", "3")["tokens"]  # no randomness left
-    assert all(max(row.values()) == 1.0 for r in zero["rounds"] for row in r["p_rows"] + r["q_rows"])  # one-hot
+    rows = [row for r in zero["rounds"] for row in r["p_rows"] + r["q_rows"] if row is not None]  # None: a leaf's q
+    assert all(max(row.values()) == 1.0 for row in rows)  # one-hot
     assert zero["tokens"] != cli_json(*args, "--seed", "1")["tokens"]
 
 

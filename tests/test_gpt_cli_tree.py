@@ -1,4 +1,5 @@
-"""`specsim gpt generate --tree / --verify block` and `specsim gpt bench --schemes`: JSON keys and refusals."""
+"""`specsim gpt generate --scheme` (and its shorthand --tree / --verify block / --gamma), `--rule`, and
+`specsim gpt bench --schemes`: JSON keys, the old flags giving the same run, lossy rules, refusals."""
 import json
 
 import pytest
@@ -9,31 +10,53 @@ from specsim.schemes.tree import drafted
 def test_generate_tree_json_has_the_tree_trace(cli_json):
     d = cli_json("gpt", "generate", "--prompt", "def f(x):", "--tokens", "20", "--tree", "2,2,1",
                  "--drafts", "distinct", "--device", "cpu", "--seed", "3")
-    assert (d["mode"], d["tree"], d["drafts"], d["order"]) == ("tree", [2, 2, 1], "distinct", "dfs")
+    assert (d["trace_format"], d["mode"], d["scheme"], d["gamma"]) == (2, "speculative", "tree:2,2,1:distinct", None)
     assert len(d["tokens"]) == 20 and len(d["rounds"]) == d["target_passes"]
     for r in d["rounds"]:
-        assert {"parents", "tokens", "accepted_nodes", "emitted", "n_cached", "mask_shape", "cache",
-                "p_rows", "q_rows", "tried", "accepted", "u"} <= set(r)
+        assert {"scheme", "parents", "drafts", "accepted_nodes", "emitted", "start", "mask_shape", "cache",
+                "p_rows", "q_rows", "tried", "accepted", "accepted_flags", "acceptance", "closing_kind",
+                "closing_token", "u"} <= set(r)
         m = len(r["parents"])
-        assert m == len(r["tokens"]) == drafted((2, 2, 1)) and r["mask_shape"] == [m + 1, r["n_cached"] + m + 1]
-        assert r["emitted"][:-1] == [r["tokens"][i] for i in r["accepted_nodes"]]
-        assert r["cache"]["target"]["after_keep"] == r["n_cached"] + len(r["accepted_nodes"]) + 1
+        assert m == len(r["drafts"]) == drafted((2, 2, 1)) and r["mask_shape"] == [m + 1, r["start"] + m + 1]
+        assert r["emitted"][:-1] == [r["drafts"][i] for i in r["accepted_nodes"]]
+        assert r["accepted"] == len(r["accepted_nodes"]) and len(r["accepted_flags"]) == len(r["tried"])
+        assert r["cache"]["target"]["after_crop"] == r["start"] + r["accepted"] + 1
     assert sum(len(r["emitted"]) for r in d["rounds"]) >= 20
+
+
+def test_generate_scheme_equals_the_old_flags(cli_json):
+    base = ("gpt", "generate", "--prompt", "def f(x):", "--tokens", "15", "--device", "cpu", "--seed", "5")
+    for flags, scheme in ((["--verify", "block"], "block:4"), (["--gamma", "3"], "chain:3"),
+                          (["--tree", "2,1", "--drafts", "distinct"], "tree:2,1:distinct"), ([], "chain:4")):
+        old, new = cli_json(*base, *flags), cli_json(*base, "--scheme", scheme)
+        assert old == new and old["scheme"] == scheme
 
 
 def test_generate_block_json_marks_the_scheme(cli_json):
     d = cli_json("gpt", "generate", "--prompt", "def f(x):", "--tokens", "15", "--verify", "block",
                  "--device", "cpu")
-    assert d["verify"] == "block" and len(d["tokens"]) == 15
-    assert all({"w", "h", "stops", "verify"} <= set(r) and len(r["w"]) == 5 for r in d["rounds"])
+    assert d["scheme"] == "block:4" and d["gamma"] == 4 and len(d["tokens"]) == 15
+    assert all(r["block"].keys() == {"w", "h", "stops"} and len(r["block"]["w"]) == 5 for r in d["rounds"])
 
 
 def test_generate_readable_names_the_scheme(cli):
     code, out, _ = cli("gpt", "generate", "--prompt", "x = ", "--tokens", "10", "--tree", "3,1", "--order", "bfs",
                        "--device", "cpu")
-    assert code == 0 and out.startswith("x = ") and "tree 3,1 iid (bfs): 10 tokens in" in out
+    assert code == 0 and out.startswith("x = ") and "tree:3,1 (bfs): 10 tokens in" in out
     code, out, _ = cli("gpt", "generate", "--prompt", "x = ", "--tokens", "10", "--verify", "block", "--device", "cpu")
-    assert code == 0 and "gamma 4, block verification: 10 tokens in" in out
+    assert code == 0 and "block:4: 10 tokens in" in out
+
+
+@pytest.mark.parametrize("argv,rule", [(["--scheme", "tree:2,1"], "tree-no-residual-update"),
+                                       (["--scheme", "chain:3"], "typical-acceptance"),
+                                       (["--tree", "2", "--drafts", "distinct"], "top-k-tree-as-if-sampled"),
+                                       (["--gamma", "2"], "greedy-draft-with-sampled-q")])
+def test_a_lossy_rule_runs_on_the_real_model(cli, cli_json, argv, rule):
+    args = ("gpt", "generate", "--prompt", "def f(x):", "--tokens", "30", "--device", "cpu", "--seed", "1", *argv)
+    d = cli_json(*args, "--rule", rule)
+    assert len(d["tokens"]) == 30 and d["tokens"] != cli_json(*args)["tokens"]  # the rule changes the text
+    code, out, _ = cli(*args, "--rule", rule)
+    assert code == 0 and f"rule {rule}: 30 tokens in" in out
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -45,6 +68,14 @@ def test_generate_readable_names_the_scheme(cli):
     (["--tree", "2", "--verify", "block"], "--tree does not combine with --verify block"),
     (["--tree", "2", "--draft", "lookup:2"], "the lookup:2 drafter cannot draft a tree"),
     (["--verify", "block", "--plain"], "--plain does not combine with --verify block"),
+    (["--scheme", "chain:3", "--plain"], "--plain does not combine with --scheme"),
+    (["--scheme", "chain:3", "--gamma", "3"], "--scheme and --gamma do not combine"),
+    (["--scheme", "tree:2", "--rule", "typical-acceptance"], "'typical-acceptance' is a chain rule"),
+    (["--scheme", "chain:2", "--rule", "tree-no-residual-update"], "'tree-no-residual-update' is a tree rule"),
+    (["--scheme", "block:2", "--rule", "always-accept"], "block verification has its own rule"),
+    (["--rule", "temperature-on-target-only"], "runs on the toy models only"),
+    (["--rule", "nope"], "unknown rule 'nope'"),
+    (["--scheme", "tree:2,x"], "scheme 'tree:2,x'"),
     (["--drafts", "unique", "--tree", "2"], "invalid choice: 'unique'"),
 ])
 def test_bad_tree_and_block_input_is_one_line_exit_2(cli, argv, message):
@@ -74,9 +105,9 @@ def test_bench_schemes_json_keys(cli, monkeypatch):
 
 
 @pytest.mark.parametrize("schemes,message", [("chain:0", "G from 1 to 64"), ("tree:2,,1", "empty width"),
-                                             ("medusa:3", "write schemes separated by ';'"),
+                                             ("medusa:3", "scheme 'medusa:3'"),
                                              ("tree:2:unique", "drafts must be iid or distinct"),
-                                             ("chain:4;;tree:2", "write schemes")])
+                                             ("chain:4;;tree:2", "scheme ''")])
 def test_bad_schemes_are_one_line_exit_2(cli, schemes, message):
     code, out, err = cli("gpt", "bench", "--schemes", schemes, "--device", "cpu")
     assert code == 2 and out == "" and message in err and err.count("\n") == 1

@@ -138,6 +138,7 @@ class Round:
              "closing_kind": self.closing_kind,
              "closing_token": None if self.closing_token is None else name(self.closing_token),
              "emitted": [name(t) for t in self.emitted], "cache": self.cache, "slid": self.slid,
+             "mask_shape": [len(self.drafts) + 1, self.start + len(self.drafts) + 1],
              "scored_by": [dict(r, query_token=name(r["query_token"])) for r in self.scored_by()],
              "p_rows": [_row(r, name, top) for r in self.p_rows],
              "q_rows": [None if r is None else _row(r, name, top) for r in self.q_layout()]}
