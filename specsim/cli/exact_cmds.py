@@ -9,7 +9,7 @@ from __future__ import annotations
 from .. import bounds, formulas
 from .common import (UsageError, add_scheme_option, add_shorthand_options, budget, gamma_arg,
                      gamma_type, int_in_range, load_model_arg, max_work_arg, num, number, parse_context,
-                     print_json, scheme_keys, scheme_from_args, schemes_from_args, seed_arg, table)
+                     print_json, scheme_keys, scheme_from_args, scheme_text, schemes_from_args, seed_arg, table)
 
 
 def register(sub) -> None:
@@ -106,8 +106,7 @@ def cmd_round(args) -> int:
             out |= {"alpha": num(info["alpha"]), "iid_expected_tokens": num(info["iid_expected_tokens"])}
         print_json(out)
         return 0
-    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, scheme {scheme.name} "
-          f"({scheme.drafted_tokens} drafted token{'s' * (scheme.drafted_tokens != 1)}, γ = {scheme.depth})")
+    print(f"One round of model {model.name!r} after context {_context_text(ctx)!r}, {scheme_text(scheme)}")
     if info:
         print(f"α = Σ min(p, q) = {num(info['alpha'], 'both')}")
     print()

@@ -13,7 +13,7 @@ import textwrap
 from .. import bounds, transforms
 from .common import (TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget,
                      gamma_arg, int_in_range, load_model_arg, max_work_arg, num, parse_context,
-                     print_json, progress_bar, scheme_from_args, scheme_keys, seed_arg, table, temperature_arg,
+                     print_json, progress_bar, scheme_from_args, scheme_keys, scheme_text, seed_arg, table, temperature_arg,
                      top_p_arg)
 
 SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tree round takes ~1 ms: exact residuals)
@@ -116,7 +116,7 @@ def _row(row) -> str:
 def _settings(args, scheme) -> str:
     extra = transforms.describe(args.temperature, args.top_k, args.top_p)
     rule = getattr(args, "rule", "correct")
-    return f"scheme {scheme.name}, seed {args.seed}, rule {rule}" + (f", {extra}" if extra else "")
+    return f"{scheme_text(scheme)}, seed {args.seed}, rule {rule}" + (f", {extra}" if extra else "")
 
 
 # -- trace -------------------------------------------------------------------
@@ -160,7 +160,9 @@ def cmd_trace(args) -> int:
     if t.replacement is not None:
         what = ("the block residual max(0, w p - q) normalized" if block
                 else "residual max(0, p - q) normalized" if t.rule == "correct" else f"rule {t.rule}'s replacement row")
-        print(f"Step 4, correct: {k} draft{'s' * (k != 1)} kept; {what} after {where!r} "
+        why = {"chain": f"draft {k + 1} rejected", "block": f"the block stops after {k} draft{'s' * (k != 1)}",
+               "tree": f"every child at depth {k + 1} rejected"}[scheme.kind]
+        print(f"Step 4, correct: {why}; {what} after {where!r} "
               f"= ({_row(t.replacement_row)}) -> {t.replacement}")
     elif t.bonus is not None:
         print(f"Step 5, bonus: all {k} drafts kept; p after {where!r} = ({_row(t.verdict.closing_row)}) -> {t.bonus}")
@@ -268,7 +270,7 @@ def cmd_pitfalls(args) -> int:
             r.to_dict() | ({"drafts": scheme.drafts if r.scheme == scheme.name else "distinct"}
                            if scheme.kind == "tree" else {}) for r in results]})
         return 0
-    print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, scheme {scheme.name}, "
+    print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, {scheme_text(scheme)}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")
     rows = [[r.name, r.scheme, num(r.total_variation), num(r.total_variation, "decimal"),
              num(r.expected_tokens), num(r.expected_tokens, "decimal"),
