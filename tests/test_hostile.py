@@ -162,7 +162,7 @@ CASES = [
     ("sample seed --max-work 100000000001", "must be from 1 to"),
     ("pitfalls seed --max-work ５", "U+FF15"),
     ("compare seed --max-work 0", "must be from 1"),
-    ("compare {v16} --budget 3 --max-work 500000", "(12 trees) means"),  # compare counts its trees too
+    ("compare {v16} --budget 3 --max-work 500000", "(18 schemes) means"),  # compare counts its trees too
     # issue 29: results with more digits than can be shown, refused before the work
     ("round {d1000} --gamma 3", "digits; the limit is 4,300 digits"),
     ("round {d1000} --gamma 3 --json", "digits; the limit is 4,300 digits"),
@@ -200,7 +200,7 @@ CASES = [
     # bench-sample: one run, the loop's run and the repeats together are bounded
     ("bench-sample --rounds 100000000 --repeats 100", "lower --rounds or γ"),
     ("bench-sample --loop-rounds 3000000", "lower --loop-rounds"),
-    ("bench-sample --loop-repeats 50", "lower --loop-rounds or --loop-repeats"),
+    ("bench-sample --loop-rounds 100000 --loop-repeats 50", "lower --loop-rounds or --loop-repeats"),
     ("bench-sample --rounds 20000000 --loop-rounds 1000 --repeats 100", "lower --rounds or --repeats"),
 ]
 
@@ -296,8 +296,8 @@ def test_a_top_p_below_float32_keeps_the_most_likely_token():
                                   ["gpt", "generate", "--prompt", "hi", "--draft"], ["gpt", "bench", "--drafters"]])
 def test_a_huge_argument_is_not_echoed_whole(argv):
     """A 50,000-character argument came back whole in the error line."""
-    done = _cli(*argv, "y" * 50_000)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and len(done.stderr) < 500, done.stderr[:300]
+    done = _cli(*argv, "y" * 50_000)  # (a refused --rule names every known rule: ~550 characters)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and len(done.stderr) < 1000, done.stderr[:300]
 
 
 @pytest.mark.parametrize("argv", [["gpt", "bench"], ["gpt", "bench", "--schemes", "chain:4;block:4;tree:2,2;tree:4"],

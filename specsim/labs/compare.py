@@ -64,8 +64,8 @@ def check(pair, budget: int | None = None, named=None, limit=None) -> None:
     for s in todo:
         bounds.check_round(pair, s, limit)
     total = sum(bounds.exact_work(pair, s, rounds=1) for s in todo)
-    what = (f"every scheme within budget {budget}" if named is None else f"{len(todo)} schemes") + \
-        f" over {len(pair.vocab)} tokens ({len(todo)} rounds)"
+    what = (f"every scheme within budget {budget}" if named is None else "the schemes asked for") + \
+        f" over {len(pair.vocab)} tokens ({len(todo)} schemes)"
     bounds.check(total, what, "the budget" if named is None else "the schemes",
                  limit if isinstance(limit, bounds.Budget) else BUDGET_WORK, "steps")
 
