@@ -1,5 +1,6 @@
-"""The Trees page's library: the drafted tree, the walk's decisions and statuses, the layout, the mask,
-and the scheme comparisons (``specsim.views.tree_view``, ``specsim.views.scheme_view``)."""
+"""The Trees page's and the stepper's library: a round's drafted tree read from the trace, node statuses for
+any scheme, the walk's decisions, the layout, the mask, and the scheme comparisons
+(``specsim.views.tree_view``, ``specsim.views.scheme_view``)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,16 +9,11 @@ from fractions import Fraction as F
 import pytest
 
 from specsim import bounds, exact, stats, toy
-
 from specsim.labs import compare
-
-from specsim.views import scheme_view
-
-from specsim.views import tree_view
-from specsim.schemes.block import Block, constant_model, trace_block_round
-from specsim.schemes import masks
 from specsim.sampling import trace_round
-from specsim.schemes.tree import Tree
+from specsim.schemes import Block, Chain, Tree, masks
+from specsim.schemes.block import constant_model
+from specsim.views import replay, scheme_view, tree_view
 
 SEED = toy.load_model("seed")
 FALSE_ALARM = 1e-3  # chi-square tests reject at p < 0.001: one false alarm in a thousand runs
@@ -25,27 +21,32 @@ FALSE_ALARM = 1e-3  # chi-square tests reject at p < 0.001: one false alarm in a
 
 def round_of(model, context, shape, drafts="iid", seed=0):
     tr = Tree(shape, drafts)
-    trace = tr.trace(model, context, seed=seed)
-    return tr, trace, tree_view.drafted_tree(model, context, tr, trace, seed), tree_view.walk_steps(trace)
+    trace = trace_round(model, context, tr, seed=seed)
+    return tr, trace, tree_view.drafted_tree(trace), tree_view.walk_steps(trace)
 
 
-# -- the drafted tree ----------------------------------------------------------------------------
+# -- the drafted tree, read from the trace -------------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(2, 2, 1), (3, 1), (1, 1, 1), (2, 3)])
 @pytest.mark.parametrize("seed", range(4))
-def test_full_iid_tree_is_laid_out_like_the_mask_helper_and_keeps_the_traced_drafts(shape, seed):
-    _, trace, nodes, _ = round_of(SEED, ("a",), shape, seed=seed)
-    assert tree_view.parents(nodes) == masks.shape_parents(shape, "dfs")
+def test_full_iid_tree_is_the_traced_tree_laid_out_like_the_scheme(shape, seed):
+    tr, trace, nodes, _ = round_of(SEED, ("a",), shape, seed=seed)
+    assert tree_view.parents(nodes) == trace.parents == tr.parents()
+    assert [n["token"] for n in nodes] == list(trace.drafts)
     assert [n["depth"] for n in nodes] == masks.tree_depths(tree_view.parents(nodes))
-    # every child the walk tried carries the trace's token, at the trace's place
-    path, tried = (), []
-    for ev in trace["events"]:
-        if ev["kind"] == "draft":
-            tried.append((path + (ev["child"],), ev["token"]))
-        elif ev["kind"] == "accept":
-            path += (ev["child"],)
-    by_path = {n["path"]: n["token"] for n in nodes}
-    assert all(by_path[p] == t for p, t in tried)
+    for n in nodes:  # a path is the parent's path plus the child's place among its siblings
+        siblings = [m for m in nodes if m["parent"] == n["parent"]]
+        assert n["path"][-1] == siblings.index(n)
+        assert n["path"][:-1] == (nodes[n["parent"]]["path"] if n["parent"] >= 0 else ())
+    # every tested node is the one the trace's events name, with its token
+    for ev in trace.events():
+        if ev["kind"] in ("accept", "reject"):
+            assert nodes[ev["node"]]["token"] == ev["token"]
+
+
+def test_a_chain_is_a_path():
+    trace = trace_round(SEED, ("a",), Chain(3), seed=2)
+    assert [n["path"] for n in tree_view.drafted_tree(trace)] == [(0,), (0, 0), (0, 0, 0)]
 
 
 def test_same_seed_same_tree_and_distinct_siblings_differ():
@@ -61,7 +62,7 @@ def test_distinct_tree_wider_than_the_drafter_support_has_fewer_nodes():
     for seed in range(10):
         tr, trace, nodes, steps = round_of(zeros, ("y",), (3, 1), "distinct", seed)
         assert len([n for n in nodes if n["depth"] == 1]) == 2
-        assert steps[-1]["kind"] in ("bonus", "fallback")
+        assert steps[-1]["kind"] in ("bonus", "correct")
         tree_view.rows_after(steps, len(steps))  # q' = None after the last rejection: no error
 
 
@@ -73,19 +74,57 @@ def _pairs(drafts, n=1500):
     return out
 
 
-def test_completed_iid_tree_is_drafted_as_if_drafted_first():
-    """The two root children of a (2,) tree, completed after the walk, are i.i.d. from q."""
+def test_iid_tree_is_drafted_from_q():
+    """The two root children of a (2,) tree, drafted before any verification, are i.i.d. from q."""
     q = dict(zip(SEED.vocab, SEED.q(("a",))))
     want = {(x, y): q[x] * q[y] for x in q for y in q}
     fit = stats.chi_square(_pairs("iid"), want)
     assert fit.p_value > FALSE_ALARM, fit
 
 
-def test_completed_distinct_tree_is_drafted_without_replacement():
+def test_distinct_tree_is_drafted_without_replacement():
     q = dict(zip(SEED.vocab, SEED.q(("a",))))
     want = {(x, y): q[x] * q[y] / (1 - q[x]) for x in q for y in q if x != y}
     fit = stats.chi_square(_pairs("distinct"), want)
     assert fit.p_value > FALSE_ALARM, fit
+
+
+# -- what a viewer knows after each event, any scheme ------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(10))
+def test_chain_node_statuses_are_the_replay_draft_statuses(seed):
+    """Two ways to read a chain round's events: the stepper's node statuses and the replay's."""
+    trace = trace_round(SEED, ("c",), Chain(3), seed=seed)
+    for e in range(len(trace.events())):
+        known = tree_view.node_statuses(trace, e)
+        assert (known["statuses"], known["closing"]) == replay.draft_statuses(trace, e)
+
+
+@pytest.mark.parametrize("scheme", [Chain(3), Block(3), Tree((2, 2, 1)), Tree((3, 1), "distinct")])
+@pytest.mark.parametrize("seed", range(6))
+def test_final_node_statuses_keep_exactly_the_accepted_path(scheme, seed):
+    trace = trace_round(SEED, ("a",), scheme, seed=seed)
+    events = trace.events()
+    first = [tree_view.node_statuses(trace, e)["statuses"] for e in range(len(trace.drafts))]
+    assert first == [["pending"] * (e + 1) for e in range(len(trace.drafts))]  # the drafts come first
+    known = tree_view.node_statuses(trace, len(events) - 1)
+    kept = [j for j, s in enumerate(known["statuses"]) if s == "accepted"]
+    assert kept == sorted(trace.verdict.path) and "pending" not in known["statuses"]
+    assert known["closing"] == (trace.verdict.closing_kind, trace.closing_token)
+    assert [trace.drafts[j] for j in trace.verdict.path] + [trace.closing_token] == list(trace.emitted)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tree_drawing_grows_while_drafting_then_walks(seed):
+    trace = trace_round(SEED, ("b",), Tree((2, 2)), seed=seed)
+    nodes, steps = tree_view.drafted_tree(trace), tree_view.walk_steps(trace)
+    for e, ev in enumerate(trace.events()):
+        at = tree_view.at_event(trace, e)
+        if ev["kind"] == "draft":
+            assert at == {"nodes": nodes[:e + 1], "steps": [], "k": 0}
+        else:
+            assert at["nodes"] == nodes and at["steps"] == steps
+    assert tree_view.at_event(trace, len(trace.events()) - 1)["k"] == len(steps)
 
 
 # -- the walk's decisions and statuses ---------------------------------------------------------------
@@ -93,16 +132,16 @@ def test_completed_distinct_tree_is_drafted_without_replacement():
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("drafts", ["iid", "distinct"])
 def test_steps_and_final_statuses_agree_with_the_trace(seed, drafts):
-    _, trace, nodes, steps = round_of(SEED, ("c",), (2, 2, 1), drafts, seed)
-    kinds = [e["kind"] for e in trace["events"]]
-    assert [s["kind"] for s in steps] == [k for k in kinds if k in ("accept", "reject", "bonus", "fallback")]
+    tr, trace, nodes, steps = round_of(SEED, ("c",), (2, 2, 1), drafts, seed)
+    kinds = [e["kind"] for e in trace.events()]
+    assert [s["kind"] for s in steps] == [k for k in kinds if k in ("accept", "reject", "bonus", "correct")]
     final = tree_view.statuses(nodes, steps, len(steps))
-    assert final.count("accepted") == trace["accepted"] == kinds.count("accept")
+    assert final.count("accepted") == trace.accepted == kinds.count("accept")
     assert final.count("rejected") == kinds.count("reject")
     assert "testing" not in final
     accepted = [n["token"] for n, s in zip(nodes, final) if s == "accepted"]
-    assert accepted + [steps[-1]["token"]] == trace["emitted"]
-    assert steps[-1]["kind"] == ("bonus" if trace["accepted"] == 3 else "fallback")
+    assert accepted + [steps[-1]["token"]] == list(trace.emitted)
+    assert steps[-1]["kind"] == ("bonus" if trace.accepted == tr.depth else "correct")
 
 
 def test_statuses_step_by_step():
@@ -155,12 +194,6 @@ def test_layout_leaves_on_distinct_slots_parents_centred(shape, seed):
     assert pos["closing"][1] == -(len(end) + 1)
 
 
-def test_shape_param_is_strict():
-    assert tree_view.shape_param("3,1") == (3, 1)
-    for bad in (None, "", "2,", ",2", "2;2", "2, 2", "-1", "0", "2,0", "a", "²", "1" * 9, "8,8", "1,2,3,4,5,6,7,8,9"):
-        assert tree_view.shape_param(bad) is None, bad
-
-
 def test_due_step():
     assert tree_view.due_step(10.0, 10.0, 1.0, 3, 3, 9) == 3
     assert tree_view.due_step(10.0, 12.5, 1.0, 3, 3, 9) == 5
@@ -193,44 +226,44 @@ def test_chain_mask_is_the_lower_right_causal_mask():
 @pytest.mark.parametrize("seed", range(8))
 def test_chain_keep_reads_one_chain_as_the_two_library_traces_do(seed):
     c = scheme_view.chain_keep(SEED, ("b",), 3, seed)
-    tok, blk = trace_round(SEED, ("b",), 3, seed), trace_block_round(SEED, ("b",), 3, seed)
-    assert c["drafts"] == list(tok.drafts) == blk["drafts"]
-    assert (c["token"]["accepted"], c["token"]["emitted"]) == (tok.accepted, list(tok.emitted))
-    assert (c["block"]["accepted"], c["block"]["emitted"]) == (blk["accepted"], blk["emitted"])
-    passed = [t[2] for t in c["token"]["tests"]]
+    tok, blk = trace_round(SEED, ("b",), Chain(3), seed), trace_round(SEED, ("b",), Block(3), seed)
+    assert c["drafts"] == list(tok.drafts) == list(blk.drafts)
+    assert (c["chain"]["accepted"], c["chain"]["emitted"]) == (tok.accepted, list(tok.emitted))
+    assert (c["block"]["accepted"], c["block"]["emitted"]) == (blk.accepted, list(blk.emitted))
+    passed = [t[2] for t in c["chain"]["tests"]]
     assert passed == [True] * tok.accepted + ([False] if tok.accepted < 3 else [])
     assert c["block"]["accepted"] == max([i + 1 for i, t in enumerate(c["block"]["tests"]) if t[2]], default=0)
 
 
-def test_token_vs_block_is_the_exact_engine_for_every_context():
-    rows = scheme_view.token_vs_block(SEED, 2)
+def test_chain_vs_block_is_the_exact_engine_for_every_context():
+    rows = scheme_view.chain_vs_block(SEED, 2)
     assert [r["context"] for r in rows] == ["a", "b", "c"]
     for r in rows:
         ctx = (r["context"],)
-        assert r["token"] == exact.round_distribution(SEED, ctx, 2).expected_tokens
+        assert r["chain"] == exact.round_distribution(SEED, ctx, Chain(2)).expected_tokens
         assert r["block"] == exact.round_distribution(SEED, ctx, Block(2)).expected_tokens
-        assert r["gain"] == r["block"] - r["token"] and r["gain"] >= 0
+        assert r["gain"] == r["block"] - r["chain"] and r["gain"] >= 0
 
 
 def test_block_gains_on_the_papers_two_token_example():
     m = constant_model(["1/3", "2/3"], ["2/3", "1/3"])
-    r = scheme_view.token_vs_block(m, 2)[0]
-    assert r["token"] - 1 == F(10, 9) and r["block"] - 1 == F(11, 9)  # E[accepted] 10/9 vs 11/9
+    r = scheme_view.chain_vs_block(m, 2)[0]
+    assert r["chain"] - 1 == F(10, 9) and r["block"] - 1 == F(11, 9)  # E[accepted] 10/9 vs 11/9
 
 
-def test_best_by_budget_is_the_best_row_of_each_kind():
+def test_best_by_budget_is_the_best_row_of_each_family():
     rows = compare.compare(SEED, ("c",), 4)
     curve = scheme_view.best_by_budget(rows, 4)
     assert curve["budgets"] == [1, 2, 3, 4]
     for b in curve["budgets"]:
         fit = [r for r in rows if r["drafted_tokens"] <= b]
-        assert curve["token"][b - 1] == max(r["expected_tokens"] for r in fit if r["verify"] == "token")
-        assert curve["block"][b - 1] == max(r["expected_tokens"] for r in fit if r["verify"] == "block")
-        for d in ("iid", "distinct"):
-            best = max(r["expected_tokens"] for r in fit if r["drafts"] == d)
-            assert curve[f"tree {d}"][b - 1] == best >= curve["token"][b - 1]  # a chain is a tree
-    for kind in scheme_view.KINDS:
-        assert curve[kind] == sorted(curve[kind])  # a larger budget never loses
+        assert curve["chain"][b - 1] == max(r["expected_tokens"] for r in fit if r["kind"] == "chain")
+        assert curve["block"][b - 1] == max(r["expected_tokens"] for r in fit if r["kind"] == "block")
+        for fam, d in (("tree", "iid"), ("tree:distinct", "distinct")):
+            best = max(r["expected_tokens"] for r in fit if r.get("drafts") == d)
+            assert curve[fam][b - 1] == best >= curve["chain"][b - 1]  # a chain is a tree
+    for fam in scheme_view.FAMILIES:
+        assert curve[fam] == sorted(curve[fam])  # a larger budget never loses
 
 
 def test_budget_bounds_refuse_a_large_vocabulary():
@@ -253,6 +286,7 @@ def test_budget_bounds_refuse_a_large_vocabulary():
 
 def test_tree_trace_survives_distinct_drafts_running_out():
     """Regression: after the last untried token is rejected q' is None; the trace records it as null."""
-    trace = Tree((3, 1), "distinct").trace(toy.load_model("zeros"), ("y",), seed=1)
-    updates = [e for e in trace["events"] if e["kind"] == "update"]
-    assert updates[-1]["q"] is None and trace["events"][-1]["kind"] == "fallback"
+    trace = trace_round(toy.load_model("zeros"), ("y",), Tree((3, 1), "distinct"), seed=1)
+    events = trace.events()
+    updates = [e for e in events if e["kind"] == "update"]
+    assert updates[-1]["q"] is None and events[-2]["kind"] == "correct"
