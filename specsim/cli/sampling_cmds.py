@@ -11,10 +11,9 @@ import argparse
 import textwrap
 
 from .. import bounds, transforms
-from .common import (TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget,
-                     gamma_arg, int_in_range, load_model_arg, max_work_arg, num, parse_context,
-                     print_json, progress_bar, scheme_from_args, scheme_keys, scheme_text, seed_arg, table, temperature_arg,
-                     top_p_arg)
+from .common import (TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget, gamma_arg,
+                     int_in_range, load_model_arg, max_work_arg, num, parse_context, print_json, progress_bar,
+                     scheme_from_args, scheme_keys, scheme_text, seed_arg, table, temperature_arg, top_p_arg)
 
 SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tree round takes ~1 ms: exact residuals)
 
@@ -63,7 +62,8 @@ def register(sub) -> None:
     p = sub.add_parser("sample", help="Monte-Carlo: many rounds, counts of outcomes and of K")
     _common(p, verify=True, tree=True)
     p.add_argument("--rounds", type=int_in_range("rounds", 1, bounds.LIMITS.sample_rounds), default=None,
-                   help=f"rounds (default {SAMPLE_ROUNDS:,}; {TREE_ROUNDS:,} for a tree, whose rounds run one at a time)")
+                   help=f"rounds (default {SAMPLE_ROUNDS:,}; {TREE_ROUNDS:,} for a tree, whose rounds run one at "
+                        "a time)")
     p.add_argument("--check", action="store_true", help="chi-square test against the exact round")
     p.add_argument("--top", type=int_in_range("top", 0, 10**9), default=20,
                    help="outcomes to list in the readable form (0 = all; default 20)")
@@ -149,7 +149,8 @@ def cmd_trace(args) -> int:
             rows.append(cells + ["", "", "", "", "discarded"])
         elif block:
             sign = "<" if e["stop"] else ">="
-            rows.append(cells + ["", "", e["h"], num(e["u"], "decimal"), f"{'stop' if e['stop'] else 'go on'} (u {sign} {e['h']})"])
+            result = f"{'stop' if e['stop'] else 'go on'} (u {sign} {e['h']})"
+            rows.append(cells + ["", "", e["h"], num(e["u"], "decimal"), result])
         else:
             sign = "<" if e["kind"] == "accept" else ">="
             a = e["acceptance"]
