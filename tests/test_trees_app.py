@@ -1,5 +1,5 @@
-"""The Trees and blocks page through AppTest: the walk is the library's, bad shapes are one line,
-the tables are the exact engine's."""
+"""The Trees and blocks page through AppTest: its stepper plays the library's tree round event by event,
+bad shapes and bad ?scheme= values are one line, the tables are the exact engine's."""
 from __future__ import annotations
 
 import json
@@ -10,17 +10,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from specsim import bounds, toy
-
 from specsim.labs import compare
-
-from specsim.views import scheme_view
-
-from specsim.views import tree_view
-from specsim.schemes.tree import Tree
+from specsim.sampling import trace_round
+from specsim.schemes import Tree
+from specsim.views import scheme_view, tree_view
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
+from parts import tokens  # noqa: E402
+
 PAGE = "views/trees.py"
 SEED = toy.load_model("seed")
 
@@ -44,48 +43,52 @@ def shown_statuses(at) -> dict:
     return {t["name"]: t["text"] for t in tree_chart(at)["data"] if t.get("mode") == "markers+text"}
 
 
+def player(at):
+    return at.session_state["trees"]["player"]
+
+
 def test_page_opens_with_the_default_tree_and_no_error():
     at = open_trees()
     assert at.title[0].value == "Trees and blocks"
     assert not at.error
-    assert at.session_state["trees"]["trace"]["tree"] == [2, 2, 1]
+    assert player(at).trace.scheme == Tree((2, 2, 1))
     assert len(at.get("plotly_chart")) >= 3  # tree, budget curve, mask
 
 
 @pytest.mark.parametrize("seed, drafts", [(0, "iid"), (7, "distinct")])
-def test_next_walks_the_library_trace_and_statuses_match(seed, drafts):
+def test_next_plays_the_library_round_event_by_event(seed, drafts):
     at = open_trees()
     at.radio(key="trees-drafts").set_value(drafts).run()
     at.number_input(key="trees-seed").set_value(seed).run()
-    tr = Tree((2, 2, 1), drafts)
-    trace = tr.trace(SEED, ("a",), seed=seed)
-    assert at.session_state["trees"]["trace"] == trace
-    nodes, steps = tree_view.drafted_tree(SEED, ("a",), tr, trace, seed), tree_view.walk_steps(trace)
-    for k in range(len(steps) + 1):
-        assert at.session_state["trees"]["k"] == k
-        status = tree_view.statuses(nodes, steps, k)
+    trace = trace_round(SEED, ("a",), Tree((2, 2, 1), drafts), seed=seed)
+    assert player(at).trace.to_dict() == trace.to_dict()
+    events, names = trace.events(), tree_view.sibling_paths(trace.parents)
+    for e, ev in enumerate(events):
+        assert (player(at).round, player(at).event) == (0, e)
+        view = tree_view.at_event(trace, e)
+        status = tree_view.statuses(view["nodes"], view["steps"], view["k"])
         drawn = shown_statuses(at)
         for name in ("accepted", "rejected", "not reached"):
-            assert drawn[name] == [n["token"] for n, s in zip(nodes, status) if s == name]
-        assert f"decision {k} of {len(steps)}" in "\n".join(m.value for m in at.markdown)
-        if k < len(steps):
-            at.button(key="trees-next").click().run()
-            assert not at.exception
-    assert drawn[steps[-1]["kind"]] == [trace["emitted"][-1]]
-    assert " ".join(trace["emitted"]) in at.success[0].value
+            assert drawn[name] == [n["token"] for n, s in zip(view["nodes"], status) if s == name]
+        line = "\n".join(m.value for m in at.markdown)
+        assert f"event {e + 1} of {len(events)}" in line and tokens.describe_event(ev, trace.scheme, names) in line
+        at.button(key="trees-next").click().run()
+        assert not at.exception
+    closing = events[-2]  # the closing token, drawn in the last events' chart
     at.button(key="trees-prev").click().run()
-    assert at.session_state["trees"]["k"] == len(steps) - 1
+    assert shown_statuses(at)[closing["kind"]] == [closing["token"]]
+    assert (player(at).round, player(at).event) == (0, len(events) - 1)
     at.button(key="trees-reset").click().run()
-    assert at.session_state["trees"]["k"] == 0
+    assert (player(at).round, player(at).event) == (0, 0)
 
 
 def test_slider_and_play_pause():
     at = open_trees()
-    n = len(at.session_state["trees"]["steps"])
-    at.slider(key="trees-slider").set_value(n).run()
-    assert at.session_state["trees"]["k"] == n
-    at.button(key="trees-play").click().run()  # Play at the end starts again from 0
-    assert at.session_state["trees"]["playing"] and at.session_state["trees"]["k"] <= n
+    n = player(at).events_in()
+    at.slider(key="trees-slider-0").set_value(n).run()
+    assert player(at).event == n - 1
+    at.button(key="trees-play").click().run()
+    assert at.session_state["trees"]["playing"]
     at.button(key="trees-play").click().run()
     assert not at.session_state["trees"]["playing"]
     assert not at.exception
@@ -107,33 +110,46 @@ def test_compare_table_is_the_library_compare():
     at.slider(key="trees-budget").set_value(3).run()
     rows = compare.compare(SEED, ("a",), 3)
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
-    assert table["scheme"].tolist() == [scheme_view.scheme_label(r) for r in rows]
+    assert table["scheme"].tolist() == [r["scheme"] for r in rows]
     assert table["E[tokens per round]"].tolist() == [str(r["expected_tokens"]) for r in rows]
     assert table["drafted"].tolist() == [r["drafted_tokens"] for r in rows]
     curve = scheme_view.best_by_budget(rows, 3)
     chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                 if any(t.get("name") == "tree distinct" for t in json.loads(c.proto.spec)["data"]))
-    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]] for k in scheme_view.KINDS}
+                 if any(t.get("name") == "tree:distinct" for t in json.loads(c.proto.spec)["data"]))
+    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]] for k in scheme_view.FAMILIES}
 
 
-def test_block_vs_token_table_is_the_exact_engine():
+def test_block_vs_chain_table_is_the_exact_engine():
     at = open_trees()
     at.number_input(key="trees-gamma").set_value(2).run()
-    table = next(d.value for d in at.dataframe if "block − token" in d.value.columns)
-    want = scheme_view.token_vs_block(SEED, 2)
-    assert table["token-wise"].tolist() == [str(r["token"]) for r in want]
+    table = next(d.value for d in at.dataframe if "block − token-wise" in d.value.columns)
+    want = scheme_view.chain_vs_block(SEED, 2)
+    assert table["token-wise"].tolist() == [str(r["chain"]) for r in want]
     assert table["block"].tolist() == [str(r["block"]) for r in want]
 
 
-def test_query_parameters_are_read_strictly():
-    at = open_trees({"tree": "3,1", "drafts": "distinct", "seed": "4", "budget": "2", "from_lesson": "16"})
-    s = at.session_state["trees"]
-    assert s["trace"] == Tree((3, 1), "distinct").trace(SEED, ("a",), seed=4)
+@pytest.mark.parametrize("params", [{"scheme": "tree:3,1:distinct"}, {"tree": "3,1", "drafts": "distinct"}])
+def test_the_scheme_comes_from_the_query_or_its_shorthand(params):
+    at = open_trees({**params, "seed": "4", "budget": "2", "from_lesson": "16"})
+    assert player(at).trace.to_dict() == trace_round(SEED, ("a",), Tree((3, 1), "distinct"), seed=4).to_dict()
     assert at.slider(key="trees-budget").value == 2
     assert any("lesson 16" in str(p.proto.label) for p in at.get("page_link"))
+    assert not at.error
+
+
+def test_bad_shorthand_parameters_are_ignored():
     at = open_trees({"tree": "0,9x", "drafts": "both", "seed": "-3", "budget": "99"})
-    assert at.session_state["trees"]["trace"]["tree"] == [2, 2, 1] and not at.error
-    assert at.session_state["trees"]["trace"]["drafts"] == "iid"
+    assert player(at).trace.scheme == Tree((2, 2, 1)) and not at.error
+
+
+@pytest.mark.parametrize("value, words", [("tree:0,1", ">= 1"), ("tree:2,1:both", "drafts must be"),
+                                          ("chain:3", "this page shows tree"), ("x" * 5000, "the limit is 60"),
+                                          ("tree:9,9", "limit")])
+def test_a_bad_scheme_parameter_is_one_error_line(value, words):
+    at = open_trees({"scheme": value})
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and words in errors[0] and "\n" not in errors[0] and len(errors[0]) < 300, errors
+    assert player(at).trace.scheme == Tree((2, 2, 1))  # the page goes on with its default tree
 
 
 def test_tiny_gpt_section_runs_a_real_tree_and_measures_every_scheme():
