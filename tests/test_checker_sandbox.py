@@ -18,9 +18,7 @@ import pytest
 
 from specsim import bounds
 
-from specsim.labs import checker
-
-from specsim.labs import sandbox
+from specsim.labs import checker, pitfalls, sandbox
 from specsim.rule import RoundRule
 from specsim.labs.rule_proxy import RuleError, ValidatedRule, plain_number, plain_row
 
@@ -160,11 +158,11 @@ def test_a_correct_rule_is_exact_and_a_pitfall_refuted_through_the_sandbox(tmp_p
                                       "    def bonus(self, p):\n        return iter(p)\n")
     code, out, err = specsim("check-rule", f"{tmp_path}/mine.py:Mine", "--models", "6", "--gammas", "1-2")
     assert code == 0 and err == "" and "EXACT in all" in out and "Rule 'mine'" in out
-    code, out, err = specsim("check-rule", f"{ROOT}/specsim/pitfalls.py:ResampleFromTarget", "--models", "6",
+    code, out, err = specsim("check-rule", f"{ROOT}/specsim/labs/pitfalls.py:ResampleFromTarget", "--models", "6",
                              "--gammas", "1", "--json")
     data = json.loads(out)
     assert code == 1 and not data["exact"] and data["counterexample"]["model"]["vocab"] == ["b", "c"]
-    direct = checker.check_rule(__import__("specsim.labs.pitfalls").pitfalls.ResampleFromTarget(), gammas=(1,), models=6)
+    direct = checker.check_rule(pitfalls.ResampleFromTarget(), gammas=(1,), models=6)
     assert data["counterexample"]["total_variation"] == str(direct.counterexample.total_variation)
 
 
@@ -218,7 +216,7 @@ def test_only_a_complete_report_with_the_nonce_reads_back():
 
 
 def test_a_counterexample_round_trips_through_the_report():
-    r = checker.check_rule(__import__("specsim.labs.pitfalls").pitfalls.AlwaysAccept(), gammas=(1,), models=3)
+    r = checker.check_rule(pitfalls.AlwaysAccept(), gammas=(1,), models=3)
     again = checker.CheckResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert again.to_dict() == r.to_dict() and again.counterexample.total_variation == r.counterexample.total_variation
 
