@@ -37,12 +37,14 @@ def test_cuda_without_a_gpu_is_one_line():
 
 
 def test_greedy_check_fails_when_the_decoder_keeps_rejected_drafts(pair, monkeypatch):
+    from specsim.schemes import as_scheme
     real = api.speculative_generate
-    monkeypatch.setattr(api, "speculative_generate", lambda *a, **k: real(*a, **{**k, "crop": False}))
+    broken = lambda *a, **k: real(*a, **{**k, "crop": as_scheme(a[3]).kind != "chain"})  # noqa: E731  chains only
+    monkeypatch.setattr(api, "speculative_generate", broken)
     checks = {c.name: c for c in selfcheck.check_greedy(pair)}
     assert not checks["greedy chain:4 = plain greedy"].passed
     assert "differs" in checks["greedy chain:4 = plain greedy"].detail
-    assert checks["greedy tree:2,2,1 = plain greedy"].passed  # the tree decoder was left alone
+    assert checks["greedy tree:2,2,1 = plain greedy"].passed  # the tree rounds were left alone
 
 
 def test_mask_check_fails_on_an_upper_left_mask(monkeypatch):
