@@ -15,7 +15,7 @@ from specsim.plots import charts as plots
 from specsim.plots import gpt as plots_gpt
 
 from specsim.plots import rounds as plots_rounds
-from specsim.schemes import masks
+from specsim.schemes import Block, Chain, Tree, masks
 
 SEED = toy.load_model("seed")
 P, Q = SEED.p(("a",)), SEED.q(("a",))
@@ -107,9 +107,24 @@ def test_expected_tokens_curve():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_event_figures_follow_the_trace(seed):
-    trace = sampling.trace_round(SEED, ("a",), 3, seed=seed)
+    trace = sampling.trace_round(SEED, ("a",), Chain(3), seed=seed)
     kinds = [plots_rounds.event_figure(trace, i).layout.meta for i in range(len(trace.events()))]
     assert kinds == [e["kind"] for e in trace.events()]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_event_figures_follow_the_trace(seed):
+    """A block's weights are shown with the verify pass; each stop coin gets its own figure, u against h."""
+    trace = sampling.trace_round(SEED, ("b",), Block(3), seed=seed)
+    kinds = [plots_rounds.event_figure(trace, i).layout.meta for i in range(len(trace.events()))]
+    assert kinds == [{"weights": "verify"}.get(e["kind"], e["kind"]) for e in trace.events()]
+    for i in range(3):
+        fig = plots_rounds.acceptance_figure(trace, i)
+        bars, us = fig.data[2], fig.data[3]
+        assert bars.name == "h (stop here)" and list(bars.text) == [str(h) for h in trace.verdict.extra["h"][:i + 1]]
+        assert list(us.y) == trace.u[:i + 1]
+    with pytest.raises(ValueError, match="tree_figure"):
+        plots_rounds.event_figure(sampling.trace_round(SEED, ("b",), Tree((2,)), seed=seed), 0)
 
 
 def test_acceptance_figure_shows_u_and_the_rule():
