@@ -254,7 +254,7 @@ def test_residual_refuses_a_huge_exponent():
 def test_gamma_widget_range_matches_the_estimator():
     at = open_page("views/stepper.py")
     model = toy.load_model("seed")
-    top = at.number_input(key="stepper-gamma").max
+    top = int(at.number_input(key="stepper-gamma").max)
     bounds.check_round(model, top, limit=bounds.LIMITS.interactive_work)  # the maximum is allowed
     if top < 8:
         with pytest.raises(bounds.WorkRefused):
