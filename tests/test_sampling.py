@@ -12,6 +12,7 @@ from specsim import exact, montecarlo, sampling, stats
 
 from specsim.labs import pitfalls
 from specsim.rule import CORRECT, acceptance_probability, residual
+from specsim.schemes import Chain
 from specsim.toy import load_model, random_model
 
 SEED = load_model("seed")
@@ -20,16 +21,25 @@ LEVEL = 1e-3
 
 
 def test_same_seed_same_trace_and_different_seeds_differ():
-    a = sampling.trace_round(SEED, ("a",), 3, seed=7)
-    b = sampling.trace_round(SEED, ("a",), 3, seed=7)
+    a = sampling.trace_round(SEED, ("a",), Chain(3), seed=7)
+    b = sampling.trace_round(SEED, ("a",), Chain(3), seed=7)
     assert a.to_dict() == b.to_dict()
-    assert len({tuple(sampling.trace_round(SEED, ("a",), 3, seed=s).emitted) for s in range(20)}) > 3
-    g1, g2 = (sampling.generate(SEED, ("a",), 3, 25, seed=3) for _ in range(2))
+    assert len({tuple(sampling.trace_round(SEED, ("a",), Chain(3), seed=s).emitted) for s in range(20)}) > 3
+    g1, g2 = (sampling.generate(SEED, ("a",), Chain(3), 25, seed=3) for _ in range(2))
     assert g1.to_dict() == g2.to_dict()
 
 
+def test_an_int_or_a_grammar_string_is_shorthand_for_the_chain():
+    want = sampling.trace_round(SEED, ("a",), Chain(3), seed=5).to_dict()
+    assert want["scheme"] == "chain:3"
+    for same in (3, "chain:3", " chain:3"):
+        assert sampling.trace_round(SEED, ("a",), same, seed=5).to_dict() == want
+    assert montecarlo.sample_rounds(SEED, ("a",), "chain:3", 500, seed=1) == \
+        montecarlo.sample_rounds(SEED, ("a",), 3, 500, seed=1)
+
+
 def test_seed_zero_round_worked_by_hand():
-    t = sampling.trace_round(SEED, ("a",), 3, seed=0)
+    t = sampling.trace_round(SEED, ("a",), Chain(3), seed=0)
     assert t.drafts == ("b", "a", "a")
     # draft b after a: min(1, (3/10)/(2/5)) = 3/4; draft a after "a b": min(1, (1/5)/(2/5)) = 1/2
     assert t.acceptance == [F(3, 4), F(1, 2)]
@@ -41,7 +51,7 @@ def test_seed_zero_round_worked_by_hand():
 @pytest.mark.parametrize("model,ctx", [(SEED, ("a",)), (ZEROS, ("x",)), (ZEROS, ("y",))])
 def test_trace_decisions_agree_with_the_rule(model, ctx):
     for seed in range(200):
-        t = sampling.trace_round(model, ctx, 3, seed=seed)
+        t = sampling.trace_round(model, ctx, Chain(3), seed=seed)
         for i, a in enumerate(t.acceptance):
             here = ctx + t.drafts[:i]
             p, q = model.p(here), model.q(here)
@@ -62,7 +72,7 @@ def test_trace_decisions_agree_with_the_rule(model, ctx):
 
 def test_events_replay_the_round_in_order():
     for seed in range(50):
-        t = sampling.trace_round(SEED, ("a",), 3, seed=seed)
+        t = sampling.trace_round(SEED, ("a",), Chain(3), seed=seed)
         events = t.events()
         json.dumps(events)  # JSON-ready
         kinds = [e["kind"] for e in events]
@@ -75,7 +85,7 @@ def test_events_replay_the_round_in_order():
 
 
 def test_generation_running_totals():
-    g = sampling.generate(SEED, ("a",), 3, 30, seed=11)
+    g = sampling.generate(SEED, ("a",), Chain(3), 30, seed=11)
     assert len(g.output) == 30 and len(g.tokens) >= 30
     totals = g.running_totals()
     assert totals[-1] == {"tokens": len(g.tokens), "target_passes": len(g.rounds)}
@@ -89,23 +99,23 @@ def test_generation_running_totals():
 
 def test_trace_runs_a_broken_rule_through_its_methods():
     rule = pitfalls.PITFALLS["no-bonus-token"].rule
-    t = sampling.trace_round(SEED, ("a",), 3, seed=2, rule=rule)
+    t = sampling.trace_round(SEED, ("a",), Chain(3), seed=2, rule=rule)
     assert t.accepted == 3 and t.closing_token is None and t.bonus is None and len(t.emitted) == 3
     assert "bonus" not in [e["kind"] for e in t.events()]
 
 
 def test_first_round_of_monte_carlo_is_the_traced_round():
     for seed in range(30):
-        s = montecarlo.sample_rounds(SEED, ("a",), 3, 1, seed=seed)
-        assert s.outcomes == {sampling.trace_round(SEED, ("a",), 3, seed=seed).emitted: 1}
+        s = montecarlo.sample_rounds(SEED, ("a",), Chain(3), 1, seed=seed)
+        assert s.outcomes == {sampling.trace_round(SEED, ("a",), Chain(3), seed=seed).emitted: 1}
 
 
 @pytest.mark.parametrize("model,ctx,gamma", [(SEED, ("a",), 3), (SEED, ("c",), 2),
                                              (ZEROS, ("x",), 3), (ZEROS, ("y",), 4),
                                              (random_model(40, seed=3), ("t0",), 12)])
 def test_vectorized_and_loop_give_the_same_counts(model, ctx, gamma):
-    a = montecarlo.sample_rounds(model, ctx, gamma, 20_000, seed=4)
-    b = montecarlo.sample_rounds_loop(model, ctx, gamma, 20_000, seed=4, rule=CORRECT)
+    a = montecarlo.sample_rounds(model, ctx, Chain(gamma), 20_000, seed=4)
+    b = montecarlo.sample_rounds_loop(model, ctx, Chain(gamma), 20_000, seed=4, rule=CORRECT)
     assert a.outcomes == b.outcomes and a.accepted_counts == b.accepted_counts
 
 
@@ -113,7 +123,7 @@ def test_vectorized_and_loop_give_the_same_counts(model, ctx, gamma):
                                              (ZEROS, ("x",), 3), (ZEROS, ("y",), 3),
                                              (load_model("order2"), ("0", "1"), 3)])
 def test_monte_carlo_fits_the_exact_round(model, ctx, gamma):
-    s = montecarlo.sample_rounds(model, ctx, gamma, 300_000, seed=2024)
+    s = montecarlo.sample_rounds(model, ctx, Chain(gamma), 300_000, seed=2024)
     assert s.rounds == sum(s.outcomes.values()) == sum(s.accepted_counts)
     fit = stats.fit_round(s, exact.round_distribution(model, ctx, gamma))
     assert fit["outcomes"].passes(LEVEL) and fit["accepted"].passes(LEVEL)
@@ -123,10 +133,10 @@ def test_monte_carlo_fits_the_exact_round(model, ctx, gamma):
 def test_goodness_of_fit_catches_a_broken_rule():
     # always-accept sampled, tested against the correct round: must be rejected
     rule = pitfalls.PITFALLS["always-accept"].rule
-    s = montecarlo.sample_rounds_loop(SEED, ("a",), 2, 20_000, seed=1, rule=rule)
+    s = montecarlo.sample_rounds_loop(SEED, ("a",), Chain(2), 20_000, seed=1, rule=rule)
     assert not stats.fit_round(s, exact.round_distribution(SEED, ("a",), 2))["outcomes"].passes(LEVEL)
     # ... and fits its own exact round, which validates the loop for broken rules too
-    assert stats.fit_round(s, exact.round_distribution(SEED, ("a",), 2, rule))["outcomes"].passes(LEVEL)
+    assert stats.fit_round(s, exact.round_distribution(SEED, ("a",), Chain(2), rule))["outcomes"].passes(LEVEL)
 
 
 def test_chi_square_pools_rare_cells_and_flags_impossible_outcomes():
@@ -138,18 +148,21 @@ def test_chi_square_pools_rare_cells_and_flags_impossible_outcomes():
 
 
 def test_result_json_shape():
-    d = montecarlo.sample_rounds(SEED, ("a",), 2, 100, seed=0).to_dict()
+    d = montecarlo.sample_rounds(SEED, ("a",), Chain(2), 100, seed=0).to_dict()
     assert set(d) == {"rounds", "outcomes", "accepted_counts"}
     assert d["rounds"] == 100 and len(d["accepted_counts"]) == 3
     assert all(set(o) == {"tokens", "count"} for o in d["outcomes"])
 
 
 @pytest.mark.parametrize("call", [
-    lambda: montecarlo.sample_rounds(SEED, ("a",), 3, 0),
-    lambda: montecarlo.sample_rounds_loop(SEED, ("a",), 3, -5),
+    lambda: montecarlo.sample_rounds(SEED, ("a",), Chain(3), 0),
+    lambda: montecarlo.sample_rounds_loop(SEED, ("a",), Chain(3), -5),
     lambda: montecarlo.sample_rounds(SEED, ("a",), 0, 10),
+    lambda: montecarlo.sample_rounds(SEED, ("a",), "chain:0", 10),
     lambda: sampling.trace_round(SEED, ("a",), 0),
-    lambda: sampling.generate(SEED, ("a",), 3, 0),
+    lambda: sampling.trace_round(SEED, ("a",), 2.5),
+    lambda: exact.round_distribution(SEED, ("a",), "tree:2:foo"),
+    lambda: sampling.generate(SEED, ("a",), Chain(3), 0),
 ])
 def test_bad_inputs_raise_value_errors(call):
     with pytest.raises(ValueError):
