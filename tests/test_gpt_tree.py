@@ -19,7 +19,7 @@ from specsim.schemes import block as exact_block
 from specsim.schemes import tree as exact_tree
 from specsim.gpt import api, rule
 from specsim.gpt.config import PRESETS
-from specsim.gpt.decode import Sampling, _Context, one_round, plain_generate, speculative_generate
+from specsim.gpt.decode import Sampling, Context, one_round, plain_generate, speculative_generate
 from specsim.gpt.drafters import ModelDrafter
 from specsim.gpt.exact_adapter import GPTPair
 from specsim.gpt.model import GPT
@@ -153,7 +153,7 @@ def assert_caches_match_a_fresh_pass(model, cache, ids):
 @pytest.mark.parametrize("widths,drafts,order", [((2, 2, 1), "iid", "dfs"), ((3, 1), "distinct", "bfs")])
 def test_after_each_round_both_caches_equal_a_fresh_pass_over_the_accepted_text(pair, widths, drafts, order):
     drafter = ModelDrafter(pair.draft, "distilled")
-    ctx = _Context([pair.target], pair.tokenizer.encode(PROMPT), torch.device("cpu"))
+    ctx = Context([pair.target], pair.tokenizer.encode(PROMPT), torch.device("cpu"))
     drafter.start(ctx.view)
     rng, moved = np.random.default_rng(1), 0
     with torch.inference_mode():

@@ -65,7 +65,7 @@ def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return torch.multinomial(row, 1, generator=gen)  # (1,) or (B, 1)
 
 
-class _Context:
+class Context:
     """Token ids generated so far plus the cache bookkeeping shared by both decoders."""
 
     def __init__(self, models, prompt_ids, device, window: int | None = None):
@@ -106,7 +106,7 @@ def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampl
     """Autoregressive decoding with the cache: one target pass per token."""
     device = target.wte.weight.device
     gen = torch.Generator(device).manual_seed(seed)
-    ctx = _Context([target], prompt_ids, device)
+    ctx = Context([target], prompt_ids, device)
     cache, out = ctx.caches[0], []
     for _ in range(n_tokens):
         ctx.make_room(1)
@@ -142,7 +142,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     drafter = tree_decode.tree_drafter(draft) if tree else as_drafter(draft)
     device = target.wte.weight.device
     rng = toy_sampling.make_rng(seed)
-    ctx = _Context([target], prompt_ids, device, window=drafter.window)
+    ctx = Context([target], prompt_ids, device, window=drafter.window)
     need = scheme.drafted_tokens + 2  # root, drafts, and the closing token
     if need > ctx.window // 2:
         raise ValueError(f"{scheme.name} drafts {scheme.drafted_tokens} tokens: too many for the context window "

@@ -90,17 +90,17 @@ def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(
             t0 = time.perf_counter()
             for _ in range(g):
                 sample(draft, d_cache, tok)
-            _sync(device)
+            sync_device(device)
             t1 = time.perf_counter()
             sample(target, t_cache, new)
-            _sync(device)
+            sync_device(device)
             v_time += time.perf_counter() - t1
             d_time += t1 - t0
             t_cache.crop(n)
             d_cache.crop(n)
         return d_time / (steps * g), v_time / steps
 
-    out = {"target": measure(target_steps, repeats, warmup=1, sync=lambda: _sync(device)).median / steps,
+    out = {"target": measure(target_steps, repeats, warmup=1, sync=lambda: sync_device(device)).median / steps,
            "draft": {}, "verify": {}}
     for g in gammas:
         rounds(g)  # warm-up
@@ -152,7 +152,7 @@ def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
             "refined_speedup": float(formulas.refined_speedup(tokens_per_round, gamma, cost, verify_ratio))}
 
 
-def _sync(device):
+def sync_device(device):
     if device.type == "cuda":
         torch.cuda.synchronize()
 
@@ -168,7 +168,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.
     costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling, prefix=n_tokens // 2)
 
     def timed(fn):  # every prompt once: (generations, seconds)
-        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: _sync(device))
+        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: sync_device(device))
         return t.result, t.seconds[0]
 
     plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)
@@ -243,7 +243,7 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma: int, temperature: flo
     ``progress(fraction, text)``, when given, is called before each phase (a GUI progress bar).
     """
     opts = dict(temperature=temperature, seed=seed)
-    sync = lambda: _sync(pair.device)  # noqa: E731
+    sync = lambda: sync_device(pair.device)  # noqa: E731
     report = progress or (lambda fraction, text: None)
     spec, plain = [], []
     steps = 2 * runs + 1

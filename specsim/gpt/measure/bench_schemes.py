@@ -32,7 +32,7 @@ import torch
 from ...bench.timing import measure
 from ...schemes import masks, parse_list
 from .. import api
-from .bench import _sync, heldout_prompts
+from .bench import heldout_prompts, sync_device
 from ..decode import plain_generate, speculative_generate
 from ..tree_decode import tree_drafter, tree_mask
 
@@ -78,7 +78,8 @@ def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None
         fn()  # warm-up
     for _ in range(repeats):
         for k, fn in fns.items():
-            seconds[k].append(measure(lambda: [fn() for _ in range(steps)], sync=lambda: _sync(device)).median / steps)
+            t = measure(lambda: [fn() for _ in range(steps)], sync=lambda: sync_device(device))
+            seconds[k].append(t.median / steps)
     return {k: statistics.median(v) for k, v in seconds.items()}
 
 
@@ -100,7 +101,7 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
     costs = verify_costs(pair.target, ids[0], schemes, sampling)
 
     def timed(fn):  # every prompt once: (generations, seconds)
-        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: _sync(device))
+        t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: sync_device(device))
         return t.result, t.seconds[0]
 
     plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)  # noqa: E731

@@ -35,7 +35,7 @@ import torch
 
 from ...bench.timing import measure
 from .. import decode
-from .bench import _sync, heldout_prompts
+from .bench import heldout_prompts, sync_device
 from ..decode import Sampling
 
 DECODERS = ("specsim_plain", "specsim_spec", "hf_plain", "hf_assisted_gamma", "hf_assisted_default",
@@ -138,7 +138,7 @@ def peer_bench(pair, gamma: int = 4, n_tokens: int = 160, repeats: int = 5, seed
             out = hf_generate(target, prompt_ids, n, mode, s, assistant)
         return out, c.calls
 
-    sync = lambda: _sync(pair.device)  # noqa: E731
+    sync = lambda: sync_device(pair.device)  # noqa: E731
     try:
         for mode in modes:  # warm-up: one short untimed run of each decoder
             for name in DECODERS:

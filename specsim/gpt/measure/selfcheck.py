@@ -26,10 +26,11 @@ from .. import api
 
 from ... import sampling as toy_sampling
 from ...schemes import Tree, masks
-from ..decode import Sampling, _Context, one_round
+from ..decode import Sampling, Context, one_round
 from ..drafters import ModelDrafter
 from ..exact_adapter import GPTPair
 from ..tree_decode import tree_mask
+from .bench import sync_device
 
 PROMPT = "def __init__(self, "
 GREEDY_TOKENS = 120  # characters of greedy text compared per scheme
@@ -58,11 +59,6 @@ class SelfCheck:
     def to_dict(self) -> dict:
         return {"device": self.device, "passed": self.passed, "checks": [asdict(c) for c in self.checks],
                 "bench": self.bench}
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # -- 1. greedy equality ------------------------------------------------------------------
@@ -96,7 +92,7 @@ def _cache_gap(model, cache, ids, device) -> float:
 def check_caches(pair, rounds: int = 8) -> Check:
     device = next(pair.target.parameters()).device
     drafter = ModelDrafter(pair.draft, pair.draft_name)
-    ctx = _Context([pair.target], pair.tokenizer.encode(PROMPT), device)
+    ctx = Context([pair.target], pair.tokenizer.encode(PROMPT), device)
     drafter.start(ctx.view)
     rng, worst = toy_sampling.make_rng(1), 0.0
     for _ in range(rounds):
@@ -132,13 +128,13 @@ def bench(pair, device: torch.device) -> dict:
     times = {"plain": [], "chain:4": []}
     for seed in range(BENCH_REPEATS):
         for name in times:
-            _sync(device)
+            sync_device(device)
             start = time.perf_counter()
             if name == "plain":
                 api.plain_generate(pair, PROMPT, BENCH_TOKENS, seed=seed)
             else:
                 api.speculative_generate(pair, PROMPT, BENCH_TOKENS, 4, seed=seed)
-            _sync(device)
+            sync_device(device)
             times[name].append(time.perf_counter() - start)
     fastest = {k: min(v) for k, v in times.items()}
     return {"tokens": BENCH_TOKENS, "repeats": BENCH_REPEATS,
