@@ -73,12 +73,13 @@ def _round_view(gen) -> None:
     j = st.slider("round", 1, len(gen.rounds), len(gen.rounds), key="tree-gpt-round") - 1 if len(gen.rounds) > 1 else 0
     r = gen.rounds[j]
     show = lambda t: plots_gpt.show_char(vocab[t])  # noqa: E731  (a space or newline as a visible mark)
-    cached = [show(t) for t in (gen.prompt_ids + gen.tokens)[:r.n_cached]] if not r.slid else []
-    mask = tree_view.round_mask(r.parents, [show(t) for t in r.tokens], show(r.last_token), cached)
+    cached = [show(t) for t in (gen.prompt_ids + gen.tokens)[:r.start]] if not r.slid else []
+    mask = tree_view.round_mask(r.parents, [show(t) for t in r.drafts], show(r.last_token), cached)
     names = tree_view.sibling_paths(r.parents)
-    path = " → ".join(f"{names[i]} {show(r.tokens[i])}" for i in r.accepted_nodes) or "no draft accepted"
-    st.markdown(f"Round {j + 1}: {len(r.tokens)} drafted nodes after **n = {r.n_cached}** cached characters; "
-                f"accepted path: **{path}**, then a {r.correction} token **{show(r.closing_token)}**.")
+    path = " → ".join(f"{names[i]} {show(r.drafts[i])}" for i in r.accepted_nodes) or "no draft accepted"
+    kind = "replacement" if r.closing_kind == "correct" else "bonus"
+    st.markdown(f"Round {j + 1}: {len(r.drafts)} drafted nodes after **n = {r.start}** cached characters; "
+                f"accepted path: **{path}**, then a {kind} token **{show(r.closing_token)}**.")
     st.plotly_chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
                                            f"Round {j + 1}: the tree mask of its one target pass (last 8 cached keys)"),
                     key="tree-gpt-mask")

@@ -136,7 +136,8 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     titles = []
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
-        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {acceptance[i]:.2f}<br>u {u[i]:.2f}")
+        ratio = f"{acceptance[i]:.2f}" if i < len(acceptance) else "–"  # a trace lists only the tested drafts
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {ratio}<br>u {u[i]:.2f}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])
