@@ -85,3 +85,33 @@ def test_rules_by_name_through_the_api():
             api.speculative_generate(pair, "def ", 5, "chain:2", rule=bad)
     with pytest.raises(ValueError, match="is a chain rule"):
         api.speculative_generate(pair, "def ", 5, "tree:2", rule="typical-acceptance")
+
+
+def documented_torch_keys() -> tuple:
+    """The keys of the two tables in TRACE_FORMAT.md's torch section: (generation keys, round keys)."""
+    import re
+    from pathlib import Path
+
+    import specsim
+    text = Path(specsim.__file__).with_name("TRACE_FORMAT.md").read_text(encoding="utf-8")
+    section = text[text.index("## Torch trace JSON"):]
+    tables, current = [], None
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            current = current if current is not None else set()
+            current |= set(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+        elif current is not None:
+            tables.append(current)
+            current = None
+    return tables[0], tables[1]
+
+
+def test_trace_format_md_documents_every_torch_json_key():
+    pair = api.load_pair("distilled", device="cpu")
+    generation, round_keys = documented_torch_keys()
+    seen = set()
+    for scheme in ("chain:3", "block:3", "tree:2,1"):
+        d = api.speculative_generate(pair, "def f(x):", 12, scheme, seed=0).to_dict(pair.vocab)
+        assert set(d) == generation
+        seen |= {k for r in d["rounds"] for k in r}
+    assert seen == round_keys
