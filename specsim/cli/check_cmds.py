@@ -13,7 +13,7 @@ import argparse
 
 from ..labs import sandbox  # the child's limits; the checker and the engines load when a check runs
 from . import common
-from .common import (UsageError, add_scheme_option, gammas_arg, int_in_range, max_work_arg, num, print_json,
+from .common import (GAMMAS_HELP, UsageError, add_scheme_option, gammas_arg, int_in_range, max_work_arg, num, print_json,
                      schemes_from_args, seed_arg, table)
 
 MAX_MODELS = 100_000
@@ -44,8 +44,7 @@ def register(sub) -> None:
     p.add_argument("target", metavar="PATH.py:ClassName", help="a Python file and the RoundRule subclass in it")
     add_scheme_option(p, many=True)
     p.add_argument("--gammas", type=gammas_arg, default=None,
-                   help="draft lengths: a range 1-4, a list 2,4,8, or both (default 1-3): shorthand for "
-                        "--scheme chain:1;chain:2;chain:3")
+                   help=GAMMAS_HELP + " (default 1-3): shorthand for --scheme chain:1;chain:2;chain:3")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, 6), default=2, help="N tokens compared (default 2)")
     p.add_argument("--models", type=int_in_range("models", 0, MAX_MODELS), default=500,
                    help="random models besides the presets (default 500)")
