@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 ENTRY = APP / "streamlit_app.py"
 sys.path.insert(0, str(APP))
-import gpt_runs  # noqa: E402
+from parts import gpt_runs  # noqa: E402
 from parts import heavy  # noqa: E402
 from parts import tokens  # noqa: E402
 from parts import widgets  # noqa: E402

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-import gpt_runs
-from parts import heavy, widgets
+from parts import gpt_runs, heavy, widgets
 from specsim.plots import gallery as plots_gallery
 
 from specsim.gpt.specs import GALLERY as DRAFTERS

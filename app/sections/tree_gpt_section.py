@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-import gpt_runs
-from parts import heavy, widgets
+from parts import gpt_runs, heavy, widgets
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view

@@ -11,8 +11,7 @@ import os
 
 import streamlit as st
 
-import gpt_runs
-from parts import tokens, widgets
+from parts import gpt_runs, tokens, widgets
 from sections import gallery_section, gpt_stats_section, tryit
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
