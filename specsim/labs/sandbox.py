@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import select
 import signal
 import stat
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -86,7 +84,10 @@ def check_rule_file(path: str, class_name: str, gammas=(1, 2, 3), n_tokens: int 
     anything starts when the whole check is over ``max_work`` (steps, or a
     ``bounds.Budget``; default ``checker.TOTAL_WORK``).
     """
-    from . import checker  # the exact engine: loaded when a check runs, not when the CLI starts
+    import secrets
+    import subprocess  # secrets, subprocess and the engine load when a check runs, not when the CLI starts
+
+    from . import checker
     check_path(path)
     check_limits(timeout, memory_mb)
     gammas = sorted(set(int(g) for g in gammas))
@@ -134,6 +135,7 @@ def _kill(child) -> None:
 
 def _collect(child, fd: int, deadline: float) -> tuple:
     """(bytes read from the report pipe, how it ended: "eof", "gone", "clock" or "large")."""
+    import subprocess
     data = bytearray()
     poll = select.poll()
     poll.register(fd, select.POLLIN | select.POLLHUP)
