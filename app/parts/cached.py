@@ -4,10 +4,13 @@ Each wrapper only calls one library function; the pages call these so that
 moving a widget does not enumerate the same rounds again. Every cache is bounded
 (``max_entries``; ``TTL`` for the toy-model results). Streamlit computes one key
 once even when several sessions ask at the same time (a lock per key), and an
-exact computation whose estimated work is large takes a ``heavy.exact_slot``, so
-a few heavy ones run at once and light pages stay quick.
+exact computation whose estimated work is large takes a heavy slot (``slot_for``
+asks the computation's own guard, the one the page and the CLI ask), so a few heavy
+ones run at once and light pages stay quick.
 """
 from __future__ import annotations
+
+import contextlib
 
 import streamlit as st
 
@@ -16,6 +19,16 @@ from specsim import bounds, exact, formulas, schemes, toy
 from specsim.labs import pitfalls
 
 TTL = 3600  # seconds a toy model's result is kept unused (uploaded models come and go)
+
+
+def slot_for(check, *args, **kwargs):
+    """A heavy slot when ``check(*args, limit=heavy.EXACT_HEAVY)`` refuses: the computation's own work guard
+    (``bounds.check_round``, ``pitfalls.check_lab``, ...) says it is heavy; nothing when it is light."""
+    try:
+        check(*args, limit=heavy.EXACT_HEAVY, **kwargs)
+    except bounds.WorkRefused:
+        return heavy.slot()
+    return contextlib.nullcontext()
 
 
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
@@ -47,18 +60,21 @@ def exact_vs_iid(model_json: str, context: tuple, gammas: tuple) -> list:
 
 
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
-def pitfall_lab(model_json: str, context: tuple, gamma: int, n_tokens: int) -> list:
-    model = toy.loads_model(model_json)
-    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens, rounds=1, rules=len(pitfalls.PITFALLS))):
-        return pitfalls.run_lab(model, context, gamma, n_tokens)
+def pitfall_lab(model_json: str, context: tuple, scheme, n_tokens: int) -> list:
+    """Every pitfall that applies to ``scheme`` (a grammar string, or an int γ for a chain), judged exactly."""
+    model, scheme = toy.loads_model(model_json), schemes.as_scheme(scheme)
+    with slot_for(pitfalls.check_lab, model, scheme, n_tokens):
+        return pitfalls.run_lab(model, context, scheme, n_tokens)
 
 
 @st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
-def pitfall_joints(model_json: str, context: tuple, gamma: int, n_tokens: int, name: str):
-    """(produced, wanted): the rule's next-N-token joint and the one it should produce."""
+def pitfall_joints(model_json: str, context: tuple, scheme, n_tokens: int, name: str):
+    """(produced, wanted): the rule's next-N-token joint and the one it should produce (the rule's own
+    drafting mode where it has one, as the lab runs it)."""
     model = toy.loads_model(model_json)
-    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens)):
-        return pitfalls.joints(pitfalls.get(name), model, context, gamma, n_tokens)
+    pit, scheme = pitfalls.cases(schemes.as_scheme(scheme), [name])[0]
+    with slot_for(pitfalls.check_lab, model, scheme, n_tokens, [name]):
+        return pitfalls.joints(pit, model, context, scheme, n_tokens)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

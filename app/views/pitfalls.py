@@ -5,7 +5,6 @@ import streamlit as st
 
 from parts import cached, widgets
 from sections import tryit
-from specsim import bounds
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
 from specsim.plots import rounds as plots_rounds
@@ -26,19 +25,19 @@ with st.sidebar:
     model = widgets.model_picker("pit")
     if model is not None:
         context = widgets.context_picker(model, "pit-ctx")
-        gamma = int(st.number_input("γ: draft length", 1, 4, 2, key="pit-gamma"))
+        scheme = widgets.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, 2, key="pit-n"))
-if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma)
-                         and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,))):
-    st.stop()
+if model is None or scheme is None or not widgets.within_bounds(pitfalls.check_lab, model, scheme, n_tokens):
+    st.stop()  # pitfalls.check_lab: the same guard as `specsim pitfalls`
 
-names = [n for n in pitfalls.PITFALLS if n != "correct"] + ["correct"]
+table = pitfalls.applicable(scheme)  # every chain rule on a chain; the tree rules on a tree
+names = [n for n in table if n != "correct"] + ["correct"]
 wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
 name = st.selectbox("rule", names, key="pit-rule", format_func=title,
                     index=names.index(wanted) if wanted in names else 0,
-                    help="every broken rule, and the correct one to compare")
-pit = pitfalls.get(name)
-lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, gamma, n_tokens)}
+                    help="every broken rule for this scheme, and the correct one to compare")
+pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
+lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, scheme.name, n_tokens)}
 result, correct = lab[name], lab["correct"]
 
 m1, m2, m3 = st.columns(3)
@@ -54,11 +53,11 @@ source_text = pitfalls.DESCRIPTIONS.get(name, {}).get("source_text")
 if source_text:
     st.caption(f"Where this comes from: {source_text}")
 
-produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, n_tokens, name)
+produced, wanted = cached.pitfall_joints(model.to_json(), context, scheme.name, n_tokens, name)
 outcomes = sorted(set(produced) | set(wanted))
 st.plotly_chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,
-    f"{title(name)}: next {n_tokens} token(s) after \"{plots.shorten(' '.join(context))}\", γ = {gamma}, "
+    f"{title(name)}: next {n_tokens} token(s) after \"{plots.shorten(' '.join(context))}\", {ran.name}, "
     f"TV = {plots.exact_dec(result.total_variation)}"),
     key="pit-bars")
 
