@@ -1,0 +1,63 @@
+"""The Pitfalls page on a scheme (``?scheme=``): the rules that apply to a tree, judged as the library
+judges them, and refused by the same guard as ``specsim pitfalls`` (``pitfalls.check_lab``)."""
+from __future__ import annotations
+
+import sys
+from fractions import Fraction as F
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specsim import bounds, toy
+from specsim.labs import pitfalls
+from specsim.schemes import Chain, Tree
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY = ROOT / "app" / "streamlit_app.py"
+sys.path.insert(0, str(ROOT / "app"))
+from parts import widgets  # noqa: E402
+
+SEED = toy.load_model("seed")
+VOCAB = [f"t{i}" for i in range(12)]
+UNIFORM12 = toy.model_from_dict({"name": "uniform12", "vocab": VOCAB, "order": 1,
+                                 "target": {v: [F(1, 12)] * 12 for v in VOCAB},
+                                 "draft": {v: [F(1, 12)] * 12 for v in VOCAB}})
+
+
+def open_pitfalls(params=None) -> AppTest:
+    at = AppTest.from_file(str(ENTRY), default_timeout=120).run()
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    at.switch_page("views/pitfalls.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_tree_offers_the_tree_rules_and_judges_them_as_the_library_does():
+    at = open_pitfalls({"scheme": "tree:2,1"})
+    table = pitfalls.applicable(Tree((2, 1)))
+    assert set(at.selectbox(key="pit-rule").options) == {pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n
+                                                         for n in table}
+    lab = {r.name: r for r in pitfalls.run_lab(SEED, ("a",), Tree((2, 1)), 2)}
+    for name in table:
+        at.selectbox(key="pit-rule").set_value(name).run()
+        assert not at.exception and not at.error
+        assert at.metric[0].value.split(" ≈")[0] == widgets.fmt(lab[name].total_variation)
+    assert lab["tree-no-residual-update"].total_variation > 0 == lab["correct"].total_variation
+
+
+@pytest.mark.parametrize("scheme, refused", [(Chain(1), False), (Chain(2), True)])
+def test_the_page_refuses_exactly_what_the_cli_refuses(scheme, refused):
+    """A 12-token model: chain:2 with N = 2 is 17 rules' joints, over the limit (the page once counted one)."""
+    at = open_pitfalls({"scheme": scheme.name})
+    at.selectbox(key="pit-model").set_value(widgets.UPLOAD).run()
+    at.file_uploader(key="pit-upload").upload("u12.json", UNIFORM12.to_json().encode(), "application/json").run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    try:
+        pitfalls.check_lab(UNIFORM12, scheme, 2, limit=bounds.LIMITS.interactive_work)
+        want = []
+    except bounds.WorkRefused as e:
+        want = [str(e)]
+    assert (want != []) == refused and errors == want
