@@ -300,28 +300,31 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
 
 
 def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
-    """Trees and blocks: Next walks the tree round decision by decision to its emitted tokens; no exception;
-    full-page screenshots at 1400 and 420 px (test-artifacts/trees-*.png)."""
-    open_page(page, server, "trees?tree=2,2&seed=37&from_lesson=16")  # accept, reject, reject, fallback
+    """Trees and blocks: the stepper part plays the tree round event by event (the whole tree drafted, one
+    verify pass, the walk) to its emitted tokens; no exception; full-page screenshots at 1400 and 420 px
+    (test-artifacts/trees-*.png)."""
+    from specsim import toy
+    from specsim.sampling import trace_round
+    from specsim.schemes import Tree
+    trace = trace_round(toy.load_model("seed"), ("a",), Tree((2, 2)), seed=1)
+    assert trace.verdict.closing_kind == "correct"  # the round ends after a rejection: its rows are drawn
+    open_page(page, server, "trees?scheme=tree:2,2&seed=1&from_lesson=16")
     status = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
-                          has_text=re.compile(r"^decision \d+ of \d+")).first
-    sync_api.expect(status).to_contain_text("decision 0 of")
-    total = int(re.search(r"of (\d+)", status.inner_text()).group(1))
-    for k in range(1, total + 1):
-        click(page, "Next")
-        sync_api.expect(status).to_contain_text(f"decision {k} of {total}")
+                          has_text=re.compile(r"^round \d+ · event \d+ of \d+")).first
+    total = len(trace.events())
+    sync_api.expect(status).to_contain_text(f"round 1 · event 1 of {total}")
+    for k in range(2, total + 1):
+        click(page, "Next step")
+        sync_api.expect(status).to_contain_text(f"round 1 · event {k} of {total}")
         no_exception(page)
-    sync_api.expect(page.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text("Emitted")
+    sync_api.expect(status).to_contain_text("emit " + " ".join(trace.emitted))
     # the residual row after the last rejection (a plotly title: drawn a moment after the caption)
     sync_api.expect(page.get_by_text("after the rejection").first).to_be_visible(timeout=30_000)
     sync_api.expect(page.get_by_text("← back to lesson 16")).to_have_count(1)
-    # Play starts the walk again from the first decision and advances on its own (one per second)
+    # Play goes on into the next round by itself (one event per second); Pause stops it
     toggle(page, "Play", "Pause")
-    sync_api.expect(status).not_to_contain_text("decision 0 of", timeout=30_000)  # it advances (the clock
-    # may skip a decision when a rerun is slow, so no particular one is waited for)
-    # ... and stops by itself at the last decision
-    page.get_by_role("button", name="Play", exact=True).wait_for(timeout=30_000)
-    sync_api.expect(status).to_contain_text(f"decision {total} of {total}")
+    sync_api.expect(status).to_contain_text(re.compile(r"^round 2 · event"), timeout=30_000)
+    toggle(page, "Pause", "Play")
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
     wait_idle(page)
     shot(page, "trees", 1400)
