@@ -200,22 +200,6 @@ def parents(nodes) -> list:
     return [n["parent"] for n in nodes]
 
 
-def describe(step) -> str:
-    """One line for a step, as the page prints it."""
-    kind = step["kind"]
-    where = "root" if not step["path"] else "node " + ".".join(str(j + 1) for j in step["path"])
-    if kind in ("accept", "reject"):
-        verdict = "accepted" if kind == "accept" else "rejected"
-        text = (f"{where} (**{step['token']}**): u = {step['u']:.3f} against min(1, p'(x)/q'(x)) = "
-                f"min(1, {step['p_x']} / {step['q_x']}) = {step['acceptance']}: **{verdict}**")
-        if kind == "reject":
-            text += "; p' ← normalize(max(0, p' − q'))"
-        return text
-    if kind == "bonus":
-        return f"a leaf is reached: **bonus** token **{step['token']}** drawn from p"
-    return f"every child of {'the root' if not step['path'] else where} rejected: **{step['token']}** drawn from the current p'"
-
-
 def rows_after(steps, k: int):
     """(p', q') in force after the first ``k`` steps: the rows the last rejection at the current node
     left (Fractions), or None when the current node has had no rejection yet. A distinct node with no
