@@ -156,16 +156,16 @@ def test_tiny_gpt_section_runs_a_real_tree_and_measures_every_scheme():
     """The real pair's round: its mask has one row per drafted node (and the root), each node sees
     its ancestors only; the scheme table lists every scheme with tokens per pass >= 1."""
     from specsim.schemes import masks
-    at = open_trees({"tree": "2,1"})
+    at = open_trees({"scheme": "tree:2,1"})
     at.text_input(key="tree-gpt-prompt").set_value("def f(x):\n    return ")
-    next(b for b in at.button if b.label.startswith("Generate with the tree 2,1")).click().run()
+    next(b for b in at.button if b.label == "Generate with tree:2,1").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     mask = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
                 if "tree mask of its one target pass" in json.dumps(json.loads(c.proto.spec)["layout"].get("title", "")))
     rows = mask["data"][0]["y"]
     assert rows[0].startswith("root") and len(rows) == 1 + 4  # shape 2,1 drafts 4 nodes
     grid = mask["data"][0]["z"]
-    want = masks.tree_grid(masks.shape_parents((2, 1)), 0)  # the new columns: root and the 4 nodes
+    want = masks.tree_grid(Tree((2, 1)).parents(), 0)  # the new columns: root and the 4 nodes, level by level
     assert [row[-5:] for row in grid] == want.astype(int).tolist()
     next(b for b in at.button if b.label.startswith("Measure every scheme")).click().run()
     assert not at.exception and not at.error

@@ -1,6 +1,6 @@
 """The Trees page's tiny-GPT section: one real tree round's mask and path, and every scheme measured.
 
-torch is imported only when a button is pressed (``specsim.gpt.api.tree_generate``,
+torch is imported only when a button is pressed (``specsim.gpt.api.speculative_generate``,
 ``specsim.gpt.measure.bench_schemes.bench_schemes``); results are kept per settings for
 every session, like the Tiny GPT page's runs: at most ``MAX_RUNS`` generations and
 one bench (it has no settings), each computed once however many sessions ask at
@@ -32,8 +32,7 @@ def _pair():
 
 
 def show(scheme) -> None:
-    """The section for a tree scheme (``specsim.schemes.Tree``)."""
-    widths, drafts = scheme.shape, scheme.drafts
+    """The section for a tree scheme (``specsim.schemes.Tree``): the one GPT decoder runs it."""
     st.header("On the tiny GPT")
     st.markdown("The same walk on the real character-level pair (distilled drafter, T = 1, CPU): the drafter "
                 "drafts the tree level by level, the target scores **every node in one pass** through the tree "
@@ -43,14 +42,14 @@ def show(scheme) -> None:
         prompt = c1.text_input("prompt", "def main(", key="tree-gpt-prompt")
         n_tokens = c2.number_input("characters", 8, MAX_CHARS, 40, key="tree-gpt-n")
         seed = c3.number_input("seed", 0, 10**6, 0, key="tree-gpt-seed")
-        go = st.form_submit_button(f"Generate with the tree {','.join(map(str, widths))} {drafts}", width="stretch")
+        go = st.form_submit_button(f"Generate with {scheme.name}", width="stretch")
     if widgets.capped_text(prompt, "the prompt") is None:
         return
-    store, key = _store(), (prompt, int(n_tokens), int(seed), tuple(widths), drafts)
+    store, key = _store(), (prompt, int(n_tokens), int(seed), scheme.name)
     if go and key not in store["runs"]:
         def generate():
             from specsim.gpt import api
-            return api.tree_generate(pair, prompt, int(n_tokens), tuple(widths), drafts, 1.0, int(seed))
+            return api.speculative_generate(pair, prompt, int(n_tokens), scheme, temperature=1.0, seed=int(seed))
         try:
             pair = _pair()  # loaded first: a computation never waits on another store (no lock-order deadlock)
             with st.spinner("Generating…"):
