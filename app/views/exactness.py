@@ -102,7 +102,7 @@ broken_names = [None] + [n for n in pitfalls.PITFALLS if n != "correct"]
 broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
                       format_func=lambda n: "none" if n is None else
                       pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n)
-if broken is not None and widgets.within_bounds(bounds.check_joint, model, int(n_tokens), (gamma,)):
+if broken is not None and widgets.within_bounds(pitfalls.check_lab, model, gamma, int(n_tokens), [broken]):
     produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, int(n_tokens), broken)
     tv = exact.joint_total_variation(produced, wanted)  # an exact Fraction on a toy model
     st.metric(f"TV(broken rule, intended), N = {n_tokens}", widgets.fmt(tv), help=f"≈ {float(tv):.4f}")
