@@ -1,8 +1,8 @@
 """The tiny GPT pair: real speculative decoding in PyTorch, opened up.
 
 This sub-package is the only part of specsim that imports torch, and only
-when a torch module is used: ``from specsim.gpt import masks`` stays cheap
-(numpy only). The app-facing functions are re-exported lazily from
+when a torch module is used: ``from specsim.gpt import specs`` stays cheap
+(drafter and rule names). The app-facing functions are re-exported lazily from
 ``specsim.gpt.api``: ``load_pair``, ``speculative_generate``,
 ``plain_generate``, ``resolve_device``. See ``specsim/gpt/README.md``.
 """
