@@ -79,25 +79,12 @@ def _keep_time(s: dict, speed: float) -> None:
 
 
 # -- what one event looks like ----------------------------------------------------------------------
-BLOCK_FIGURE = {"verify": "verify", "weights": "verify", "stop": "test", "correct": "correct", "bonus": "bonus",
-                "emit": "emit"}
-
-
 def round_figure(trace, e: int, title: str):
-    """The figure of event ``e``: a chain's event figure, a block's by the event's kind, a tree drawn."""
-    kind = trace.scheme.kind
-    if kind == "chain":
+    """The figure of event ``e``: a chain's or a block's event figure, or the tree drawn as far as it is known."""
+    if trace.scheme.kind != "tree":
         return plots_rounds.event_figure(trace, e)
-    if kind == "tree":
-        at = tree_view.at_event(trace, e)
-        return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
-    ev = trace.events()[e]  # a block
-    show = BLOCK_FIGURE.get(ev["kind"])
-    if ev["kind"] == "draft":
-        return plots_rounds.draft_figure(trace, ev["node"])
-    if show == "test":
-        return plots_rounds.acceptance_figure(trace, ev["node"])
-    return getattr(plots_rounds, f"{show}_figure")(trace)
+    at = tree_view.at_event(trace, e)
+    return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
 
 
 def tree_rows(model, trace, e: int, key: str) -> None:
