@@ -103,3 +103,14 @@ def test_both_pages_play_the_same_rounds():
     a = open_stepper({"scheme": "tree:2,2:distinct", "seed": "9"})
     b = open_stepper({"scheme": "tree:2,2:distinct", "seed": "9"}, page="views/trees.py")
     assert player(a).trace.to_dict() == player(b, "trees").trace.to_dict()
+
+
+def test_reset_while_playing_stops_at_the_first_event():
+    at = open_stepper({"scheme": "tree:2,1"})
+    at.button(key="stepper-round").click().run()
+    at.button(key="stepper-play").click().run()
+    assert at.session_state["stepper"]["playing"]
+    at.button(key="stepper-reset").click().run()
+    assert not at.exception and not at.session_state["stepper"]["playing"]
+    assert (player(at).round, player(at).event) == (0, 0)
+    assert any(b.label == "Play" for b in at.button)

@@ -31,12 +31,13 @@ LEGEND = ["context", "draft", "rejected", "discarded", "correct", "bonus", "pend
 
 
 def state(key: str, model, context, scheme, seed: int) -> dict:
-    """{"player", "playing", "clock", "totals"} for these settings; new when they change."""
+    """{"player", "playing", "clock", "totals", "args"} for these settings; new when they change."""
     settings = (model.to_json(), tuple(context), scheme.name, seed)
     s = st.session_state.get(key)
     if s is None or s["settings"] != settings:
-        s = st.session_state[key] = {"settings": settings, "playing": False, "clock": None, "totals": [],
-                                     "player": replay.Player(model, context, scheme, seed)}
+        args = (model, tuple(context), scheme, seed)
+        s = st.session_state[key] = {"settings": settings, "args": args, "playing": False, "clock": None,
+                                     "totals": [], "player": replay.Player(*args)}
     return s
 
 
@@ -52,7 +53,10 @@ def _move(key: str, how: str) -> None:
 
 
 def _reset(key: str) -> None:
-    st.session_state.pop(key, None)  # the next run starts the same rounds again, paused
+    """The same rounds again from the first event, paused (the fragment's clock stops with it)."""
+    s = st.session_state[key]
+    s["player"] = replay.Player(*s["args"])
+    s["playing"], s["clock"], s["totals"], s["rerun_app"] = False, None, [], True
 
 
 def _play_pause(key: str) -> None:
