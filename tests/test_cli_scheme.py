@@ -223,3 +223,23 @@ def test_an_exact_round_imports_nothing_heavy():
     code = "from contextlib import redirect_stdout\nimport io\nfrom specsim.cli import main\n" \
            "with redirect_stdout(io.StringIO()):\n    assert main(['round', 'seed', '--gamma', '3']) == 0"
     assert _loaded(code) == []
+
+
+def test_commands_lists_what_each_module_registers():
+    """``specsim.cli.COMMANDS`` (what ``main`` imports for a command) matches each module's ``register``."""
+    import argparse
+    import importlib
+    from specsim.cli import COMMANDS
+    for name, commands in COMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"specsim.cli.{name}").register(sub)
+        assert tuple(sub.choices) == commands, name
+
+
+def test_a_toy_command_does_not_load_the_gpt_commands():
+    code = "from contextlib import redirect_stdout\nimport io\nfrom specsim.cli import main\n" \
+           "with redirect_stdout(io.StringIO()):\n    assert main(['round', 'seed', '--gamma', '3']) == 0\n" \
+           "print(sorted(m for m in sys.modules if m.startswith('specsim.cli.')))"
+    out = subprocess.run([sys.executable, "-c", "import sys\n" + code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['specsim.cli.common', 'specsim.cli.exact_cmds']"

@@ -5,18 +5,25 @@ Each command module of this package (``exact_cmds``, ``sampling_cmds``,
 ``set_defaults(func=handler)``. A handler receives the parsed arguments and
 returns an exit code; it raises ``UsageError`` (or ``ValueError``) for bad
 input, which ``main`` prints as one line on stderr with exit code 2. Heavy
-imports (torch, scipy) happen inside the handlers that need them.
+imports (torch, scipy, sympy, the checker, numpy) happen inside the handlers
+that need them, and ``main`` imports only the module of the command it runs
+(``COMMANDS``), so `specsim round ...` starts without parsing the GPT commands.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from .. import __version__
-from . import check_cmds, exact_cmds, gpt_cmds, sampling_cmds
 from .common import UsageError
 
-COMMAND_MODULES = [exact_cmds, sampling_cmds, check_cmds, gpt_cmds]  # in the order `specsim --help` lists them
+# module -> the sub-commands its ``register`` adds, in the order `specsim --help` lists them
+COMMANDS = {"exact_cmds": ("round", "prove", "compare", "speedup", "best-gamma", "tables", "bench-exact",
+                           "bench-schemes"),
+            "sampling_cmds": ("trace", "generate", "sample", "pitfalls", "bench-sample"),
+            "check_cmds": ("check-rule",),
+            "gpt_cmds": ("gpt",)}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,18 +31,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every sub-command, or with ``command`` only those of the module that registers it."""
     parser = _Parser(prog="specsim", description="Speculative decoding, simulated exactly and made visible.")
     parser.add_argument("--version", action="version", version=f"specsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in COMMAND_MODULES:
-        module.register(sub)
+    for name, commands in COMMANDS.items():
+        if command is None or command in commands:
+            importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = argv[0] if argv else None  # a command's name: only its module is imported
+    parser = build_parser(first if any(first in c for c in COMMANDS.values()) else None)
     args = parser.parse_args(argv)
     try:
         code = args.func(args)
