@@ -92,12 +92,20 @@ def test_distinct_tree_is_drafted_without_replacement():
 # -- what a viewer knows after each event, any scheme ------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(10))
-def test_chain_node_statuses_are_the_replay_draft_statuses(seed):
-    """Two ways to read a chain round's events: the stepper's node statuses and the replay's."""
+def test_chain_node_statuses_read_like_the_paper(seed):
+    """A chain of γ = 3: pending while drafted and verified; each test decides its own draft; a rejection at
+    position K + 1 discards every later draft at once; the closing token comes last."""
     trace = trace_round(SEED, ("c",), Chain(3), seed=seed)
-    for e in range(len(trace.events())):
+    k, events = trace.accepted, trace.events()
+    tests = [e for e, ev in enumerate(events) if ev["kind"] in ("accept", "reject")]
+    for e in range(len(events)):
         known = tree_view.node_statuses(trace, e)
-        assert (known["statuses"], known["closing"]) == replay.draft_statuses(trace, e)
+        done = sum(t <= e for t in tests)  # tests shown so far
+        want = ["accepted"] * min(done, k) + (["rejected"] if done > k else [])
+        want += ["discarded" if done > k else "pending"] * (len(known["statuses"]) - len(want))
+        assert known["statuses"] == want
+        assert known["closing"] == (None if e < len(events) - 2 else (trace.verdict.closing_kind, trace.closing_token))
+    assert replay.draft_statuses(trace, len(events) - 1) == (known["statuses"], known["closing"])
 
 
 @pytest.mark.parametrize("scheme", [Chain(3), Block(3), Tree((2, 2, 1)), Tree((3, 1), "distinct")])

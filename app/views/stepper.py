@@ -43,9 +43,9 @@ if model is None or scheme is None:
     st.stop()
 
 
-def expected_tokens(ctx, _depth):
-    """The exact engine's E[tokens per round] from ``ctx``, cached by the model's state of it."""
-    return cached.expected_tokens(model.to_json(), model.state(ctx), scheme.name)
+def expected_tokens(ctx, played):
+    """The exact engine's E[tokens per round] of the scheme ``played`` from ``ctx``, cached by the model's state."""
+    return cached.expected_tokens(model.to_json(), model.state(ctx), played.name)
 
 
 def tokens_per_pass(s: dict) -> None:
