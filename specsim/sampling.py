@@ -43,6 +43,9 @@ __all__ = ["draw", "make_rng", "play", "Played", "uniforms", "trace_round", "Rou
            "GenerationTrace", "plain_generate", "num", "row_json"]
 
 
+TRACE_FORMAT = 2  # the version of the JSON below (specsim/TRACE_FORMAT.md, "Format version")
+
+
 def make_rng(seed):
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -252,8 +255,8 @@ class RoundTrace:
         return out
 
     def to_dict(self) -> dict:
-        return {"context": list(self.context), "scheme": self.scheme.name, "gamma": self.gamma,
-                "rule": self.rule, "vocab": list(self.vocab), "drafts": list(self.drafts),
+        return {"trace_format": TRACE_FORMAT, "context": list(self.context), "scheme": self.scheme.name,
+                "gamma": self.gamma, "rule": self.rule, "vocab": list(self.vocab), "drafts": list(self.drafts),
                 "parents": self.parents, "accepted": self.accepted, "emitted": list(self.emitted),
                 "kinds": self.kinds, "target_passes": self.target_passes, "events": self.events()}
 
@@ -330,8 +333,8 @@ class GenerationTrace:
             d = r.to_dict()
             d["tokens_so_far"], d["target_passes_so_far"] = total["tokens"], total["target_passes"]
             rounds.append(d)
-        return {"context": list(self.context), "scheme": self.scheme.name, "gamma": self.gamma,
-                "tokens": self.n_tokens, "rule": self.rule, "output": list(self.output),
+        return {"trace_format": TRACE_FORMAT, "context": list(self.context), "scheme": self.scheme.name,
+                "gamma": self.gamma, "tokens": self.n_tokens, "rule": self.rule, "output": list(self.output),
                 "emitted": list(self.tokens), "kinds": [k for r in self.rounds for k in r.kinds],
                 "target_passes": self.target_passes,
                 "tokens_per_pass": str(self.tokens_per_pass), "rounds": rounds}

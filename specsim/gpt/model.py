@@ -104,7 +104,7 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torc
         return F.scaled_dot_product_attention(q, k, v)
     if T == S:  # no prefix: both alignments coincide
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask if mask is not None else causal_lower_right(T, S))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(T, S))
 
 
 class CausalSelfAttention(nn.Module):
