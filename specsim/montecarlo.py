@@ -229,14 +229,17 @@ def sample_rounds_loop(pair, context, scheme, rounds: int, seed=None,
     """The same experiment, one Python round at a time through ``sampling.play``, for any scheme and rule."""
     scheme = as_scheme(scheme)
     _check(rounds)
-    context, vocab, memo = tuple(context), tuple(pair.vocab), {}
+    context, vocab, memo, by_path = tuple(context), tuple(pair.vocab), {}, {}
 
-    def rows(path):
-        ctx = context + tuple(vocab[x] for x in path)
-        key = state_of(pair, ctx)
-        if key not in memo:
-            memo[key] = ([float(x) for x in pair.p(ctx)], [float(x) for x in pair.q(ctx)])
-        return memo[key]
+    def rows(path):  # float rows, once per model state (and looked up once per drafted path)
+        hit = by_path.get(path)
+        if hit is None:
+            ctx = context + tuple(vocab[x] for x in path)
+            key = state_of(pair, ctx)
+            if key not in memo:
+                memo[key] = ([float(x) for x in pair.p(ctx)], [float(x) for x in pair.q(ctx)])
+            hit = by_path[path] = memo[key]
+        return hit
 
     outcomes, k_counts = {}, [0] * (scheme.depth + 1)
     for n, u_draft, u_test, u_final in _uniform_chunks(make_rng(seed), rounds, scheme.drafted_tokens, progress):

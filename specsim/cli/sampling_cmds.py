@@ -18,6 +18,9 @@ from .common import (TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorth
 SAMPLE_ROUNDS, TREE_ROUNDS = 100_000, 10_000  # sample's default --rounds (a tree round takes ~1 ms: exact residuals)
 
 
+LOOP_ROUNDS = 100_000  # bench-sample: the loop's default rounds when --rounds is larger
+
+
 def _pitfalls():
     from ..labs import pitfalls  # the broken rules, imported when a command names or runs one
     return pitfalls
@@ -88,7 +91,8 @@ def register(sub) -> None:
     p.add_argument("--gamma", type=gamma_arg, default=3)
     p.add_argument("--rounds", type=int_in_range("rounds", 1, 10**8), default=10**6)
     p.add_argument("--loop-rounds", type=int_in_range("loop-rounds", 1, 10**8),
-                   help="rounds for the loop (default: --rounds)")
+                   help=f"rounds for the loop (default: --rounds, at most {LOOP_ROUNDS:,}: the loop is "
+                        "timed per round, and a million Python rounds take minutes)")
     p.add_argument("--repeats", type=int_in_range("repeats", 1, 100), default=5)
     p.add_argument("--loop-repeats", type=int_in_range("loop-repeats", 1, 100), default=3)
     p.add_argument("--seed", type=seed_arg, default=0)
@@ -288,8 +292,9 @@ def cmd_pitfalls(args) -> int:
 def cmd_bench_sample(args) -> int:
     from ..bench.toy import bench_sample  # a chain of --gamma, the correct rule: kernel against loop
     model = load_model_arg(args.model)
-    bounds.check_bench_sample(model, args.gamma, args.rounds, args.loop_rounds or args.rounds, args.repeats,
+    loop_rounds = args.loop_rounds or min(args.rounds, LOOP_ROUNDS)
+    bounds.check_bench_sample(model, args.gamma, args.rounds, loop_rounds, args.repeats,
                               args.loop_repeats, budget(args))
     print_json(bench_sample(model, parse_context(model, args.context), args.gamma, args.rounds,
-                            args.loop_rounds, args.repeats, args.loop_repeats, args.seed))
+                            loop_rounds, args.repeats, args.loop_repeats, args.seed))
     return 0
