@@ -53,7 +53,7 @@ def round_distribution(pair, context, scheme, rule: RoundRule = CORRECT,
     return as_scheme(scheme).enumerate(pair, tuple(context), rule, limit)
 
 
-def speculative_joint(models, context, scheme, n_tokens: int,
+def speculative_joint(pair, context, scheme, n_tokens: int,
                       rule: RoundRule = CORRECT) -> dict:
     """Joint distribution of the next ``n_tokens`` tokens when rounds are chained.
 
@@ -65,12 +65,12 @@ def speculative_joint(models, context, scheme, n_tokens: int,
     memo_round, memo_joint = {}, {}
 
     def joint(ctx, m):
-        key = (state_of(models, ctx), m)
+        key = (state_of(pair, ctx), m)
         if key in memo_joint:
             return memo_joint[key]
         rkey = key
         if rkey not in memo_round:
-            memo_round[rkey] = scheme.enumerate(models, ctx, rule, limit=m).outcomes
+            memo_round[rkey] = scheme.enumerate(pair, ctx, rule, limit=m).outcomes
         out = defaultdict(int)
         for emitted, pr in memo_round[rkey].items():
             if not emitted:
@@ -86,14 +86,14 @@ def speculative_joint(models, context, scheme, n_tokens: int,
     return joint(tuple(context), n_tokens)
 
 
-def naive_speculative_joint(models, context, scheme, n_tokens: int,
+def naive_speculative_joint(pair, context, scheme, n_tokens: int,
                             rule: RoundRule = CORRECT) -> dict:
     """The straightforward way, for benchmarks: full rounds, no truncation, no memo."""
     _check_n(n_tokens)
 
     def joint(ctx, m):
         out = defaultdict(int)
-        for emitted, pr in round_distribution(models, ctx, scheme, rule).outcomes.items():
+        for emitted, pr in round_distribution(pair, ctx, scheme, rule).outcomes.items():
             if len(emitted) >= m:
                 out[emitted[:m]] += pr
             else:
@@ -104,17 +104,17 @@ def naive_speculative_joint(models, context, scheme, n_tokens: int,
     return dict(joint(tuple(context), n_tokens))
 
 
-def target_joint(models, context, n_tokens: int) -> dict:
+def target_joint(pair, context, n_tokens: int) -> dict:
     """Joint distribution of the next ``n_tokens`` tokens sampled from p one by one."""
     _check_n(n_tokens)
-    vocab = models.vocab
+    vocab = pair.vocab
     memo = {}
 
     def joint(ctx, m):
-        key = (state_of(models, ctx), m)
+        key = (state_of(pair, ctx), m)
         if key not in memo:
             out = {}
-            for y, py in enumerate(models.p(ctx)):
+            for y, py in enumerate(pair.p(ctx)):
                 if not py:
                     continue
                 if m == 1:
@@ -160,7 +160,7 @@ class Check:
         return self.scheme.depth
 
 
-def check_exactness(models, n_tokens: int, schemes: Iterable, contexts=None,
+def check_exactness(pair, n_tokens: int, schemes: Iterable, contexts=None,
                     rule: RoundRule = CORRECT, tolerance=0) -> list:
     """Check the theorem for every context (default: all of the model's) and scheme (ints: chains).
 
@@ -168,12 +168,12 @@ def check_exactness(models, n_tokens: int, schemes: Iterable, contexts=None,
     number such as 1e-9 for float64 distributions of a real model.
     """
     if contexts is None:
-        contexts = models.contexts()
+        contexts = pair.contexts()
     checks = []
     for ctx in contexts:
-        target = target_joint(models, ctx, n_tokens)
+        target = target_joint(pair, ctx, n_tokens)
         for g in schemes:
-            spec = speculative_joint(models, ctx, g, n_tokens, rule)
+            spec = speculative_joint(pair, ctx, g, n_tokens, rule)
             diff = max_abs_difference(spec, target)
             checks.append(Check(tuple(ctx), as_scheme(g), diff <= tolerance, diff,
                                 len(set(spec) | set(target)), spec, target))

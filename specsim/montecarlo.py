@@ -73,19 +73,19 @@ class StateTables:
     drafting a token. States are found breadth-first up to depth gamma.
     """
 
-    def __init__(self, models, context, gamma: int):
-        vocab = tuple(models.vocab)
+    def __init__(self, pair, context, gamma: int):
+        vocab = tuple(pair.vocab)
         self.vocab = vocab
-        contexts, index = [tuple(context)], {state_of(models, context): 0}
+        contexts, index = [tuple(context)], {state_of(pair, context): 0}
         nxt, frontier = {}, [0]
         for _ in range(gamma):
             new = []
             for s in frontier:
-                q = models.q(contexts[s])
+                q = pair.q(contexts[s])
                 for x, qx in enumerate(q):
                     if qx > 0:
                         child = contexts[s] + (vocab[x],)
-                        key = state_of(models, child)
+                        key = state_of(pair, child)
                         if key not in index:
                             index[key] = len(contexts)
                             contexts.append(child)
@@ -93,8 +93,8 @@ class StateTables:
                         nxt[s, x] = index[key]
             frontier = new
         v, n = len(vocab), len(contexts)
-        self.p_rows = [tuple(float(x) for x in models.p(c)) for c in contexts]
-        self.q_rows = [tuple(float(x) for x in models.q(c)) for c in contexts]
+        self.p_rows = [tuple(float(x) for x in pair.p(c)) for c in contexts]
+        self.q_rows = [tuple(float(x) for x in pair.q(c)) for c in contexts]
         self.P, self.Q = np.array(self.p_rows), np.array(self.q_rows)  # (S, V)
         self.acceptance = rule_np.acceptance_probabilities(self.P, self.Q)  # (S, V)
         # where p == q no rejection happens, so the residual row is never drawn from: p stands in
@@ -164,9 +164,9 @@ def sample_rounds(pair, context, scheme, rounds: int, seed=None, progress=None,
     return sample_rounds_loop(pair, context, scheme, rounds, seed, rule, progress)
 
 
-def _chain_kernel(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
+def _chain_kernel(pair, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
     """The correct rule on a chain, a chunk of rounds per numpy call (``sampling.play``'s twin)."""
-    t = StateTables(models, context, gamma)
+    t = StateTables(pair, context, gamma)
     v = len(t.vocab)
     base = v + 1  # an outcome is a number in base v+1, digit j = token j + 1
     wide = base ** (gamma + 1) >= 1 << 62  # outcome numbers would overflow int64
@@ -269,7 +269,7 @@ def _draw_rows(rows, u):
     return (cum <= u[:, None]).sum(axis=1)
 
 
-def _block_kernel(models, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
+def _block_kernel(pair, context, gamma: int, rounds: int, seed=None, progress=None) -> SampleResult:
     """Block verification (``specsim.schemes.block``), a chunk of rounds per numpy call.
 
     Per round: draft X_1..X_γ from q; weights w_i = min(1, w_{i-1} p_i(X_i) / q_i(X_i));
@@ -277,7 +277,7 @@ def _block_kernel(models, context, gamma: int, rounds: int, seed=None, progress=
     τ = the last i with η_i = 1; the closing token from p (τ = γ) or from the
     block residual normalize(max(w_τ p − q, 0)) at position τ + 1.
     """
-    t = StateTables(models, context, gamma)
+    t = StateTables(pair, context, gamma)
     v = len(t.vocab)
     base = v + 1  # an outcome is a number in base V+1, digit j = token j + 1
     if base ** (gamma + 1) >= 1 << 62:
