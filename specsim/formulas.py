@@ -161,7 +161,7 @@ def exact_speedup(expected_tokens, gamma: int, cost):
     return refined_speedup(expected_tokens, gamma, cost, 1)
 
 
-def exact_vs_iid(models, context, gamma: int) -> dict:
+def exact_vs_iid(pair, context, gamma: int) -> dict:
     """Exact (non-i.i.d.) expected tokens per round of a model pair beside the formula.
 
     The formula uses the acceptance rate alpha of the first position only.
@@ -176,8 +176,8 @@ def exact_vs_iid(models, context, gamma: int) -> dict:
     from .schemes import Chain
 
     ctx = tuple(context)
-    a = alpha_of(models.p(ctx), models.q(ctx))
-    r = round_distribution(models, ctx, Chain(gamma))  # the formula is a chain's
+    a = alpha_of(pair.p(ctx), pair.q(ctx))
+    r = round_distribution(pair, ctx, Chain(gamma))  # the formula is a chain's
     return {"context": ctx, "gamma": gamma, "alpha": a, "accepted": r.accepted,
             "expected_tokens": r.expected_tokens,
             "iid_expected_tokens": expected_tokens(a, gamma),

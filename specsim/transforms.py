@@ -217,14 +217,14 @@ class TransformedPair:
         return f"<TransformedPair {self.name}>"
 
 
-def transform_pair(models, temperature=None, top_k=None, top_p=None):
+def transform_pair(pair, temperature=None, top_k=None, top_p=None):
     """The same transform on p and q; the pair itself when no transform is given."""
     if temperature is None and top_k is None and top_p is None:
-        return models
+        return pair
     fn = chain(temperature, top_k, top_p)
-    return TransformedPair(models, fn, fn, describe(temperature, top_k, top_p))
+    return TransformedPair(pair, fn, fn, describe(temperature, top_k, top_p))
 
 
-def greedy_pair(models):
+def greedy_pair(pair):
     """Temperature 0 on both models: the greedy case."""
-    return TransformedPair(models, greedy, greedy, "greedy")
+    return TransformedPair(pair, greedy, greedy, "greedy")

@@ -68,16 +68,16 @@ def _sample(row: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
 class Context:
     """Token ids generated so far plus the cache bookkeeping shared by both decoders."""
 
-    def __init__(self, models, prompt_ids, device, window: int | None = None):
+    def __init__(self, pair, prompt_ids, device, window: int | None = None):
         if not prompt_ids:
             raise ValueError("the prompt is empty")
-        self.window = min([m.config.block_size for m in models] + ([window] if window else []))
+        self.window = min([m.config.block_size for m in pair] + ([window] if window else []))
         if len(prompt_ids) > self.window:
             raise ValueError(f"the prompt is {len(prompt_ids)} tokens; the context window is {self.window}")
-        self.models, self.device = models, device
+        self.pair, self.device = pair, device
         self.ids = list(prompt_ids)
         self.offset = 0  # ids[offset:] are in the window (the rest slid out)
-        self.caches = [m.new_cache() for m in models]
+        self.caches = [m.new_cache() for m in pair]
         self.prefill(self.ids)
 
     @property
@@ -86,7 +86,7 @@ class Context:
 
     def prefill(self, ids):
         self.offset = len(self.ids) - len(ids)
-        for m, c in zip(self.models, self.caches):
+        for m, c in zip(self.pair, self.caches):
             c.reset()
             if len(ids) > 1:
                 m(torch.tensor([ids[:-1]], device=self.device), c, last_only=True)

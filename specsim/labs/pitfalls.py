@@ -188,17 +188,17 @@ class PitfallResult:
                 "expected_tokens": str(Fraction(self.expected_tokens)), "exact": self.exact}
 
 
-def joints(pitfall: Pitfall, models, context, scheme, n_tokens: int) -> tuple:
+def joints(pitfall: Pitfall, pair, context, scheme, n_tokens: int) -> tuple:
     """(produced, wanted): the next-``n_tokens`` joint the broken round produces, and the intended one."""
-    return judge.joints(pitfall.speculative(models), context, scheme, pitfall.rule, n_tokens,
-                        pitfall.target(models))
+    return judge.joints(pitfall.speculative(pair), context, scheme, pitfall.rule, n_tokens,
+                        pitfall.target(pair))
 
 
-def evaluate(pitfall: Pitfall, models, context, scheme, n_tokens: int) -> PitfallResult:
+def evaluate(pitfall: Pitfall, pair, context, scheme, n_tokens: int) -> PitfallResult:
     """Exact TV between the speculative and intended joints of the next ``n_tokens``
     (``judge.judge``), and the rule's expected tokens per round."""
     scheme = as_scheme(scheme)
-    j = judge.judge(pitfall.speculative(models), context, scheme, pitfall.rule, n_tokens, pitfall.target(models))
+    j = judge.judge(pitfall.speculative(pair), context, scheme, pitfall.rule, n_tokens, pitfall.target(pair))
     return PitfallResult(pitfall.name, pitfall.source, pitfall.description, j.total_variation,
                          j.tokens_per_round, j.exact, scheme.name)
 
@@ -231,20 +231,20 @@ def cases(scheme, names=None) -> list:
     return out
 
 
-def check_lab(models, scheme, n_tokens: int, names=None, limit=None) -> None:
+def check_lab(pair, scheme, n_tokens: int, names=None, limit=None) -> None:
     """Refuse ``run_lab(models, context, scheme, n_tokens, names)`` before it starts (one line,
     ``bounds.WorkRefused``; ``limit``: an int or a ``bounds.Budget``). The CLI and the page ask this."""
     todo = cases(scheme, names)
     schemes = list(dict.fromkeys(s for _, s in todo))  # each distinct scheme once, in order
     # each rule: its speculative joint, the intended joint and one round (its tokens per round);
     # the temperature pitfalls square the rows' digits
-    bounds.check_joint(models, n_tokens, schemes, rules=len(todo), rounds=1,
+    bounds.check_joint(pair, n_tokens, schemes, rules=len(todo), rounds=1,
                        power=bounds.temperature_power(LAB_TEMPERATURE), limit=limit)
 
 
-def run_lab(models, context, scheme, n_tokens: int, names=None) -> list:
+def run_lab(pair, context, scheme, n_tokens: int, names=None) -> list:
     """``evaluate`` every pitfall that applies to ``scheme`` (or the named ones, in the order given)."""
-    return [evaluate(pit, models, context, s, n_tokens) for pit, s in cases(scheme, names)]
+    return [evaluate(pit, pair, context, s, n_tokens) for pit, s in cases(scheme, names)]
 
 
 def get(name: str) -> Pitfall:
@@ -253,13 +253,13 @@ def get(name: str) -> Pitfall:
     return PITFALLS.get(name) or TREE_PITFALLS[name]
 
 
-def _temper_target(models):
-    return TransformedPair(models, target=lambda row: temperature(row, LAB_TEMPERATURE),
+def _temper_target(pair):
+    return TransformedPair(pair, target=lambda row: temperature(row, LAB_TEMPERATURE),
                            label=f"p at temperature {LAB_TEMPERATURE}")
 
 
-def _temper_draft(models):
-    return TransformedPair(models, draft=lambda row: temperature(row, LAB_TEMPERATURE),
+def _temper_draft(pair):
+    return TransformedPair(pair, draft=lambda row: temperature(row, LAB_TEMPERATURE),
                            label=f"q at temperature {LAB_TEMPERATURE}")
 
 
@@ -297,7 +297,7 @@ TREE_PITFALLS = {p.name: p for p in [_pitfall("tree-no-residual-update", TreeNoR
 
 
 # -- errors that are not a rule ------------------------------------------------
-def extra_pass_cost(models, context, scheme) -> dict:
+def extra_pass_cost(pair, context, scheme) -> dict:
     """A common rollback claim: one more target pass after every rejection, priced exactly.
 
     The real round costs one target pass; with the extra pass a round costs
@@ -310,14 +310,14 @@ def extra_pass_cost(models, context, scheme) -> dict:
     >>> r["passes_per_token"], r["extra_passes_per_token"]
     (Fraction(500, 1659), Fraction(676, 1659))
     """
-    r = exact.round_distribution(models, tuple(context), as_scheme(scheme))
+    r = exact.round_distribution(pair, tuple(context), as_scheme(scheme))
     rejected = 1 - r.accepted[-1]
     return {"tokens_per_round": r.expected_tokens, "rejection_probability": rejected,
             "passes_per_token": 1 / r.expected_tokens,
             "extra_passes_per_token": (1 + rejected) / r.expected_tokens}
 
 
-def off_by_one_first_token(models, context) -> dict:
+def off_by_one_first_token(pair, context) -> dict:
     """Common pseudocode that scores draft y_i with the row one position later.
 
     ``softmax(logits_L[i])[y]`` over the draft positions reads p(. | prefix, y)
@@ -330,9 +330,9 @@ def off_by_one_first_token(models, context) -> dict:
     Fraction(1, 10)
     """
     ctx = tuple(context)
-    p, q = models.p(ctx), models.q(ctx)
-    kept = [q[i] * acceptance_probability(models.p(ctx + (t,))[i], q[i]) if q[i] else 0 * q[i]
-            for i, t in enumerate(models.vocab)]
+    p, q = pair.p(ctx), pair.q(ctx)
+    kept = [q[i] * acceptance_probability(pair.p(ctx + (t,))[i], q[i]) if q[i] else 0 * q[i]
+            for i, t in enumerate(pair.vocab)]
     r = residual(p, q) or p
     out = [k + (1 - sum(kept)) * ri for k, ri in zip(kept, r)]
     return {"first_token": out, "total_variation": total_variation(out, p)}

@@ -135,7 +135,7 @@ def trace_frames(trace, round_index: int = 0) -> list:
     return frames
 
 
-def round_frames(models, context, gamma: int, seed: int = 0, rounds: int = 1, rule: RoundRule = CORRECT) -> dict:
+def round_frames(pair, context, gamma: int, seed: int = 0, rounds: int = 1, rule: RoundRule = CORRECT) -> dict:
     """Frames of ``rounds`` consecutive seeded rounds ("play all rounds" when > 1), every event of each.
 
     The rounds are ``replay.next_round`` on one generator made from ``seed``:
@@ -148,9 +148,9 @@ def round_frames(models, context, gamma: int, seed: int = 0, rounds: int = 1, ru
                          f"(at most {MAX_FRAMES} frames), got {rounds}")
     rng, traces = make_rng(seed), []
     for _ in range(rounds):
-        traces.append(next_round(models, context, traces, Chain(gamma), rng, rule))
+        traces.append(next_round(pair, context, traces, Chain(gamma), rng, rule))
     frames = [f for j, t in enumerate(traces) for f in trace_frames(t, j)]
-    return {"vocab": tuple(models.vocab), "gamma": gamma, "seed": seed, "traces": traces, "frames": frames}
+    return {"vocab": tuple(pair.vocab), "gamma": gamma, "seed": seed, "traces": traces, "frames": frames}
 
 
 # -- 2. the residual morph -------------------------------------------------------------
@@ -195,7 +195,7 @@ def snapshot_counts(n: int, first: int = 30, frames: int = 60) -> list:
     return out
 
 
-def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int = 0,
+def proof_frames(pair, context, gamma: int = 1, rounds: int = 2000, seed: int = 0,
                  rule: RoundRule = CORRECT) -> dict:
     """The first emitted token of ``rounds`` seeded rounds from one context, tallied by where it came from.
 
@@ -207,12 +207,12 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
     """
     _check_gamma(gamma)
     _check_draws(rounds, gamma, "a visual proof")
-    ctx, vocab = tuple(context), list(models.vocab)
-    p, q = models.p(ctx), models.q(ctx)
+    ctx, vocab = tuple(context), list(pair.vocab)
+    p, q = pair.p(ctx), pair.q(ctx)
     rng, shown = make_rng(seed), set(snapshot_counts(rounds))
     drafted, replaced, frames = [0] * len(vocab), [0] * len(vocab), []
     for n in range(1, rounds + 1):
-        t = trace_round(models, ctx, Chain(gamma), rng, rule)
+        t = trace_round(pair, ctx, Chain(gamma), rng, rule)
         (drafted if t.kinds[0] == "draft" else replaced)[vocab.index(t.emitted[0])] += 1
         if n in shown:
             counts = [a + b for a, b in zip(drafted, replaced)]
@@ -229,7 +229,7 @@ def proof_frames(models, context, gamma: int = 1, rounds: int = 2000, seed: int 
 
 
 # -- 4. acceptance: the K histogram and the per-position rates ------------------------
-def acceptance_frames(models, context, gamma: int, rounds: int = 1000, seed: int = 0) -> dict:
+def acceptance_frames(pair, context, gamma: int, rounds: int = 1000, seed: int = 0) -> dict:
     """K (drafts accepted) of ``rounds`` seeded rounds of γ from one context, tallied toward the exact P(K).
 
     Rounds are ``trace_round(models, context, Chain(gamma), rng)`` on one generator
@@ -244,14 +244,14 @@ def acceptance_frames(models, context, gamma: int, rounds: int = 1000, seed: int
     _check_gamma(gamma)
     _check_draws(rounds, gamma, "an acceptance animation")
     ctx = tuple(context)
-    bounds.check_round(models, gamma)
-    info = formulas.exact_vs_iid(models, ctx, gamma)
+    bounds.check_round(pair, gamma)
+    info = formulas.exact_vs_iid(pair, ctx, gamma)
     at_least = [sum(info["accepted"][k:], Fraction(0)) for k in range(gamma + 1)]  # P(K >= k)
     exact_rates = [at_least[i] / at_least[i - 1] if at_least[i - 1] else None for i in range(1, gamma + 1)]
     rng, shown = make_rng(seed), set(snapshot_counts(rounds))
     counts, reached, kept, frames = [0] * (gamma + 1), [0] * gamma, [0] * gamma, []
     for n in range(1, rounds + 1):
-        t = trace_round(models, ctx, Chain(gamma), rng)
+        t = trace_round(pair, ctx, Chain(gamma), rng)
         counts[t.accepted] += 1
         for i, flag in enumerate(t.accepted_flags):  # the positions this round tested
             reached[i] += 1

@@ -51,17 +51,17 @@ def draft_statuses(trace, event_index: int) -> tuple:
     return at["statuses"], at["closing"]
 
 
-def next_round(models, context, rounds: Sequence, scheme, rng, rule: RoundRule = CORRECT):
+def next_round(pair, context, rounds: Sequence, scheme, rng, rule: RoundRule = CORRECT):
     """The round of ``scheme`` after ``rounds``, played from ``context`` plus every token they emitted.
 
     Called again and again with one ``numpy.random.Generator``, it gives the
     rounds ``specsim.sampling.generate`` gives with that generator's seed.
     """
     start = tuple(context) + tuple(t for r in rounds for t in r.emitted)
-    return trace_round(models, start, scheme, rng, rule)
+    return trace_round(pair, start, scheme, rng, rule)
 
 
-def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
+def running_tokens_per_pass(pair, rounds: Sequence, rule: RoundRule = CORRECT,
                             expected_tokens: Callable | None = None, previous: Sequence = ()) -> list:
     """After each round: sampled tokens per target pass so far, against the exact expectation.
 
@@ -78,7 +78,7 @@ def running_tokens_per_pass(models, rounds: Sequence, rule: RoundRule = CORRECT,
     """
     if expected_tokens is None:
         def expected_tokens(context, scheme):
-            return round_distribution(models, context, scheme, rule).expected_tokens
+            return round_distribution(pair, context, scheme, rule).expected_tokens
 
     out, tokens, passes, total = list(previous), 0, 0, Fraction(0)
     if out:
@@ -114,14 +114,14 @@ class Player:
     15
     """
 
-    def __init__(self, models, context, scheme, seed: int, rule: RoundRule = CORRECT):
-        self.models, self.context, self.scheme, self.rule = models, tuple(context), as_scheme(scheme), rule
+    def __init__(self, pair, context, scheme, seed: int, rule: RoundRule = CORRECT):
+        self.pair, self.context, self.scheme, self.rule = pair, tuple(context), as_scheme(scheme), rule
         self.rng, self.rounds, self.offsets, self.round, self.event = make_rng(seed), [], [0], 0, 0
         self._extend()
 
     def _extend(self) -> None:
         while len(self.rounds) <= self.round:
-            self.rounds.append(next_round(self.models, self.context, self.rounds, self.scheme, self.rng, self.rule))
+            self.rounds.append(next_round(self.pair, self.context, self.rounds, self.scheme, self.rng, self.rule))
             self.offsets.append(self.offsets[-1] + len(self.rounds[-1].events()))
 
     def events_in(self, j: int | None = None) -> int:
