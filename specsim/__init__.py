@@ -19,8 +19,9 @@ lower one, never of a higher one:
    ``formulas`` (closed forms, set against the exact engine) and
    ``symbolic`` (sympy proofs of them) sit beside them.
 4. **labs/** (pitfalls, lossy cousins, the rule family, checker and
-   shrink, compare) and **bench/** (timing and toy benchmarks):
-   experiments on the engines.
+   shrink, compare, the implementations gallery), **bench/** (timing and
+   toy benchmarks) and **serving/** (the roofline cost model of a served
+   model pair on real hardware): experiments on the engines.
 5. **views/**: what a page shows, as data. A view may show a lab's result
    (the schemes view ranks what ``labs/compare`` ranks); a lab never knows
    how it is shown.

@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "specsim.transforms", "specsim.stats", "specsim.bounds")),
     ("schemes", ("specsim.schemes",)),
     ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas", "specsim.symbolic")),
-    ("labs, bench", ("specsim.labs", "specsim.bench")),
+    ("labs, bench", ("specsim.labs", "specsim.bench", "specsim.serving")),
     ("views", ("specsim.views",)),
     ("plots", ("specsim.plots",)),
     ("gpt", ("specsim.gpt",)),
