@@ -1,7 +1,9 @@
-"""Verification schemes: a chain, a block and a tree, one grammar, one protocol.
+"""Verification schemes: a chain, a block and a tree (fixed or adaptive), one grammar, one protocol.
 
 A scheme is a value every engine, command, page and the tiny GPT take:
-``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, or ``parse("tree:2,2,1")``.
+``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, or ``parse("tree:2,2,1")``;
+and two whose layout follows the drafter's rows: ``ConfidenceChain`` (``chain:max=6,stop=0.4``)
+and ``DynamicTree`` (``tree:dynamic,budget=6,depth=3,topk=2``).
 Each one gives its draft layout (``parents``, ``mask``, ``positions``), an
 exact ``enumerate`` of one round, ``draft`` and ``verify`` for a sampled
 round over plain Python numbers, and ``round_work`` for the work bound;
@@ -16,11 +18,13 @@ True
 >>> parse("block:2").enumerate(m, ("a",)).expected_tokens
 Fraction(27, 10)
 """
+from .adaptive import ConfidenceChain
 from .base import RoundDistribution, Verdict, draw
 from .block import Block
 from .chain import Chain
+from .dynamic_tree import DynamicTree
 from .grammar import as_scheme, from_flags, grammar_help, parse, parse_list
 from .tree import Tree, TreeRule
 
-__all__ = ["Block", "Chain", "RoundDistribution", "Tree", "TreeRule", "Verdict", "as_scheme", "draw",
-           "from_flags", "grammar_help", "parse", "parse_list"]
+__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Tree", "TreeRule", "Verdict",
+           "as_scheme", "draw", "from_flags", "grammar_help", "parse", "parse_list"]

@@ -63,6 +63,11 @@ class Chain:
     def positions(self, n: int) -> list:
         return list(range(n, n + self.gamma + 1))
 
+    def ends(self, q, x) -> bool:
+        """Whether drafting stops after drawing x from the drafter's row q before gamma drafts
+        (never for a fixed chain; ``specsim.schemes.adaptive.ConfidenceChain`` stops on confidence)."""
+        return False
+
     # -- exact ---------------------------------------------------------------
     def enumerate(self, pair, context, rule: RoundRule = CORRECT, limit: int | None = None) -> RoundDistribution:
         """Every outcome of one round, walking the drafts one position at a time.
@@ -82,15 +87,15 @@ class Chain:
                 if ry:
                     outcomes[emitted + (vocab[y],)] += prob * ry
 
-        def step(emitted, prob):
+        def step(emitted, prob, ended=False):
             i = len(emitted)  # drafts accepted so far
             if limit is not None and i >= limit:
                 outcomes[emitted[:limit]] += prob
                 return
             ctx = context + emitted
             p = pair.p(ctx)
-            if i == gamma:  # step 5: bonus token from the p the verify pass already computed
-                accepted[gamma] += prob
+            if i == gamma or ended:  # step 5: bonus token from the p the verify pass already computed
+                accepted[i] += prob
                 b = rule.bonus(p)
                 if b is None:
                     outcomes[emitted] += prob
@@ -104,7 +109,7 @@ class Chain:
                     continue
                 a = rule.accept(p, q, x)  # step 3: keep x with probability a
                 if a:
-                    step(emitted + (vocab[x],), prob * dx * a)
+                    step(emitted + (vocab[x],), prob * dx * a, self.ends(q, x))
                 rejected += dx * (1 - a)
             if rejected:  # step 4: first rejection at position i, replacement drawn
                 accepted[i] += prob * rejected
@@ -121,8 +126,11 @@ class Chain:
         """
         tokens = []
         for i in range(self.gamma):  # step 1: the drafter proposes gamma tokens
-            tokens.append(draw(rule.draft_row(q_at(tuple(tokens))), u_draft[i]))
-        return tokens, self.parents()
+            q = q_at(tuple(tokens))
+            tokens.append(draw(rule.draft_row(q), u_draft[i]))
+            if self.ends(q, tokens[-1]):
+                break
+        return tokens, self.parents()[:len(tokens)]
 
     def verify(self, drafts, p_rows, q_rows, u_test, u_final, rule: RoundRule = CORRECT, parents=None) -> Verdict:
         """Steps 3-5 on the rows of one target pass (row layout of ``specsim.schemes.base``).

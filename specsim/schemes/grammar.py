@@ -4,15 +4,32 @@
     block:G                      block verification of the same chain
     tree:W1,W2,...               a draft tree, i.i.d. children
     tree:W1,W2,...:distinct      a draft tree, children without replacement
+    chain:max=G,stop=T[,on=top|draft]
+                                 a confidence-stopped chain: at most G drafts, stopping after
+                                 the first whose confidence is below T (0 < T < 1, "0.4" or
+                                 "2/5"); on=top (default) reads the drafter's top probability
+                                 at that position, on=draft the drafted token's own
+                                 (``specsim.schemes.adaptive``)
+    tree:dynamic,budget=B,depth=D,topk=K
+                                 EAGLE-2's dynamic tree: the B best of the candidates grown
+                                 D levels deep from the K most probable tokens of the K best
+                                 nodes per level, verified as point masses
+                                 (``specsim.schemes.dynamic_tree``); 1 <= D, K <= B <= 64
 
 G and the widths are ASCII digits (``specsim.bounds.parse_whole``). A later
-scheme adds a keyword to ``KINDS``. ``scheme.name`` writes the grammar back,
-so ``parse(s.name) == s``.
+scheme adds a keyword to ``KINDS``, or key=value options to one. ``scheme.name``
+writes the grammar back, so ``parse(s.name) == s``.
 
 >>> parse("chain:4"), parse("block:4"), parse("tree:2,2,1"), parse("tree:3,1:distinct")
 (Chain(4), Block(4), Tree((2, 2, 1), 'iid'), Tree((3, 1), 'distinct'))
 >>> [s.name for s in parse_list("chain:4; tree:2,1:iid")]
 ['chain:4', 'tree:2,1']
+>>> parse("chain:max=6,stop=2/5"), parse("tree:dynamic,budget=6,depth=3,topk=2")
+(ConfidenceChain(6, '0.4', 'top'), DynamicTree(6, 3, 2))
+>>> parse("chain:max=6,stop=1")
+Traceback (most recent call last):
+...
+ValueError: scheme 'chain:max=6,stop=1': stop must be strictly between 0 and 1, got 1
 >>> parse("chain:\\uff14")
 Traceback (most recent call last):
 ...
@@ -22,11 +39,14 @@ from __future__ import annotations
 
 from ..bounds import LIMITS, parse_whole
 from .block import Block
+from .adaptive import ON, ConfidenceChain
 from .chain import Chain
+from .dynamic_tree import DynamicTree
 from .tree import DRAFTS, Tree, parse_shape
 
 KINDS = {"chain": Chain, "block": Block, "tree": Tree}
-HELP = "chain:G, block:G (G from 1 to {g}), tree:W1,W2,...[:iid|distinct]"
+HELP = ("chain:G, block:G (G from 1 to {g}), tree:W1,W2,...[:iid|distinct], chain:max=G,stop=T[,on=top|draft], "
+        "tree:dynamic,budget=B,depth=D,topk=K")
 
 
 def grammar_help() -> str:
@@ -41,6 +61,8 @@ def _parse(text: str):
         raise ValueError(f"unknown kind {kind[:20]!r}: write {grammar_help()}")
     if not rest:
         raise ValueError(f"{kind} needs {'its widths' if kind == 'tree' else 'its G'}: write {grammar_help()}")
+    if "=" in rest or rest.startswith("dynamic"):
+        return _options(kind, rest)
     if kind == "tree":
         shape, _, mode = rest.partition(":")
         mode = mode or "iid"
@@ -51,6 +73,50 @@ def _parse(text: str):
     if not 1 <= g <= LIMITS.gamma:
         raise ValueError(f"write {kind}:G with G from 1 to {LIMITS.gamma}, got {g}")
     return KINDS[kind](g)
+
+
+# key=value schemes: the keyword, the options it takes (required ones first) and how each is read
+OPTIONS = {"chain": ("max", "stop"), "tree:dynamic": ("budget", "depth", "topk")}
+
+
+def _whole(value, key, low, high) -> int:
+    n = parse_whole(value, key, noun="a whole number")
+    if not low <= n <= high:
+        raise ValueError(f"{key} must be from {low} to {high}, got {n}")
+    return n
+
+
+def _options(kind, rest):
+    """chain:max=G,stop=T[,on=...] and tree:dynamic,budget=B,depth=D,topk=K."""
+    items = rest.split(",")
+    if kind == "tree":
+        if items[0] != "dynamic":
+            raise ValueError(f"a tree with options starts with 'dynamic': write {grammar_help()}")
+        kind, items = "tree:dynamic", items[1:]
+    if kind not in OPTIONS:
+        raise ValueError(f"{kind} takes no options: write {grammar_help()}")
+    allowed = OPTIONS[kind] + (("on",) if kind == "chain" else ())
+    given = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not value:
+            raise ValueError(f"option {item[:20]!r} is not key=value: write {grammar_help()}")
+        if key not in allowed:
+            raise ValueError(f"unknown option {key[:20]!r} for {kind}: use {', '.join(allowed)}")
+        if key in given:
+            raise ValueError(f"option {key!r} is given twice")
+        given[key] = value
+    missing = [k for k in OPTIONS[kind] if k not in given]
+    if missing:
+        raise ValueError(f"{kind} needs {', '.join(missing)}: write {grammar_help()}")
+    if kind == "chain":
+        on = given.get("on", "top")
+        if on not in ON:
+            raise ValueError(f"on must be {' or '.join(ON)}, got {on[:20]!r}")
+        return ConfidenceChain(_whole(given["max"], "max", 1, LIMITS.gamma), given["stop"], on)
+    budget = _whole(given["budget"], "budget", 1, LIMITS.gamma)
+    return DynamicTree(budget, _whole(given["depth"], "depth", 1, budget), _whole(given["topk"], "topk", 1, budget))
 
 
 def parse(text):

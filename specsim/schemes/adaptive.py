@@ -1,0 +1,129 @@
+"""Confidence-stopped chains: draft until the drafter is unsure, then verify token-wise.
+
+``chain:max=G,stop=T`` drafts at most G tokens and stops after a draft
+whose confidence is below T (0 < T < 1); ``on`` names the confidence:
+
+* ``on=top`` (the default): the drafter's top probability max q at the
+  position just drafted, the row's own certainty;
+* ``on=draft``: the probability q(x) of the token x actually drafted there,
+  the criterion of Hugging Face's assisted generation
+  (``ConfidenceCriteria`` in ``transformers/generation/stopping_criteria.py``,
+  transformers 5.24.0: after the assistant generates a token, drafting stops
+  when that token's probability is below ``assistant_confidence_threshold``).
+
+The token that fell below the threshold is still drafted and verified, as
+in transformers: it is the stopping criterion of the assistant's own
+``generate`` loop, checked after each new token. So every round drafts at
+least one token. With greedy drafting the two criteria agree (the drafted
+token is the top one); with sampled drafts ``on=draft`` also stops after an
+unlikely draw from a confident row.
+
+Why the output is still exactly p: the decision to stop reads only the
+drafter's rows and the drafted tokens, never the target. Conditioned on the
+drafted prefix, each position is the usual min(1, p/q) test with its
+residual, and a stop is an end of the chain where the bonus is drawn from p,
+so the proof of a fixed chain goes through position by position. The walk
+is ``Chain``'s own (``Chain.ends`` is the one hook); ``tests/test_adaptive_schemes.py``
+checks it against an independent enumeration and the exact joints.
+
+A stop rule that peeks at the target (stop when p of the draft is low) is
+not a scheme: ``specsim.labs.pitfalls_tree.PeekingStopChain`` is that cousin,
+and the exact engine measures its bias.
+
+>>> from specsim.toy import load_model
+>>> m = load_model("seed")
+>>> s = ConfidenceChain(4, "0.45")
+>>> s.name, s.depth, s.drafted_tokens
+('chain:max=4,stop=0.45', 4, 4)
+>>> s.enumerate(m, ("a",)).expected_tokens, expected_drafts(m, ("a",), s)
+(Fraction(8463, 2500), Fraction(149, 50))
+>>> draft_lengths(m, ("a",), s)   # P(L = 1..4): after "b" the top probability is 0.4 < 0.45
+[0, Fraction(2, 5), Fraction(11, 50), Fraction(19, 50)]
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+from ..bounds import LIMITS, parse_number
+from .chain import Chain
+
+ON = ("top", "draft")  # what the threshold is compared with: the row's top probability, or the drafted token's
+
+
+def check_stop(stop) -> Fraction:
+    """The threshold as a Fraction strictly between 0 and 1 ("0.4", "2/5", 0.4 or a Fraction)."""
+    t = parse_number(stop, "stop", digits=LIMITS.option_digits)
+    if not 0 < t < 1:
+        raise ValueError(f"stop must be strictly between 0 and 1, got {stop_text(t)}")
+    return t
+
+
+def stop_text(t: Fraction) -> str:
+    """A threshold as the grammar writes it: a decimal when it has one of at most 6 places, else n/d.
+
+    >>> stop_text(Fraction(2, 5)), stop_text(Fraction(1, 3))
+    ('0.4', '1/3')
+    """
+    for places in range(7):
+        if (t * 10 ** places).denominator == 1:
+            return str(Decimal(t.numerator) / Decimal(t.denominator))
+    return f"{t.numerator}/{t.denominator}"
+
+
+def confidence(q, x, on: str):
+    """The number compared with the threshold: max q (``top``) or q(x) (``draft``)."""
+    return max(q) if on == "top" else q[x]
+
+
+class ConfidenceChain(Chain):
+    """At most ``gamma`` drafts, stopping after the first whose confidence is below ``stop``."""
+
+    kind = "confidence"
+
+    def __init__(self, gamma: int, stop, on: str = "top"):
+        super().__init__(gamma)
+        if on not in ON:
+            raise ValueError(f"on must be {' or '.join(ON)}, got {str(on)[:20]!r}")
+        self.stop, self.on = check_stop(stop), on
+
+    @property
+    def name(self) -> str:
+        tail = "" if self.on == "top" else f",on={self.on}"
+        return f"chain:max={self.gamma},stop={stop_text(self.stop)}{tail}"
+
+    def __repr__(self):
+        return f"ConfidenceChain({self.gamma}, {stop_text(self.stop)!r}, {self.on!r})"
+
+    def ends(self, q, x) -> bool:
+        return confidence(q, x, self.on) < self.stop
+
+    def capped(self, gamma: int) -> "ConfidenceChain":
+        """The same rule with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
+        return ConfidenceChain(gamma, self.stop, self.on)
+
+
+def draft_lengths(pair, context, scheme: ConfidenceChain) -> list:
+    """[P(L = 1), ..., P(L = gamma)]: the exact law of the number of drafts L, from the drafter's rows alone."""
+    vocab, law = pair.vocab, [0] * (scheme.gamma + 1)
+
+    def walk(ctx, i, prob):
+        q = pair.q(ctx)
+        for x, qx in enumerate(q):
+            if not qx:
+                continue
+            if i + 1 == scheme.gamma or scheme.ends(q, x):
+                law[i + 1] += prob * qx
+            else:
+                walk(ctx + (vocab[x],), i + 1, prob * qx)
+
+    walk(tuple(context), 0, 1)
+    return law[1:]
+
+
+def expected_drafts(pair, context, scheme) -> object:
+    """E[drafted tokens per round]: the law of L for a confidence chain, the fixed count otherwise."""
+    if not isinstance(scheme, ConfidenceChain):
+        return scheme.drafted_tokens
+    return sum((k * pr for k, pr in enumerate(draft_lengths(pair, context, scheme), start=1)), 0)
+

@@ -1,0 +1,203 @@
+"""Dynamic draft trees (EAGLE-2, Li et al. 2024, arXiv:2406.16858): grown from the drafter's confidence.
+
+``tree:dynamic,budget=B,depth=D,topk=K`` builds its layout each round from
+the drafter's rows, as EAGLE-2's ``topK_genrate`` does (SafeAILab/EAGLE,
+``eagle/model/cnets.py``, commit cb7e0841):
+
+* a node's score is its cumulative draft probability, the product of q
+  along its path (EAGLE-2 adds log-probabilities: the same order);
+* expansion: the root's K most probable tokens form level 1; at each next
+  level the K best-scored nodes of the level before are expanded, each into
+  its own K most probable tokens. Every node so made is a candidate;
+* reranking: the B best-scored candidates are kept (at most B, fewer when
+  the rows have fewer positive entries). A child scores at most its parent,
+  so the kept nodes form a connected subtree.
+
+Ties are broken by (depth, the path's token indices), so the layout is a
+function of the rows alone: a parent always ranks before its children.
+
+Verification treats each child as a point mass, as EAGLE-2's
+``evaluate_posterior`` does (``eagle/model/utils.py``: ``qx = 1.0``; a
+rejected candidate's probability is set to 0 and the row renormalized): at
+a node with target row p, child x is kept with probability p'(x), else x is
+removed from p' and the next child is tried; when every child is rejected
+the token is drawn from what is left of p'. That is the same as drawing y
+from p and walking to the child equal to y: the output is exactly p. The
+walk is ``Tree.verify`` with ``POINT_MASS`` as its rule; verifying the same
+candidates as if they had been sampled from q (min(1, p'/q'), the residual)
+is ``specsim.labs.pitfalls_tree.TopKTreeAsIfSampled``, and it is biased.
+
+>>> from specsim.toy import load_model
+>>> m = load_model("seed")
+>>> s = DynamicTree(4, 2, 2)
+>>> s.name, s.drafted_tokens, s.depth
+('tree:dynamic,budget=4,depth=2,topk=2', 4, 2)
+>>> tokens, parents = s.layout(lambda path: m.q(("a",) + tuple(m.vocab[x] for x in path)))
+>>> [m.vocab[x] for x in tokens], parents
+(['a', 'b', 'a', 'b'], [-1, -1, 0, 0])
+>>> s.enumerate(m, ("a",)).expected_tokens
+Fraction(61, 25)
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..bounds import LIMITS
+from ..rule import CORRECT, acceptance_probability
+from .base import RoundDistribution, expected_length
+from .masks import tree_grid, tree_positions
+from .tree import Tree, TreeRule, without
+
+
+class PointMassRule(TreeRule):
+    """Each child is a fixed token, a point mass: keep x with p'(x), else remove x from p'."""
+
+    name = "point-mass"
+
+    def accept(self, p, q, p_cur, q_cur, x):
+        return acceptance_probability(p_cur[x], 1)
+
+    def update(self, p, q, p_cur, q_cur, drafts, tried):
+        """p with every rejected child removed, renormalized (removing them one at a time gives the same)."""
+        return without(p, tried), q_cur
+
+
+POINT_MASS = PointMassRule()
+
+
+def top_tokens(q, k: int) -> list:
+    """The k most probable tokens of q with positive probability, ties to the lower index."""
+    return sorted((x for x in range(len(q)) if q[x] > 0), key=lambda x: (-q[x], x))[:k]
+
+
+def rank(path, score) -> tuple:
+    """The order of candidates: higher score first, then shallower, then by token indices."""
+    return (-score, len(path), path)
+
+
+def check_whole(value, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{field} must be a whole number from {low} to {high}, got {value!r}")
+    return value
+
+
+class DynamicTree(Tree):
+    """EAGLE-2's dynamic tree: at most ``budget`` nodes, ``depth`` levels, ``topk`` children per expanded node."""
+
+    kind = "dynamic"
+    drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
+
+    def __init__(self, budget: int, depth: int, topk: int):
+        self.budget = check_whole(budget, "budget", 1, LIMITS.gamma)
+        self.depth = check_whole(depth, "depth", 1, self.budget)
+        self.topk = check_whole(topk, "topk", 1, self.budget)
+        self.drafted_tokens = self.budget
+
+    @property
+    def name(self) -> str:
+        return f"tree:dynamic,budget={self.budget},depth={self.depth},topk={self.topk}"
+
+    def __repr__(self):
+        return f"DynamicTree({self.budget}, {self.depth}, {self.topk})"
+
+    # -- layout: from the drafter's rows ----------------------------------------
+    def expand(self, q_at) -> list:
+        """Every candidate (path, score), level by level; ``q_at(path)`` is q after the drafted indices."""
+        frontier, scores, pool = [()], {(): 1}, []
+        for _ in range(self.depth):
+            level = []
+            for node in frontier:
+                q = q_at(node)
+                level += [(node + (x,), scores[node] * q[x]) for x in top_tokens(q, self.topk)]
+            pool += level
+            scores.update(level)
+            frontier = [path for path, _ in sorted(level, key=lambda c: rank(*c))[:self.topk]]
+        return pool
+
+    def layout(self, q_at) -> tuple:
+        """(tokens, parents) of the kept nodes, level by level (parents before children)."""
+        kept = sorted(self.expand(q_at), key=lambda c: rank(*c))[:self.budget]
+        paths = [path for path, _ in sorted(kept, key=lambda c: (len(c[0]), rank(*c)))]
+        index = {path: j for j, path in enumerate(paths)}
+        return [path[-1] for path in paths], [index.get(path[:-1], -1) for path in paths]
+
+    def parents(self, given=None) -> list:
+        """The layout is the drafter's: pass the parents ``draft`` returned."""
+        if given is None:
+            raise ValueError(f"{self.name}: the layout depends on the drafter's rows; "
+                             "pass the parents draft() returned")
+        return list(given)
+
+    def mask(self, n: int, parents=None):
+        """(N + 1, n + N + 1) booleans for the drafted layout ``parents`` (``masks.tree_grid``)."""
+        return tree_grid(self.parents(parents), n)
+
+    def positions(self, n: int, parents=None) -> list:
+        return tree_positions(self.parents(parents), n)
+
+    def _tree_rule(self, rule):
+        return POINT_MASS if rule is CORRECT or rule is None else super()._tree_rule(rule)
+
+    # -- exact ---------------------------------------------------------------
+    def enumerate(self, pair, context, rule=CORRECT, limit=None) -> RoundDistribution:
+        """Every outcome of one round: the layout from the drafter's rows, then the walk down it.
+
+        The children are fixed, so each node's tries form one sequence: child c
+        is reached with the probability that every child before it was rejected.
+        """
+        tr = self._tree_rule(rule)
+        vocab, context = pair.vocab, tuple(context)
+        tokens, parents = self.layout(lambda path: pair.q(context + tuple(vocab[x] for x in path)))
+        kids = defaultdict(list)
+        for j, a in enumerate(parents):
+            kids[a].append(j)
+        outcomes, accepted = defaultdict(int), [0] * (self.depth + 1)
+
+        def emit_row(emitted, prob, row, what):
+            if row is None or not any(v > 0 for v in row):
+                raise ValueError(f"rule {tr.name!r}: the {what} row has no positive entry")
+            for y, ry in enumerate(row):
+                if ry:
+                    outcomes[emitted + (vocab[y],)] += prob * ry
+
+        def node(j, emitted, prob):
+            i = len(emitted)
+            if limit is not None and i >= limit:
+                outcomes[emitted[:limit]] += prob
+                return
+            ctx = context + emitted
+            p = pair.p(ctx)
+            if not kids[j]:  # a leaf: the bonus from p
+                accepted[i] += prob
+                emit_row(emitted, prob, p, "bonus")
+                return
+            q = pair.q(ctx)
+            p_cur, q_cur, tried = list(p), list(q), set()
+            for c in kids[j]:
+                x = tokens[c]
+                a = tr.accept(p, q, p_cur, q_cur, x)
+                if a:
+                    node(c, emitted + (vocab[x],), prob * a)
+                prob = prob * (1 - a)
+                if not prob:
+                    return
+                tried.add(x)
+                p_cur, q_cur = tr.update(p, q, p_cur, q_cur, self.drafts, set(tried))
+            accepted[i] += prob  # every child rejected
+            emit_row(emitted, prob, tr.fallback(p, p_cur), "fallback")
+
+        node(-1, (), 1)
+        return RoundDistribution(context, self.depth, dict(outcomes), accepted, expected_length(outcomes))
+
+    # -- sampled -------------------------------------------------------------
+    def draft(self, q_at, u_draft=None, rule=CORRECT) -> tuple:
+        """(tokens, parents): the layout, deterministic (no uniform is used)."""
+        return self.layout(q_at)
+
+    # ``verify`` is ``Tree.verify``: the walk with this scheme's rule (``POINT_MASS`` for the correct one)
+
+    # -- work ------------------------------------------------------------------
+    def round_work(self, s) -> int:
+        """Rows and candidates of the layout, then each node's children and emitted tokens."""
+        rows = 1 + self.topk * (self.depth - 1)
+        return rows * s.branch + (self.budget + 1) * (s.p_branch + self.topk)
