@@ -39,9 +39,14 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="expected tokens per round of every scheme within a draft budget")
     p.add_argument("model", metavar="MODEL", help="preset name or JSON file")
     p.add_argument("--context", help="context tokens (default: the first context)")
-    p.add_argument("--budget", type=int_in_range("budget", 1, 8), default=None,
-                   help="drafted tokens per round, 1..8 (default 4): every scheme that fits")
+    p.add_argument("--budget", type=int_in_range("budget", 1, 16), default=None,
+                   help="drafted tokens per round, 1..8 (default 4): every scheme that fits; 1..16 with --best-tree")
     add_scheme_option(p, many=True)
+    p.add_argument("--best-tree", action="store_true",
+                   help="the best static tree for the budget by Sequoia's dynamic program over exact acceptance "
+                        "estimates, checked with the exact engine and set beside the exhaustive ranking")
+    p.add_argument("--drafts", choices=["iid", "distinct"], default=None,
+                   help="with --best-tree: the tree's children drafted iid (default) or distinct")
     p.add_argument("--json", action="store_true")
     max_work_arg(p)
     p.set_defaults(func=cmd_compare)
@@ -208,6 +213,13 @@ def cmd_compare(args) -> int:
     ctx = parse_context(model, args.context)
     if args.scheme is not None and args.budget is not None:
         raise UsageError("--scheme and --budget do not combine: --budget compares every scheme that fits")
+    if args.best_tree:
+        return _compare_best_tree(args, model, ctx)
+    if args.drafts is not None:
+        raise UsageError("--drafts goes with --best-tree (name a tree's drafts in --scheme, e.g. tree:2,1:distinct)")
+    if (args.budget or 0) > compare.MAX_BUDGET:
+        raise UsageError(f"--budget {args.budget} is above {compare.MAX_BUDGET} for the exhaustive ranking: "
+                         f"lower it, or add --best-tree (up to 16)")
     within = None if args.scheme is not None else args.budget or 4  # a draft budget, or the schemes named
     compare.check(model, within, args.scheme, budget(args))  # every round, and all of them together
     rows = compare.compare(model, ctx, within, args.scheme)  # best first
@@ -219,6 +231,66 @@ def cmd_compare(args) -> int:
     print(f"Model {model.name!r} after {_context_text(ctx)!r}: {what}, most tokens per round first")
     print(table([(r["scheme"], r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
                  for r in rows], ["scheme", "drafted", "E[tokens]", "≈"]))
+    return 0
+
+
+def _compare_best_tree(args, model, ctx) -> int:
+    """compare --best-tree: the DP's shape, its prediction, the exact engine's figure, the exhaustive best."""
+    from ..labs import best_tree, compare
+    from ..schemes import Tree
+    if args.scheme is not None:
+        raise UsageError("--best-tree and --scheme do not combine: --best-tree searches the shapes of a --budget")
+    within, drafts = args.budget or 4, args.drafts or "iid"
+    c = best_tree.check(model, ctx, within, drafts, limit=budget(args))
+    b = c.best
+    name = Tree(b.shape, drafts).name
+    ranked, why_not = None, None
+    if within > compare.MAX_BUDGET:
+        why_not = f"the exhaustive ranking lists every scheme up to budget {compare.MAX_BUDGET} only"
+    else:
+        try:
+            compare.check(model, within, None, budget(args))
+            ranked = compare.compare(model, ctx, within)
+        except bounds.WorkRefused as e:
+            why_not = str(e)
+    tree_row = ranked and next(r for r in ranked if r["kind"] == "tree" and r["drafts"] == drafts)
+    if args.json:
+        def row(r):
+            return r and {"scheme": r["scheme"], "drafted_tokens": r["drafted_tokens"],
+                          "expected_tokens": num(r["expected_tokens"])}
+        print_json({"context": _context_text(ctx), "budget": within, "drafts": drafts,
+                    "contexts": [_context_text(x) for x in c.contexts], "acceptance": [num(x) for x in b.acceptance],
+                    "shape": list(b.shape), "scheme": name, "drafted_tokens": b.drafted_tokens,
+                    "predicted_tokens": num(b.expected_tokens),
+                    "general": {"parents": list(b.general.parents), "ranks": list(b.general.ranks),
+                                "predicted_tokens": num(b.general.expected_tokens)},
+                    "exact_tokens": None if c.exact_tokens is None else num(c.exact_tokens),
+                    "exact_mean": None if c.exact_mean is None else num(c.exact_mean), "exact_refused": c.refused,
+                    "exhaustive": ranked and {"best_tree": row(tree_row), "best_scheme": row(ranked[0])},
+                    "exhaustive_refused": why_not})
+        return 0
+    where = ", ".join(_context_text(x) for x in c.contexts)
+    children = "i.i.d." if drafts == "iid" else drafts
+    print(f"Model {model.name!r}: the best static tree of at most {within} drafted tokens ({children} children), "
+          "by Sequoia's dynamic program")
+    print(f"p_k, child k of an accepted node is the one accepted (exact, the root of each context, plain mean "
+          f"over {where}; --json for the fractions):")
+    print("  " + ", ".join(f"p{k} = {num(x, 'decimal')}" for k, x in enumerate(b.acceptance, 1)))
+    print(f"best level shape: {name} ({b.drafted_tokens} drafted), "
+          f"predicted E[tokens] = {num(b.expected_tokens, 'both')}")
+    print(f"best tree of any layout (parents {list(b.general.parents)}): predicted "
+          f"{num(b.general.expected_tokens, 'both')}, an upper bound under the same assumption")
+    if c.refused:
+        print(f"exact engine: not computed ({c.refused})")
+    else:
+        print(f"exact engine, {name}: E[tokens] = {num(c.exact_tokens, 'both')} after {_context_text(ctx)!r}, "
+              f"{num(c.exact_mean, 'both')} averaged over {where}")
+    if ranked:
+        print(f"exhaustive ranking after {_context_text(ctx)!r}: best {children} tree {tree_row['scheme']} "
+              f"{num(tree_row['expected_tokens'], 'both')}; best scheme {ranked[0]['scheme']} "
+              f"{num(ranked[0]['expected_tokens'], 'both')}")
+    else:
+        print(f"exhaustive ranking: not computed ({why_not})")
     return 0
 
 

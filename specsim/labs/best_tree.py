@@ -240,7 +240,8 @@ class TreeCheck:
 
     best: the DP's answer for the vector averaged over ``contexts``; exact_tokens: the exact
     engine's E[tokens per round] of ``Tree(best.shape, drafts)`` at ``context``; exact_mean: the
-    plain mean of that over ``contexts`` (the figure the averaged prediction estimates).
+    plain mean of that over ``contexts`` (the figure the averaged prediction estimates). When the
+    exact rounds are over the work limit both are None and ``refused`` says why in one line.
     """
 
     context: tuple
@@ -249,11 +250,13 @@ class TreeCheck:
     best: BestTree
     exact_tokens: object
     exact_mean: object
+    refused: str | None = None
 
 
 def check(pair, context, budget: int, drafts: str = "iid", contexts=None, limit=None) -> TreeCheck:
     """Estimate p_k exactly over ``contexts`` (default every context of the pair), run the DP for
-    ``budget``, and compute the exact engine's tokens per round of the chosen shape.
+    ``budget``, and compute the exact engine's tokens per round of the chosen shape (when its
+    rounds fit in ``limit``, an int or a ``bounds.Budget``; the estimate itself must fit).
 
     >>> from specsim.toy import load_model
     >>> c = check(load_model("seed"), ("a",), 2)
@@ -265,7 +268,10 @@ def check(pair, context, budget: int, drafts: str = "iid", contexts=None, limit=
     vector = acceptance_vector(pair, contexts, budget, drafts, limit)
     best = best_tree(vector, budget)
     scheme = Tree(best.shape, drafts)
-    bounds.check_round(pair, scheme, limit, rounds=len(contexts) + 1)
+    try:
+        bounds.check_round(pair, scheme, limit, rounds=len(contexts) + 1)
+    except bounds.WorkRefused as e:  # the prediction stands; only its exact check is out of reach
+        return TreeCheck(tuple(context), tuple(contexts), drafts, best, None, None, str(e))
     at = exact.round_distribution(pair, tuple(context), scheme).expected_tokens
     mean = sum((exact.round_distribution(pair, c, scheme).expected_tokens for c in contexts), 0) / len(contexts)
     return TreeCheck(tuple(context), tuple(contexts), drafts, best, at, mean)
