@@ -204,13 +204,13 @@ def test_tryit_parsing_is_strict():
 
 def test_speedup_opens_with_the_lessons_settings_and_a_way_back():
     at = AppTest.from_file(str(ENTRY), default_timeout=30)
-    at.query_params.update({"alpha": "0.9", "c": "0.2", "from_lesson": "8"})
+    at.query_params.update({"alpha": "0.9", "c": "0.2", "from_lesson": "9"})
     at.run()
     at.switch_page("views/speedup.py").run()
     assert not at.exception
     assert at.slider(key="sp-alpha").value == 0.9 and at.slider(key="sp-cost").value == 0.2
     links = [el.proto for el in at.get("page_link")]
-    assert any(link.label == "← back to lesson 8" for link in links)
+    assert any(link.label == "← back to lesson 9" for link in links)
 
 
 def test_pitfalls_opens_the_named_rule_and_ignores_unknown_ones():
@@ -218,12 +218,12 @@ def test_pitfalls_opens_the_named_rule_and_ignores_unknown_ones():
     first = next(n for n in pitfalls.PITFALLS if n != "correct")
     for rule, expected in (("always-accept", "always-accept"), ("<script>", first)):
         at = AppTest.from_file(str(ENTRY), default_timeout=30)
-        at.query_params.update({"rule": rule, "from_lesson": "12"})
+        at.query_params.update({"rule": rule, "from_lesson": "15"})
         at.run()
         at.switch_page("views/pitfalls.py").run()
         assert not at.exception
         assert at.selectbox(key="pit-rule").value == expected
-        assert any(el.proto.label == "← back to lesson 12" for el in at.get("page_link"))
+        assert any(el.proto.label == "← back to lesson 15" for el in at.get("page_link"))
 
 
 def test_stepper_opens_with_the_lessons_settings_and_a_way_back():

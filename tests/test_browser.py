@@ -308,7 +308,7 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
     from specsim.schemes import Tree
     trace = trace_round(toy.load_model("seed"), ("a",), Tree((2, 2)), seed=1)
     assert trace.verdict.closing_kind == "correct"  # the round ends after a rejection: its rows are drawn
-    open_page(page, server, "trees?scheme=tree:2,2&seed=1&from_lesson=16")
+    open_page(page, server, "trees?scheme=tree:2,2&seed=1&from_lesson=19")
     status = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
                           has_text=re.compile(r"^round \d+ · event \d+ of \d+")).first
     total = len(trace.events())
@@ -320,7 +320,7 @@ def test_trees_page_walks_a_round_and_reads_at_two_widths(server, page):
     sync_api.expect(status).to_contain_text("emit " + " ".join(trace.emitted))
     # the residual row after the last rejection (a plotly title: drawn a moment after the caption)
     sync_api.expect(page.get_by_text("after the rejection").first).to_be_visible(timeout=30_000)
-    sync_api.expect(page.get_by_text("← back to lesson 16")).to_have_count(1)
+    sync_api.expect(page.get_by_text("← back to lesson 19")).to_have_count(1)
     # Play goes on into the next round by itself (one event per second); Pause stops it
     toggle(page, "Play", "Pause")
     sync_api.expect(status).to_contain_text(re.compile(r"^round 2 · event"), timeout=30_000)
@@ -369,27 +369,27 @@ def test_lesson_links_open_real_pages_in_the_same_tab_and_back_returns(server, p
 
 
 def test_try_it_link_arrives_with_the_lessons_settings_and_links_back(server, page):
-    """Lesson 8's Try-it link opens Speedup at its example (α = 0.6, c = 0.2), which links back to lesson 8."""
-    open_page(page, server, "lessons?lesson=8")
+    """Lesson 9's Try-it link opens Speedup at its example (α = 0.6, c = 0.2), which links back to lesson 9."""
+    open_page(page, server, "lessons?lesson=9")
     link = page.locator('[data-testid="stMain"] [data-testid="stPageLink"] a', has_text="Speedup").first
-    assert "alpha=0.6" in link.get_attribute("href") and "from_lesson=8" in link.get_attribute("href")
+    assert "alpha=0.6" in link.get_attribute("href") and "from_lesson=9" in link.get_attribute("href")
     link.click()
     sync_api.expect(page).to_have_url(re.compile(r"/speedup\?.*alpha=0\.6"), timeout=30_000)
     alpha = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
     sync_api.expect(alpha).to_have_attribute("aria-valuetext", "0.60", timeout=30_000)
-    back = page.locator('[data-testid="stPageLink"] a', has_text="back to lesson 8")
+    back = page.locator('[data-testid="stPageLink"] a', has_text="back to lesson 9")
     back.click()
     sync_api.expect(page.locator('[data-testid="stMain"] [data-testid="stProgress"]',
-                                 has_text="lesson 8 of")).to_be_visible(timeout=30_000)
+                                 has_text="lesson 9 of")).to_be_visible(timeout=30_000)
     no_exception(page)
 
 
 def test_lesson_remembered_through_the_sidebar(server, page):
-    open_page(page, server, "lessons?lesson=5")
+    open_page(page, server, "lessons?lesson=6")
     page.locator('[data-testid="stSidebarNav"] a', has_text="Round stepper").click()
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
     page.locator('[data-testid="stSidebarNav"] a', has_text="Lessons").click()
-    sync_api.expect(page.locator('[data-testid="stProgress"]')).to_contain_text("lesson 5 of")
+    sync_api.expect(page.locator('[data-testid="stProgress"]')).to_contain_text("lesson 6 of")
 
 
 def test_server_exits_on_sigterm_while_a_page_computes(tmp_path, browser):

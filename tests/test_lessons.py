@@ -131,9 +131,9 @@ def test_lessons_page_renders_every_lesson():
 
 
 def test_pitfalls_lesson_teaches_every_rule_taken_from_a_source():
-    """A rule with a source (a common claim, or a paper) is shown in lesson 12 by name."""
+    """A rule with a source (a common claim, or a paper) is shown in lesson 15 by name."""
     from specsim.labs.pitfalls import PITFALLS
 
-    body = text(LESSONS / "12-pitfalls.md")
+    body = text(LESSONS / "15-pitfalls.md")
     missing = [name for name, pit in PITFALLS.items() if pit.source and name not in body]
     assert not missing, missing

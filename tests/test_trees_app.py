@@ -130,10 +130,10 @@ def test_block_vs_chain_table_is_the_exact_engine():
 
 @pytest.mark.parametrize("params", [{"scheme": "tree:3,1:distinct"}, {"tree": "3,1", "drafts": "distinct"}])
 def test_the_scheme_comes_from_the_query_or_its_shorthand(params):
-    at = open_trees({**params, "seed": "4", "budget": "2", "from_lesson": "16"})
+    at = open_trees({**params, "seed": "4", "budget": "2", "from_lesson": "19"})
     assert player(at).trace.to_dict() == trace_round(SEED, ("a",), Tree((3, 1), "distinct"), seed=4).to_dict()
     assert at.slider(key="trees-budget").value == 2
-    assert any("lesson 16" in str(p.proto.label) for p in at.get("page_link"))
+    assert any("lesson 19" in str(p.proto.label) for p in at.get("page_link"))
     assert not at.error
 
 

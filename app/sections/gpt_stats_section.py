@@ -41,7 +41,7 @@ def show(result: dict | None) -> None:
                    f"errors of the gap, {noise}. The gap has its own standard error ({ratio:.1f}× smaller than the "
                    "measured mean's here: α comes from the same rounds, so much of their luck cancels), and it "
                    "shrinks as 1/√rounds. Rounds of one generation share their text, so these standard errors can "
-                   "understate the spread (lesson 18).")
+                   "understate the spread (lesson 12).")
     else:  # gamma = 1 (tokens = 1 + alpha exactly) or rounds that all went the same way
         st.caption(head + f"{result['gap']:+.3f} and every round counts alike, so there is no spread to judge it "
                    "by: generate more characters or choose γ > 1 for a test.")

@@ -1,4 +1,4 @@
-"""Strict parsing of Try-it query parameters (``?alpha=0.8&c=0.05&from_lesson=8``).
+"""Strict parsing of Try-it query parameters (``?alpha=0.8&c=0.05&from_lesson=9``).
 
 A parameter is used only when it is short ASCII digits (with at most one
 decimal point) inside the page's own range; anything else is ignored, so a

@@ -4,7 +4,7 @@ every scheme within a drafting budget, and the tree attention mask.
 The tree round is the Round stepper's own part (``parts.stepper``) over
 ``specsim.sampling.trace_round`` with the chosen tree: the tree is drafted whole,
 then one target pass scores every node, then the walk decides. Query parameters:
-``?scheme=tree:2,2:distinct&seed=3&budget=4&from_lesson=16`` (``?tree=2,2&drafts=distinct``
+``?scheme=tree:2,2:distinct&seed=3&budget=4&from_lesson=19`` (``?tree=2,2&drafts=distinct``
 is shorthand for the scheme).
 """
 import html

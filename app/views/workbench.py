@@ -14,7 +14,7 @@ st.markdown(
     "Invent a variant of the rule without writing code. Each member of the family below runs through the "
     "exact engine on the chosen toy model: the **total variation distance** between the next N tokens it "
     "emits and the target's is an exact fraction, 0 when the variant's output is still the target's here (a 0 on one model is evidence, not proof). To check a rule "
-    "you wrote yourself, run `specsim check-rule PATH.py:ClassName` (lesson 14).")
+    "you wrote yourself, run `specsim check-rule PATH.py:ClassName` (lesson 17).")
 st.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right) \qquad "
          r"m = \lambda\, r + (1 - \lambda)\, p")
 

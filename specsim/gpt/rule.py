@@ -6,7 +6,7 @@ floats (``specsim.gpt.decode``). Here: ``adjust`` turns logits into the row
 that both models are sampled from -- temperature, top-k, top-p and greedy
 applied identically to p and q, which the exactness of the rule requires --
 and ``alpha`` / ``total_variation`` measure whole batches of rows (training,
-lesson 13), the torch twins of ``specsim.rule``'s, tested against them.
+lesson 16), the torch twins of ``specsim.rule``'s, tested against them.
 
 >>> import torch
 >>> p = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)

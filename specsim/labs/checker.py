@@ -6,7 +6,7 @@ and on a seeded family of random rational models (vocabularies of 2-4
 tokens, orders 1-2, with zero entries, rows where p == q, q = 0 < p and
 p = 0 < q), for every context and each (γ, N). Every check exact: the rule is
 *proved* on that family (not for all models: a proof over all models is an
-algebraic one, see lesson 14). Otherwise the first violation is shrunk
+algebraic one, see lesson 17). Otherwise the first violation is shrunk
 (``specsim.labs.shrink``) while it persists: fewer tokens, a lower order, smaller
 γ and N, simpler fractions.
 

@@ -10,7 +10,7 @@
 P(u < a) = P(u ≤ a) = a for a continuous u, so the comparison never changes
 a probability; dropping the bonus never changes the distribution either
 (it only costs tokens). In (β, λ) the family has one exact point, (1, 1):
-lesson 14 proves it and ``grid`` tabulates it (``specsim.plots.family`` draws it).
+lesson 17 proves it and ``grid`` tabulates it (``specsim.plots.family`` draws it).
 
 Example
 -------
