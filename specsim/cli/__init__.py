@@ -23,7 +23,8 @@ COMMANDS = {"exact_cmds": ("round", "prove", "compare", "speedup", "best-gamma",
                            "bench-schemes"),
             "sampling_cmds": ("trace", "generate", "sample", "pitfalls", "bench-sample"),
             "check_cmds": ("check-rule",),
-            "gpt_cmds": ("gpt",)}
+            "gpt_cmds": ("gpt",),
+            "serving_cmds": ("serving",)}
 
 
 class _Parser(argparse.ArgumentParser):

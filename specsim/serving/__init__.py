@@ -1,0 +1,25 @@
+"""Serving: the roofline cost of a model pair on real hardware, and when speculation stops paying.
+
+- ``models``: model shapes (Llama 3 8B / 70B, Llama 3.2 1B / 3B, an EAGLE
+  head, the shipped tiny pair), each cited, with the bytes and FLOPs of a pass;
+- ``hardware``: H100 SXM, H200, A100 80 GB, RTX 4090 (datasheet figures) and
+  "this CPU" (``measure_cpu``, or ``cpu_from`` measured figures);
+- ``roofline``: ``step_cost`` of one forward pass, ``serving_point`` (c, v,
+  tokens per round and speedup of one scheme), ``best_gamma``,
+  ``serving_table`` and ``crossover_batch``.
+
+Pure Python: numpy is imported only inside ``measure_cpu``.
+
+>>> from specsim.serving import serving_point
+>>> p = serving_point("llama-3-8b", "llama-3.2-1b", "h100-sxm", batch=1, context=1024, alpha=0.8, scheme=4)
+>>> p.target.bound, round(p.c, 3), round(p.v, 4), round(p.speedup, 2)
+('memory', 0.169, 1.0, 2.01)
+"""
+from .hardware import HARDWARE, Hardware, cpu_from, hardware_named, measure_cpu
+from .models import MODELS, ModelShape, model_named
+from .roofline import (ServingPoint, ServingRow, StepCost, best_gamma, crossover_batch, max_batch, memory_needed,
+                       serving_point, serving_table, step_cost)
+
+__all__ = ["HARDWARE", "Hardware", "MODELS", "ModelShape", "ServingPoint", "ServingRow", "StepCost", "best_gamma",
+           "cpu_from", "crossover_batch", "hardware_named", "max_batch", "measure_cpu", "memory_needed", "model_named",
+           "serving_point", "serving_table", "step_cost"]
