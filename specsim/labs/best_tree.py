@@ -1,14 +1,17 @@
 """The best static draft tree for a budget of drafted tokens (Sequoia's dynamic program).
 
 Sequoia (Chen et al. 2024, "Sequoia: Scalable, Robust, and Hardware-aware
-Speculative Decoding", arXiv:2402.12374, section 3.1) scores a draft tree
-under the *positional acceptance assumption*: the probability that the
-child of rank k of an accepted node is the one accepted, p_k, depends on k
-only (not on the depth, the context or the tokens). Verification tries the
-children in rank order and keeps at most one, so p_k is the chance that
-children 1..k-1 are rejected and child k is accepted, and p_1 + p_2 + ...
-<= 1. With a_k the chance that child k is accepted once 1..k-1 were
-rejected, p_k = (1 - a_1)...(1 - a_{k-1}) a_k.
+Speculative Decoding", arXiv:2402.12374) scores a draft tree under the
+*positional acceptance assumption*: the probability that the child of rank
+k of an accepted node is the one accepted, p_k, depends on k only (not on
+the depth, the context or the tokens). Verification tries the children in
+rank order and keeps at most one, so p_k is the chance that children
+1..k-1 are rejected and child k is accepted, and p_1 + p_2 + ... <= 1; with
+a_k the chance that child k is accepted once 1..k-1 were rejected,
+p_k = (1 - a_1)...(1 - a_{k-1}) a_k. (In github.com/Infini-AI-Lab/Sequoia,
+tests/test_accept.py measures the vector as the histogram of which child
+was accepted, and tree_search.py, commit 2bc5a7e5, runs the DP, bounded in
+depth too. The code here is written from the definition.)
 
 A drafted node is accepted when every node on its path from the root is,
 so under the assumption it is accepted with the product of the p's of the

@@ -13,7 +13,8 @@ the drafts ("acceptance")? Three answers, for the same p, q and k:
   reads it off the exact engine.
 * **K-SEQ** (Sun et al. 2023, "SpecTr: Fast Speculative Decoding via Optimal
   Transport", NeurIPS 2023, arXiv:2310.15141, the k-sequential draft
-  selection): accept x_i with min(1, p(x_i) / (rho q(x_i))), the same test
+  selection; the paper writes p for the drafter and q for the target, the
+  other way round): accept x_i with min(1, p(x_i) / (rho q(x_i))), the same test
   for every i, and when all k are rejected draw y from the corrected residual
 
       p_res(x) = (p(x) - c min(q(x), p(x)/rho)) / (1 - beta)^k,
@@ -31,7 +32,7 @@ the drafts ("acceptance")? Three answers, for the same p, q and k:
   hair below the optimum's.
 * **The optimal-transport bound**: the largest P(y in {x_1..x_k}) over every
   coupling of (k i.i.d. drafts from q) with y ~ p, a transport problem
-  (SpecTr, section 3: optimal transport with membership cost). By max-flow
+  (SpecTr's optimal transport with membership cost). By max-flow
   min-cut (each tuple of drafts sends its mass to outputs among its own
   tokens), it equals min over token sets S of p(S) + 1 - q(S)^k, i.e.
   ``1 - max_S (q(S)^k - p(S))``: for k = 1 this is 1 - TV(p, q). ``ot_bound``
