@@ -9,9 +9,10 @@ import math
 import pytest
 
 from specsim import formulas
-from specsim.schemes import Block, Chain, Tree, parse
+from specsim.schemes import Block, Tree, parse
 from specsim.serving import (HARDWARE, MODELS, ModelShape, best_gamma, cpu_from, crossover_batch, max_batch,
-                             measure_cpu, memory_needed, serving_point, serving_table, step_cost)
+                             measure_cpu, memory_needed, serving_point, serving_table, speedup_grid, step_cost,
+                             tensor_parallel)
 from specsim.serving.roofline import draft_passes
 
 TOL = 1e-12
@@ -278,3 +279,26 @@ def test_cli_fixed_scheme_and_window(cli_json):
 def test_cli_bad_input_is_one_line_exit_2(cli, argv, message):
     code, out, err = cli("serving", *argv)
     assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_grid_cells_are_serving_points():
+    g = speedup_grid("llama-3-8b", "llama-3.2-1b", "h100-sxm", [1, 512], [0, 2, 5], 256, 0.8)
+    assert g["gammas"] == [0, 2, 5]
+    for b, row in zip(g["batches"], g["speedup"]):
+        assert row == [serving_point("llama-3-8b", "llama-3.2-1b", "h100-sxm", b, 256, 0.8, k).speedup
+                       for k in (0, 2, 5)]
+    assert g["best_gamma"][0] > 0 and g["best_gamma"][1] == 0
+
+
+def test_tensor_parallel_is_n_devices_ideally():
+    one, two = HARDWARE["h100-sxm"], tensor_parallel(HARDWARE["h100-sxm"], 2)
+    a, b = step_cost("llama-3-70b", one, 8, 1024), step_cost("llama-3-70b", two, 8, 1024)
+    assert math.isclose(b.memory_s, a.memory_s / 2, rel_tol=TOL) and b.bytes == a.bytes
+    assert max_batch("llama-3-70b", "llama-3.2-1b", one, 1024) == 0 < max_batch("llama-3-70b", "llama-3.2-1b",
+                                                                                 two, 1024)
+
+
+def test_cli_devices_and_overhead(cli_json):
+    d = cli_json("serving", "--target", "llama-3-70b", "--devices", "2", "--step-overhead-us", "100",
+                 "--batch", "1")
+    assert d["hardware"] == "2x h100-sxm" and math.isclose(d["step_overhead_s"], 100e-6, rel_tol=TOL)

@@ -7,7 +7,7 @@ measures this CPU first (about 1 s).
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from ..bounds import parse_whole
 from ..serving import hardware as hw_presets
@@ -82,6 +82,10 @@ def register(sub) -> None:
                    help="expected tokens per round of a fixed scheme (instead of the i.i.d. formula)")
     p.add_argument("--draft-kv-window", type=int_in_range("draft-kv-window", 1, MAX_CONTEXT), default=None,
                    help="the drafter keeps only its last N cache entries (MagicDec-style); default: all")
+    p.add_argument("--devices", type=int_in_range("devices", 1, 64), default=1,
+                   help="GPUs splitting the models (ideal tensor parallelism; default 1)")
+    p.add_argument("--step-overhead-us", type=number("step-overhead-us", 0, 10**6), default=None,
+                   help="per forward pass overhead in µs (default: the preset's, 20 µs on a GPU, 0 on cpu)")
     p.add_argument("--crossover-limit", type=int_in_range("crossover-limit", 1, roofline.MAX_BATCH),
                    default=roofline.CROSSOVER_LIMIT,
                    help=f"search the crossover batch up to this (default {roofline.CROSSOVER_LIMIT:,})")
@@ -121,6 +125,12 @@ def cmd_serving(args) -> int:
         hw = hw_presets.measure_cpu(1.0)
     else:
         hw = hw_presets.hardware_named(args.hardware)
+    if args.devices > 1:
+        if args.hardware == "cpu":
+            raise ValueError("--devices is for GPU presets, not cpu")
+        hw = hw_presets.tensor_parallel(hw, args.devices)
+    if args.step_overhead_us is not None:
+        hw = replace(hw, step_overhead_s=args.step_overhead_us * 1e-6)
     dtype = args.dtype or ("fp32" if args.hardware == "cpu" else "bf16")
     hw.peak(dtype)  # an unknown dtype for this hardware: one line
     fixed = args.scheme not in roofline.SEARCHED
@@ -136,7 +146,7 @@ def cmd_serving(args) -> int:
     scheme = args.scheme if not fixed else args.scheme.name
     if args.json:
         print_json({"target": target.name, "draft": draft.name, "hardware": hw.name, "hardware_source": hw.source,
-                    "dtype": dtype, "context": args.context, "alpha": args.alpha, "scheme": scheme,
+                    "step_overhead_s": hw.step_overhead_s, "dtype": dtype, "context": args.context, "alpha": args.alpha, "scheme": scheme,
                     "gammas": gammas, "draft_kv_window": args.draft_kv_window,
                     "rows": [asdict(r) for r in rows], "crossover_batch": crossover,
                     "crossover_limit": args.crossover_limit, "max_batch_in_memory": fit})
@@ -145,8 +155,9 @@ def cmd_serving(args) -> int:
     over = f"{g[0]}..{g[-1]}" if g == list(range(g[0], g[-1] + 1)) else ",".join(map(str, g))
     searched = f"{scheme}, γ searched over {over}" if not fixed else scheme
     window = f", drafter KV window {args.draft_kv_window:,}" if args.draft_kv_window else ""
-    print(f"{target.name} verified, {draft.name} drafting, on {hw.name} ({dtype}); context {args.context:,}, "
-          f"α = {num(args.alpha, 'short')}, {searched} (plain decoding is γ = 0){window}")
+    print(f"{target.name} verified, {draft.name} drafting, on {hw.name} ({dtype}, {hw.step_overhead_s * 1e6:g} µs "
+          f"overhead per pass); context {args.context:,}, α = {num(args.alpha, 'short')}, {searched} (plain "
+          f"decoding is γ = 0){window}")
     if args.hardware == "cpu":
         print(shown(hw.source))
     print(table([(r.batch, f"{r.target_step_ms:.3f}", f"{r.draft_step_ms:.3f}", f"{r.verify_ms:.3f}",
@@ -155,6 +166,9 @@ def cmd_serving(args) -> int:
                  for r in rows],
                 ["batch", "target_step_ms", "draft_step_ms", "verify_ms", "c", "v", "best_gamma", "speedup",
                  "bound (target/verify)", "memory_gb"]))
+    top = max(args.gammas)
+    if not fixed and any(r.best_gamma == top for r in rows):
+        print(f"γ = {top} is the largest searched: a longer chain may pay more (raise --gammas)")
     if crossover is None:
         print(f"crossover_batch: none up to {args.crossover_limit:,} (some γ still pays there)")
     else:

@@ -15,11 +15,11 @@ Pure Python: numpy is imported only inside ``measure_cpu``.
 >>> p.target.bound, round(p.c, 3), round(p.v, 4), round(p.speedup, 2)
 ('memory', 0.169, 1.0, 2.01)
 """
-from .hardware import HARDWARE, Hardware, cpu_from, hardware_named, measure_cpu
+from .hardware import HARDWARE, Hardware, cpu_from, hardware_named, measure_cpu, tensor_parallel
 from .models import MODELS, ModelShape, model_named
 from .roofline import (ServingPoint, ServingRow, StepCost, best_gamma, crossover_batch, max_batch, memory_needed,
-                       serving_point, serving_table, step_cost)
+                       serving_point, serving_table, speedup_grid, step_cost)
 
 __all__ = ["HARDWARE", "Hardware", "MODELS", "ModelShape", "ServingPoint", "ServingRow", "StepCost", "best_gamma",
            "cpu_from", "crossover_batch", "hardware_named", "max_batch", "measure_cpu", "memory_needed", "model_named",
-           "serving_point", "serving_table", "step_cost"]
+           "serving_point", "serving_table", "speedup_grid", "step_cost", "tensor_parallel"]

@@ -84,6 +84,25 @@ def hardware_named(name) -> Hardware:
     return HARDWARE[name]
 
 
+def tensor_parallel(hw: Hardware, n: int) -> Hardware:
+    """``n`` of ``hw`` splitting every layer (tensor parallelism), ideally: n x bandwidth, FLOPs and memory.
+
+    The all-reduces between the devices are not counted, so this is a lower
+    bound on the time (llama-3-70b needs two 80 GB devices to hold its weights).
+
+    >>> h = tensor_parallel(HARDWARE["h100-sxm"], 2)
+    >>> h.name, h.bandwidth_bytes_per_s / 1e12, h.memory_bytes / 1e9
+    ('2x h100-sxm', 6.7, 160.0)
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        raise ValueError(f"devices must be an integer from 1 to 64, got {n!r}")
+    if n == 1:
+        return hw
+    return Hardware(f"{n}x {hw.name}", n * hw.bandwidth_bytes_per_s, {k: n * v for k, v in hw.peak_flops.items()},
+                    hw.step_overhead_s, f"{n} x ({hw.source}); ideal tensor parallelism, all-reduces not counted",
+                    None if hw.memory_bytes is None else n * hw.memory_bytes)
+
+
 def cpu_from(bandwidth: float, flops: float, overhead: float = 0.0, dtype: str = "fp32",
              name: str = "cpu", source: str = "measured") -> Hardware:
     """A CPU from measured figures: bandwidth (bytes/s), matmul rate (FLOP/s for ``dtype``), overhead (s/step).

@@ -312,6 +312,29 @@ def serving_table(target, draft, hw, batches, context: int, alpha, dtype: str = 
     return rows
 
 
+def speedup_grid(target, draft, hw, batches, gammas, context: int, alpha, dtype: str = "bf16",
+                 scheme="chain", draft_kv_window: int | None = None) -> dict:
+    """The speedup at every (batch, γ) of a chain or block family, for a heatmap: one row per batch.
+
+    Returns {"batches", "gammas", "speedup" (rows of floats), "best_gamma" (per batch, plain = 0)}.
+
+    >>> g = speedup_grid("llama-3-8b", "llama-3.2-1b", "h100-sxm", [1, 4096], [0, 1, 4], 128, 0.8)
+    >>> [[round(s, 2) for s in row] for row in g["speedup"]], g["best_gamma"]
+    ([[1.0, 1.54, 2.01], [1.0, 0.83, 0.59]], [4, 0])
+    """
+    if scheme not in SEARCHED:
+        raise ValueError(f"a grid needs a family whose γ varies ({' or '.join(SEARCHED)}), got {scheme!r}")
+    batches, gammas = list(batches), list(gammas)
+    if not 1 <= len(batches) * len(gammas) <= MAX_BATCHES * 65:
+        raise ValueError(f"a grid of {len(batches)} batches x {len(gammas)} γ is too large (at most "
+                         f"{MAX_BATCHES * 65:,} cells)")
+    cells = [[serving_point(target, draft, hw, b, context, alpha, s, dtype, draft_kv_window)
+              for s in _candidates(scheme, gammas)] for b in batches]
+    best = [max(row, key=lambda p: p.speedup) for row in cells]  # max keeps the first (smallest γ) of ties
+    return {"batches": batches, "gammas": [p.gamma for p in cells[0]],
+            "speedup": [[p.speedup for p in row] for row in cells], "best_gamma": [p.gamma for p in best]}
+
+
 def crossover_batch(target, draft, hw, context: int, alpha, dtype: str = "bf16", gammas=DEFAULT_GAMMAS,
                     scheme="chain", draft_kv_window: int | None = None, tokens=None,
                     limit: int = CROSSOVER_LIMIT) -> int | None:
