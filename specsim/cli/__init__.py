@@ -23,6 +23,7 @@ COMMANDS = {"exact_cmds": ("round", "prove", "compare", "speedup", "best-gamma",
                            "bench-schemes"),
             "sampling_cmds": ("trace", "generate", "sample", "pitfalls", "bench-sample"),
             "check_cmds": ("check-rule",),
+            "impl_cmds": ("implementations",),
             "gpt_cmds": ("gpt",),
             "serving_cmds": ("serving",)}
 

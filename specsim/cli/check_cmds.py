@@ -41,7 +41,8 @@ def _positive_seconds(text: str) -> float:
 def register(sub) -> None:
     p = sub.add_parser("check-rule", help="prove your RoundRule exact, or find its smallest counter-example",
                        description=DESCRIPTION, epilog=EPILOG)
-    p.add_argument("target", metavar="PATH.py:ClassName", help="a Python file and the RoundRule subclass in it")
+    p.add_argument("target", metavar="PATH.py:ClassName", help="a Python file and the RoundRule subclass in it, "
+                   "or the name of an entry of `specsim implementations` (checked in this process)")
     add_scheme_option(p, many=True)
     p.add_argument("--gammas", type=gammas_arg, default=None,
                    help=GAMMAS_HELP + " (default 1-3): shorthand for --scheme chain:1;chain:2;chain:3")
@@ -80,12 +81,25 @@ def rule_gammas(args) -> list:
     return [s.gamma for s in schemes]
 
 
+def gallery_entry(target: str):
+    """The implementations-gallery entry named ``target`` (instead of PATH.py:ClassName), or None."""
+    from ..labs import implementations
+    return None if ".py:" in target else implementations.IMPLEMENTATIONS.get(target)
+
+
 def cmd_check_rule(args) -> int:
     from ..labs import checker
+    entry = gallery_entry(args.target)
+    if entry is not None and entry.kind == "tree":
+        return _check_tree_entry(args, entry)
     args.gammas = rule_gammas(args)
-    path, name = sandbox.parse_target(args.target)  # SandboxError and WorkRefused: one line, exit 2
-    result = sandbox.check_rule_file(path, name, args.gammas, args.tokens, args.models, args.seed,
-                                     timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args))
+    if entry is not None:  # the library's own rule: checked in this process, no sandbox needed
+        result = checker.check_rule(entry.rule, args.gammas, args.tokens, args.models, args.seed,
+                                    target=entry.target, max_work=total_limit(args))
+    else:
+        path, name = sandbox.parse_target(args.target)  # SandboxError and WorkRefused: one line, exit 2
+        result = sandbox.check_rule_file(path, name, args.gammas, args.tokens, args.models, args.seed,
+                                         timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args))
     if args.json:
         print_json(result.to_dict())
         return 0 if result.exact else 1
@@ -106,6 +120,27 @@ def cmd_check_rule(args) -> int:
     print(table([(g, num(a, "decimal"), num(b, "decimal")) for g, a, b in result.tokens],
                 ["γ", "this rule", "correct rule"]))
     return 0 if result.exact else 1
+
+
+def _check_tree_entry(args, entry) -> int:
+    """A gallery tree rule on its tree (or --scheme tree:...), proved like a chain rule (no shrinking)."""
+    from ..labs import checker, implementations
+    given = getattr(args, "scheme", None) is not None or args.gammas is not None
+    schemes = [implementations.scheme_for(entry, s) for s in schemes_from_args(args)] if given else [entry.scheme]
+    checker.check_total_work(args.models, [s.depth for s in schemes], args.tokens, total_limit(args))
+    proofs = [(s, implementations.prove(entry, args.tokens, s, args.models, args.seed)) for s in schemes]
+    exact = all(p.exact for _, p in proofs)
+    if args.json:
+        print_json({"rule": entry.name, "exact": exact, "schemes": [
+            {"scheme": s.name, "exact": p.exact, "models": p.models, "checks": p.checks,
+             "counterexample": p.counter_example.to_dict() if p.counter_example else None} for s, p in proofs]})
+        return 0 if exact else 1
+    for s, p in proofs:
+        print(f"Rule {entry.name!r} on {s.name}: {p.models} models, {p.checks:,} contexts, N = {args.tokens}: "
+              + ("EXACT in every check" if p.exact else "NOT EXACT"))
+        if p.counter_example:
+            _print_counterexample(p.counter_example)
+    return 0 if exact else 1
 
 
 def _print_counterexample(ce) -> None:
