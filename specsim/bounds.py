@@ -264,7 +264,7 @@ def _tested(scheme) -> int:
 def _prefix_work(scheme, s: Shape, depth: int) -> int:
     """Work of the round a joint enumerates when at most ``depth`` more drafts can be kept: a chain
     or a tree stops its walk there (``enumerate``'s ``limit``); a block still walks all its chains."""
-    if depth >= scheme.depth or scheme.kind == "block":
+    if depth >= scheme.depth or scheme.kind in ("block", "dynamic"):  # a dynamic tree still grows its whole layout
         return scheme.round_work(s)
     shape = getattr(scheme, "shape", None)
     if shape is not None:
@@ -331,6 +331,8 @@ def check_digits(model, positions: int, what: str, lower: str, n_tokens: int = 0
 
 def _lower(schemes, n_tokens: int = 0) -> str:
     """What a person lowers: γ, or a tree's widths and depth (and N for a joint)."""
+    if any(x.kind == "dynamic" for x in schemes):
+        return "the budget, the depth, topk or N" if n_tokens else "the budget, the depth or topk"
     tree = any(hasattr(x, "shape") for x in schemes)
     if tree:
         return "the widths, the depth or N" if n_tokens else "the widths or the depth"

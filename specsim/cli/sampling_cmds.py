@@ -136,12 +136,15 @@ def cmd_trace(args) -> int:
     print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args, scheme)}")
     print(f"vocabulary: {' '.join(t.vocab)}  (rows list probabilities in this order)")
     print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}"
-          + ("" if scheme.kind != "tree" else f"  (parents {' '.join(map(str, t.parents))}; -1 = the context)"))
+          + ("" if scheme.kind not in ("tree", "dynamic") else
+             f"  (parents {' '.join(map(str, t.parents))}; -1 = the context)"))
     print(f"Step 2, verify: one target pass computes p at {len(pl.p_rows)} positions")
     block = scheme.kind == "block"
     print("Step 3, " + ("block: one stop coin per position, u < h; K = the last position whose coin says stop:"
                         if block else "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
-                        if scheme.kind == "tree" else "accept left to right while u < min(1, p(x)/q(x)):"))
+                        if scheme.kind == "tree" else "each child a point mass: accept while u < p'(x), a rejected "
+                        "child removed from p' and the next sibling tried:" if scheme.kind == "dynamic"
+                        else "accept left to right while u < min(1, p(x)/q(x)):"))
     tests = {e["node"]: e for e in t.events() if e["kind"] in ("accept", "reject", "stop")}
     rows = []
     for j, x in enumerate(t.drafts):  # one line per drafted node, its test if it had one
@@ -166,7 +169,8 @@ def cmd_trace(args) -> int:
         what = ("the block residual max(0, w p - q) normalized" if block
                 else "residual max(0, p - q) normalized" if t.rule == "correct" else f"rule {t.rule}'s replacement row")
         why = {"chain": f"draft {k + 1} rejected", "block": f"the block stops after {k} draft{'s' * (k != 1)}",
-               "tree": f"every child at depth {k + 1} rejected"}[scheme.kind]
+               "tree": f"every child at depth {k + 1} rejected", "confidence": f"draft {k + 1} rejected",
+               "dynamic": f"every child at depth {k + 1} rejected"}[scheme.kind]
         print(f"Step 4, correct: {why}; {what} after {where!r} "
               f"= ({_row(t.replacement_row)}) -> {t.replacement}")
     elif t.bonus is not None:

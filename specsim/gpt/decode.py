@@ -9,8 +9,9 @@ One speculative round, for a chain, a block or a tree (``specsim.schemes``):
 
 1. draft: the scheme draws the whole layout (``scheme.draft``) from the
    drafter's rows q, which the drafter computes with its cache: a chain fed
-   token by token, a tree level by level (``specsim.gpt.tree_decode``). The
-   last drafts (the leaves) are never fed;
+   token by token (a confidence-stopped chain stops when its rule says so), a
+   tree level by level (``specsim.gpt.tree_decode``; a dynamic tree grows its
+   layout from those rows). The last drafts (the leaves) are never fed;
 2. verify: one target pass over [last token, drafts] after the n cached keys
    (a chain: the lower-right causal mask; a tree: ``scheme.mask`` and
    ``scheme.positions``) gives p at the root and after every draft;
@@ -181,7 +182,8 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
         used = scheme
     else:
         g = drafter.budget(ctx.view, scheme.gamma)  # prompt lookup may propose fewer, even none
-        used = scheme if g == scheme.gamma else type(scheme)(g) if g else None
+        used = scheme if g == scheme.gamma else (scheme.capped(g) if hasattr(scheme, "capped") else type(scheme)(g)) \
+            if g else None
         u_draft, u_test, u_final = toy_sampling.uniforms(rng, used) if used else ([], [], float(rng.random()))
         q_dev, q_host = [], []
 

@@ -14,6 +14,11 @@ new level, whose nodes the drafter then scores in one pass. Nodes with the
 same path (i.i.d. siblings that drew the same token) share one row and one
 slot of the drafter's cache.
 
+A dynamic tree (``specsim.schemes.DynamicTree``, EAGLE-2's) grows its own
+layout from the rows: ``draft_dynamic`` lets the scheme grow it on the rows
+scored so far, scores the paths it asked for (its next level's expanded
+nodes) in one pass, and repeats: one drafter pass per level, as EAGLE-2's.
+
 ``flatten`` orders the nodes for the target's verify pass: ``bfs`` (the
 scheme's own numbering) or ``dfs``; the order changes the layout of the pass
 (positions, mask), never the tokens.
@@ -27,7 +32,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..schemes import Tree, masks
+from ..schemes import DynamicTree, Tree, masks
 from .drafters import ModelDrafter, as_drafter
 
 ORDERS = ("dfs", "bfs")
@@ -71,25 +76,61 @@ def draft_tree(drafter: ModelDrafter, ids: list, scheme: Tree, sampling, u_draft
     drafter.passes += 1
     base = cache.length  # prefix + root
     slot_parents, slots = [], {}  # the drafter's own tree over the paths it was fed
-    for k in range(1, scheme.depth + 1):
-        tokens, parents = Tree(scheme.shape[:k], scheme.drafts).draft(host.__getitem__, u_draft, rule)
-        paths = paths_of(tokens, parents)
-        if k == scheme.depth:  # leaves: no row q needed
-            break
-        new = list(dict.fromkeys(p for p in paths if len(p) == k))  # this level's distinct paths
-        for p in new:
-            slot_parents.append(slots[p[:-1]] if k > 1 else -1)
-            slots[p] = len(slot_parents) - 1
-        grid = masks.tree_grid(slot_parents, base - 1)[-len(new):]  # (len(new), base + fed paths)
-        pos = masks.tree_positions(slot_parents, base - 1)[-len(new):]
-        mask = None if len(new) == 1 else torch.from_numpy(grid).to(device)  # one node sees every key
-        idx = torch.tensor([[p[-1] for p in new]], device=device)  # (1, len(new))
-        rows = sampling.row(model(idx, cache, pos=torch.tensor(pos, device=device), mask=mask)[0])  # (len, V)
-        for p, row, row_host in zip(new, rows, rows.tolist()):
-            dev[p], host[p] = row, row_host
-        drafter.passes += 1
+    level = dict(drafter=drafter, sampling=sampling, dev=dev, host=host, base=base, slot_parents=slot_parents,
+                 slots=slots)
+    if isinstance(scheme, DynamicTree):
+        tokens, parents = draft_dynamic(scheme, **level)
+    else:
+        tokens, parents = draft_levels(scheme, u_draft, rule, **level)
+    paths = paths_of(tokens, parents)
     return DraftedTree(tokens, parents, [dev[()]] + [dev.get(p) for p in paths],
                        [host[()]] + [host.get(p) for p in paths], base, slots)
+
+
+def feed_level(drafter: ModelDrafter, new: list, sampling, dev: dict, host: dict, base: int,
+               slot_parents: list, slots: dict) -> None:
+    """Score the paths ``new`` (one level, their parents already fed) in one drafter pass: rows into ``dev``/``host``."""
+    model, cache, device = drafter.model, drafter.cache, drafter.device
+    for p in new:
+        slot_parents.append(slots[p[:-1]] if len(p) > 1 else -1)
+        slots[p] = len(slot_parents) - 1
+    grid = masks.tree_grid(slot_parents, base - 1)[-len(new):]  # (len(new), base + fed paths)
+    pos = masks.tree_positions(slot_parents, base - 1)[-len(new):]
+    mask = None if len(new) == 1 else torch.from_numpy(grid).to(device)  # one node sees every key
+    idx = torch.tensor([[p[-1] for p in new]], device=device)  # (1, len(new))
+    rows = sampling.row(model(idx, cache, pos=torch.tensor(pos, device=device), mask=mask)[0])  # (len, V)
+    for p, row, row_host in zip(new, rows, rows.tolist()):
+        dev[p], host[p] = row, row_host
+    drafter.passes += 1
+
+
+def draft_levels(scheme: Tree, u_draft, rule, **level) -> tuple:
+    """A fixed tree: ``Tree(shape[:k]).draft`` for k = 1..d, each new level scored in one pass (not the leaves)."""
+    for k in range(1, scheme.depth + 1):
+        tokens, parents = Tree(scheme.shape[:k], scheme.drafts).draft(level["host"].__getitem__, u_draft, rule)
+        if k == scheme.depth:  # leaves: no row q needed
+            return tokens, parents
+        paths = paths_of(tokens, parents)
+        feed_level(new=list(dict.fromkeys(p for p in paths if len(p) == k)), **level)  # this level's distinct paths
+
+
+def draft_dynamic(scheme: DynamicTree, **level) -> tuple:
+    """A dynamic tree's layout, one drafter pass per level: the scheme grows its layout on the rows known
+    so far (an unscored path has no children yet); the paths it asked for are the next level to score."""
+    host = level["host"]
+    zeros = [0.0] * len(host[()])
+    while True:
+        missing = []
+
+        def q_at(path):
+            if path not in host:
+                missing.append(path)
+            return host.get(path, zeros)
+
+        tokens, parents = scheme.draft(q_at)
+        if not missing:
+            return tokens, parents
+        feed_level(new=list(dict.fromkeys(missing)), **level)
 
 
 def keep_path(drafter: ModelDrafter, tree: DraftedTree, path: list) -> None:

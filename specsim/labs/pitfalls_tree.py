@@ -4,12 +4,17 @@ Chain rules (``RoundRule``): ``accept-if-ratio-at-least-u`` and Medusa's
 ``typical-acceptance``. Tree rules (``specsim.schemes.tree.TreeRule``), run by a
 ``specsim.schemes.tree.Tree`` scheme: ``tree-no-residual-update`` and
 ``top-k-tree-as-if-sampled``. Their descriptions are in ``pitfalls.json``.
+
+``PeekingStop`` is the lossy cousin of a confidence-stopped chain
+(``specsim.schemes.adaptive``): its stop rule reads the target. It is a rule
+object for any chain, judged with ``specsim.labs.judge`` (not in the lab's
+table): ``tests/test_adaptive_schemes.py`` measures its exact TV.
 """
 from __future__ import annotations
 
 import math
 
-from ..rule import RoundRule, acceptance_probability
+from ..rule import RoundRule, acceptance_probability, residual
 from ..transforms import greedy
 from ..schemes.tree import TreeRule, without
 
@@ -90,3 +95,44 @@ class TopKTreeAsIfSampled(TreeRule):
         return min(left, key=lambda i: (-q[i], i))  # the next most probable token: a fixed child
 
 
+
+
+class PeekingStop(RoundRule):
+    """Stop drafting before a draft the target dislikes: a stop rule that peeks at p.
+
+    After drawing x from q, the drafter looks up the target's p(x); when it is
+    below ``threshold`` the draft is withdrawn and the round closes with a
+    token from p, as a chain that stopped just before x would (skipping the
+    verification that would likely reject x). Otherwise x is verified as usual.
+    In the walk's terms: x with p(x) < threshold is rejected for certain, and
+    the closing token after a rejection comes from the mixture of p (for the
+    withdrawn drafts) and the residual (for the rejected ones), weighted by
+    their probabilities. The residual was built assuming every draft is tested,
+    so the output is not p.
+
+    >>> from fractions import Fraction as F
+    >>> rule = PeekingStop(F(1, 2))
+    >>> p, q = [F(3, 5), F(3, 10), F(1, 10)], [F(1, 2), F(2, 5), F(1, 10)]
+    >>> rule.accept(p, q, 1), rule.replacement(p, q)
+    (Fraction(0, 1), [Fraction(3, 5), Fraction(3, 10), Fraction(1, 10)])
+    """
+
+    name = "peeking-stop"
+
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def withdrawn(self, p, x) -> bool:
+        return p[x] < self.threshold
+
+    def accept(self, p, q, x):
+        a = acceptance_probability(p[x], q[x])
+        return a - a if self.withdrawn(p, x) else a
+
+    def replacement(self, p, q):
+        gone = sum((q[x] for x in range(len(q)) if q[x] and self.withdrawn(p, x)), 0)
+        tested = sum((q[x] * (1 - acceptance_probability(p[x], q[x]))
+                      for x in range(len(q)) if q[x] and not self.withdrawn(p, x)), 0)
+        r = residual(p, q) if tested else None
+        total = gone + tested
+        return [(gone * pv + (tested * r[y] if r else 0)) / total for y, pv in enumerate(p)]

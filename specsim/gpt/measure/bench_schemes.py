@@ -5,7 +5,8 @@ A scheme is ``chain:G`` (token-wise verification of G drafts), ``block:G``
 (a draft tree): the grammar of ``specsim.schemes``, every scheme run by the
 one decoder (``specsim.gpt.decode``). For each the bench reports
 
-* ``drafted_tokens``: drafts scored per verify pass (G, or W1 + W1 W2 + ...);
+* ``drafted_tokens``: drafts scored per verify pass (G, or W1 + W1 W2 + ...; the most, for
+  ``chain:max=G,stop=T`` and ``tree:dynamic,budget=B,...``), and ``drafts_per_round``, measured;
 * ``tokens_per_pass``: generated tokens / target passes;
 * ``alpha``: accepted / tried drafts (for a tree: accepted / tried children);
 * ``verify_cost``: one verify pass over its drafted_tokens + 1 positions (with
@@ -66,10 +67,11 @@ def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None
 
     def verify_fn(s):
         idx = tok.repeat(1, s.drafted_tokens + 1)  # (1, m + 1)
-        if s.kind != "tree":
+        if s.kind not in ("tree", "dynamic"):
             return lambda: (sampling.row(target(idx, cache)[0]), cache.crop(n))
-        mask = tree_mask(s.parents(), n, device)  # (m + 1, n + m + 1)
-        pos = torch.tensor(masks.tree_positions(s.parents(), n), device=device)
+        parents = s.parents() if s.kind == "tree" else [-1] * s.drafted_tokens  # a dynamic layout: one as large
+        mask = tree_mask(parents, n, device)  # (m + 1, n + m + 1)
+        pos = torch.tensor(masks.tree_positions(parents, n), device=device)
         return lambda: (sampling.row(target(idx, cache, pos=pos, mask=mask)[0]), cache.crop(n))
 
     fns = {"target": step} | {s.name: verify_fn(s) for s in schemes}
@@ -90,7 +92,7 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
     ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``."""
     from ...bounds import check_gpt
     schemes = parse_list(schemes) if isinstance(schemes, str) else list(schemes)
-    if any(s.kind == "tree" for s in schemes):
+    if any(s.kind in ("tree", "dynamic") for s in schemes):
         tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
     prompts = prompts or heldout_prompts()
     check_gpt(n_tokens, [s.drafted_tokens for s in schemes] + [0], runs=len(prompts) * repeats, limit=limit,
@@ -123,9 +125,11 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
         passes = sum(x.target_passes for x in g)
         checked = sum(len(r.accepted_flags) for x in g for r in x.rounds)
         rows.append({
-            "scheme": s.name, "kind": s.kind, "tree": list(s.shape) if s.kind == "tree" else [1] * s.gamma,
+            "scheme": s.name, "kind": s.kind,
+            "tree": list(s.shape) if s.kind == "tree" else [1] * s.gamma if hasattr(s, "gamma") else None,
             "drafts": s.drafts if s.kind == "tree" else None,
             "drafted_tokens": s.drafted_tokens,
+            "drafts_per_round": round(sum(len(r.drafts) for x in g for r in x.rounds) / passes, 3),
             "tokens_per_pass": round(len(ids) * n_tokens / passes, 4),
             "alpha": round(sum(r.accepted for x in g for r in x.rounds) / checked, 4) if checked else None,
             "verify_cost": round(costs[s.name] / costs["target"], 4),
