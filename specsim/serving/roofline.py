@@ -18,7 +18,9 @@ to the weights and the caches (the logits of 256 x 11 positions over
 128,256 tokens are 0.7 GB in bf16 against llama-3-8b's 15 GB of weights).
 
 A round of speculation with a chain of γ drafts runs γ drafter steps (one
-position each) and one target pass over γ + 1 positions, so with
+position each) and one target pass over γ + 1 positions, all costed at the
+round's starting context (the γ new cache entries are small next to it), so
+with
 
     c = drafter step / target step,   v = verify pass / target step
 
@@ -341,7 +343,9 @@ def crossover_batch(target, draft, hw, context: int, alpha, dtype: str = "bf16",
     """The smallest batch at which no γ >= 1 of ``gammas`` gives a speedup > 1; None if none up to ``limit``.
 
     Doubling from batch 1 finds a batch that no longer pays, bisection the
-    first one (the speedup falls with the batch, so one search suffices).
+    first one. This is the first such batch when the best speedup falls with
+    the batch (it does for chains: ``tests/test_serving.py``); otherwise it is
+    a batch where nothing pays right after one where something does.
     """
     _whole(limit, "limit", 1, MAX_BATCH)
     speculative = [g for g in gammas if g != 0]
