@@ -28,7 +28,11 @@ the speedup over plain decoding is tokens per round / (γ c + v):
 ``specsim.formulas.refined_speedup``, whose ``verify_ratio`` is v. At
 batch 1 the pass is memory-bound and v is about 1; as the batch grows the
 pass turns compute-bound, v grows towards γ + 1 and the gain goes: the
-**crossover batch** is where no γ pays any more. A tree runs one drafter
+**crossover batch** is where no γ pays any more. Unless the caches
+dominate: every sequence reads its own KV, so at long context the pass
+stays memory-bound at any batch (MagicDec's observation) and the crossover
+moves out or never comes, while c creeps up with the drafter's own KV
+unless its window is bounded. A tree runs one drafter
 pass per level (feeding that level's nodes) and verifies every node.
 
 Tokens per round: the i.i.d. formula ``formulas.expected_tokens(alpha, γ)``
