@@ -130,6 +130,8 @@ def register(subparsers) -> None:
 
     gpt_hf_cmds.add_export(sub, needs_torch)
     selfcheck_cmds.add_selfcheck(sub, needs_torch)
+    from . import serve_bench_cmds  # `gpt serve-bench`: batched decoding, measured beside the roofline
+    serve_bench_cmds.add_serve_bench(sub, needs_torch)
 
 
 def _sampling_args(p):

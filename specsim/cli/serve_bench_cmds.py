@@ -1,0 +1,137 @@
+"""`specsim gpt serve-bench`: batched plain and speculative decoding on the tiny GPT, measured and predicted.
+
+The work is ``specsim.gpt.measure.serve_bench``; here the options, the
+refusals made before torch loads (ranges, then ``bounds.check_gpt`` on the
+whole run, raisable with --max-work) and the printing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import bounds
+from ..bounds import parse_whole
+from .common import TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table, temperature_arg
+
+MAX_BATCH, MAX_GAMMA = 64, 16  # specsim.gpt.batch's limits (a test checks they agree)
+MAX_TOKENS, MAX_REPEATS = 160, 20  # specsim.gpt.measure.serve_bench's
+WORK_FLAGS = "--batch, --gammas, --tokens, --repeats or --threads"
+
+
+def parse_list(text: str, name: str, lo: int, hi: int) -> list:
+    """Comma-separated integers and ranges A-B, each in lo .. hi: sorted, without repeats.
+
+    >>> parse_list("0-3,6", "gammas", 0, 16), parse_list("16,1,2", "batch", 1, 64)
+    ([0, 1, 2, 3, 6], [1, 2, 16])
+    >>> parse_list("1,99", "batch", 1, 64)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch must be in 1 .. 64, got 99
+    """
+    out = set()
+    for item in str(text).split(","):
+        a, dash, b = item.strip().partition("-")
+        first, last = parse_whole(a, name, digits=6), parse_whole(b if dash else a, name, digits=6)
+        for v in (first, last):
+            if not lo <= v <= hi:
+                raise ValueError(f"{name} must be in {lo} .. {hi}, got {v}")
+        if first > last:
+            raise ValueError(f"{name}: write ranges A-B with A <= B, not {item.strip()!r}")
+        out.update(range(first, last + 1))
+    return sorted(out)
+
+
+def parse_threads(text: str) -> list:
+    """--threads: 1, all (``os.cpu_count()``) or 1,all, as thread counts.
+
+    >>> parse_threads("1"), parse_threads("1,all") == sorted({1, os.cpu_count() or 1})
+    ([1], True)
+    """
+    items = [t.strip() for t in str(text).split(",")]
+    if not items or any(t not in ("1", "all") for t in items):
+        raise ValueError(f"threads must be 1, all or 1,all, got {str(text)[:40]!r}")
+    return sorted({1 if t == "1" else os.cpu_count() or 1 for t in items})
+
+
+def _type(name, parse):
+    def check(text):
+        try:
+            return parse(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    check.__name__ = name
+    return check
+
+
+def add_serve_bench(sub, needs_torch) -> None:
+    """Register `gpt serve-bench` on the gpt sub-parsers; ``needs_torch`` wraps the handler."""
+    p = sub.add_parser("serve-bench", help="batched plain vs speculative tokens/s per batch size, beside the "
+                                           "roofline's prediction (v, crossover batch)")
+    p.add_argument("--batch", type=_type("batch", lambda t: parse_list(t, "batch", 1, MAX_BATCH)),
+                   default=[1, 2, 4, 8, 16, 32], help=f"batch sizes, e.g. 1,2,4,8 or 1-4 (each 1 .. {MAX_BATCH}; "
+                                                      "default 1,2,4,8,16,32)")
+    p.add_argument("--gammas", type=_type("gammas", lambda t: parse_list(t, "gammas", 0, MAX_GAMMA)),
+                   default=list(range(7)), help="draft lengths, 0 = plain (always run): e.g. 0-6 or 0,2,4 (default 0-6)")
+    p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=32,
+                   help=f"tokens per sequence (1 .. {MAX_TOKENS}; default 32)")
+    p.add_argument("--repeats", type=int_in_range("repeats", 1, MAX_REPEATS), default=3,
+                   help="interleaved repeats (default 3)")
+    p.add_argument("--threads", type=_type("threads", parse_threads), default=[1],
+                   help="torch threads: 1, all or 1,all (default 1)")
+    p.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
+    p.add_argument("--seed", type=seed_arg, default=0)
+    p.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--json", action="store_true")
+    max_work_arg(p)
+    p.set_defaults(func=_checked(needs_torch(cmd_serve_bench)))  # refused before torch loads
+
+
+def check_work(args) -> None:
+    """The whole run against ``bounds.check_gpt`` before torch loads (``serve_bench.check_work`` again after)."""
+    bounds.check_gpt(args.tokens, sorted(set(args.gammas) | {0}),
+                     runs=sum(args.batch) * args.repeats * len(args.threads), limit=budget(args), lower=WORK_FLAGS)
+
+
+def _checked(handler):
+    def run(args):
+        check_work(args)
+        return handler(args)
+    run.__name__ = handler.__name__
+    return run
+
+
+KEYS = ["batch", "gamma", "tokens_per_s", "min_max", "speedup", "predicted_speedup", "tokens_per_round", "v",
+        "predicted_v", "v_ratio", "bound"]
+
+
+def cmd_serve_bench(args) -> int:
+    from ..gpt.api import load_pair
+    from ..gpt.measure.serve_bench import serve_bench
+    pair = load_pair(args.draft, args.device)
+    say = (lambda text: None) if args.json else (lambda text: print(f"... {text}", flush=True))
+    result = serve_bench(pair, args.batch, args.gammas, args.tokens, args.repeats, args.threads,
+                         float(args.temperature), args.seed, progress=say, limit=budget(args))
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
+          f"{result['tokens']} tokens per sequence, {result['repeats']} interleaved repeats, context "
+          f"{result['context']} for the timed passes")
+    for run in result["runs"]:
+        cal = run["calibration"]
+        print(f"\n{run['threads']} thread(s). Measured here: {cal['bandwidth_gb_s']} GB/s, {cal['matmul_gflop_s']} "
+              f"GFLOP/s; calibrated overhead per pass (B = 1 step {cal['step_b1_ms']['target']} / "
+              f"{cal['step_b1_ms']['draft']} ms minus the roofline): target {cal['overhead_ms']['target']} ms, "
+              f"drafter {cal['overhead_ms']['draft']} ms; every predicted figure follows from these.")
+        rows = [[r["batch"], r["gamma"], r["tokens_per_s"], "-".join(str(x) for x in r["tokens_per_s_min_max"]),
+                 r["speedup"], r["predicted_speedup"], r["tokens_per_round"], r["v"], r["predicted_v"],
+                 r["v_ratio"], r["bound"]] for r in run["rows"]]
+        print(table(rows, KEYS))
+        w = run["worst_v"]
+        print(f"crossover batch: measured {run['crossover_batch'] or 'none in the list'}, predicted "
+              f"{run['predicted_crossover_batch'] or 'none in the list'}")
+        if w:
+            print(f"worst v (B <= 16, 1 <= γ <= 6): B {w['batch']}, γ {w['gamma']}: measured {w['v']}, predicted "
+                  f"{w['predicted_v']} (ratio {num(w['v_ratio'], 'decimal', 2)})")
+    return 0
