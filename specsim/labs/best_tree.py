@@ -55,6 +55,7 @@ from typing import Sequence
 
 from .. import bounds, exact
 from ..schemes import Tree
+from .kseq import one_position_pair
 
 MAX_BUDGET = 16  # measured: best_tree over 16 nodes with a 16-entry Fraction vector in ~0.05 s here
 
@@ -212,7 +213,8 @@ def acceptance_vector(pair, contexts, k_max: int, drafts: str = "iid", limit=Non
 
     At each context c, p_k(c) = P_c(child k accepted, children 1..k-1 rejected) at the root of a
     one-level tree of ``drafts`` children: the exact engine's P(one draft accepted) with k children
-    minus that with k - 1 (a later child never changes an earlier child's test). The vector is the
+    minus that with k - 1 (a later child never changes an earlier child's test), on the rows p(c)
+    and q(c) alone (``kseq.one_position_pair``: the pair is asked for nothing else). The vector is the
     plain mean over the contexts given, each with weight 1/len(contexts) (not weighted by how often
     a context occurs). Exact Fractions for a toy pair, floats for a float pair (the tiny GPT's
     ``GPTPair``). ``limit``: the work limit of each round (``bounds.check_round``).
@@ -230,8 +232,9 @@ def acceptance_vector(pair, contexts, k_max: int, drafts: str = "iid", limit=Non
     for t in trees:
         bounds.check_round(pair, t, limit, rounds=len(contexts))
     total = None
-    for c in contexts:
-        accepted = [exact.round_distribution(pair, c, t).accepted[1] for t in trees]
+    for c in contexts:  # only the root's rows matter: the round runs on them alone (no call below the root)
+        root = one_position_pair(pair.p(c), pair.q(c))
+        accepted = [exact.round_distribution(root, (), t).accepted[1] for t in trees]
         row = [accepted[0]] + [b - a for a, b in zip(accepted, accepted[1:])]
         total = row if total is None else [x + y for x, y in zip(total, row)]
     return tuple(x / len(contexts) for x in total)
