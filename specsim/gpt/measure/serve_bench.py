@@ -18,7 +18,12 @@ Beside each measurement, the roofline of ``specsim.serving``:
   positions (``roofline.step_cost`` on the shapes ``tiny-target`` and
   ``tiny-draft``, fp32), hence v(B, γ) = verify pass over γ + 1 positions /
   plain step at the same B, plain tokens/s, and speculative tokens/s for the
-  rounds the run took (the acceptance is measured, not predicted).
+  rounds the runs took (mean over repeats: the acceptance is measured, not
+  predicted).
+
+Seeds: repeat r gives row b the seed ``seed + r * MAX_BATCH + b``, so the
+repeats sample different text (and acceptance) and one seed gives one table
+of tokens (the times vary, of course).
 
 Measured v(B, γ): the same passes timed alone (``pass_times``) after
 ``context`` cached positions, each with the sampling transform of its rows,
@@ -227,21 +232,22 @@ def _one_thread_count(pair, batches, gammas, n_tokens, repeats, sampling, seed, 
         rows_prompts = [prompts[i % len(prompts)] for i in range(b)]
         tps = {g: [] for g in gammas}
         ratio = {g: [] for g in gammas}
-        gens = {}
-        run = lambda g: batch_generate(pair.target, pair.draft, rows_prompts, n_tokens, g, sampling, seed)  # noqa
-        run(max(gammas))  # warm-up
-        for _ in range(repeats):  # plain, then every γ, in each repeat
+        gens = {g: [] for g in gammas}
+        run = lambda g, r: batch_generate(pair.target, pair.draft, rows_prompts, n_tokens, g, sampling,  # noqa
+                                          seed + r * MAX_BATCH)  # every row of every repeat its own seed
+        run(max(gammas), 0)  # warm-up
+        for r in range(repeats):  # plain, then every γ, in each repeat
             for g in gammas:
-                t = measure(lambda: run(g), sync=lambda: sync_device(pair.device))
-                gens[g] = t.result
+                t = measure(lambda: run(g, r), sync=lambda: sync_device(pair.device))
+                gens[g].append(t.result)
                 tps[g].append(b * n_tokens / t.seconds[0])
                 ratio[g].append(tps[g][-1] / tps[0][-1])
         plain_pred = cal.seconds("target", b, context)
         for g in gammas:
-            gen = gens[g]
+            rounds = statistics.mean(gen.rounds for gen in gens[g])
             verify_pred = cal.seconds("target", b, context, g + 1)
             round_pred = verify_pred + g * cal.seconds("draft", b, context)
-            pred_tps = b * n_tokens / (gen.rounds * round_pred)
+            pred_tps = b * n_tokens / (rounds * round_pred)
             v_meas, v_pred = t_pass[g + 1] / t_pass[1], verify_pred / plain_pred
             measured_speedup[(b, g)] = statistics.median(ratio[g])
             predicted_speedup[(b, g)] = pred_tps / (b / plain_pred)  # over predicted plain tokens/s
@@ -249,7 +255,8 @@ def _one_thread_count(pair, batches, gammas, n_tokens, repeats, sampling, seed, 
                 "batch": b, "gamma": g, "tokens_per_s": round(statistics.median(tps[g]), 1),
                 "tokens_per_s_min_max": _spread(tps[g]), "speedup": round(measured_speedup[(b, g)], 3),
                 "predicted_tokens_per_s": round(pred_tps, 1), "predicted_speedup": round(predicted_speedup[(b, g)], 3),
-                "rounds": gen.rounds, "tokens_per_round": round(statistics.mean(gen.tokens_per_round()), 3),
+                "rounds": rounds, "tokens_per_round": round(statistics.mean(
+                    t for gen in gens[g] for t in gen.tokens_per_round()), 3),
                 "v": round(v_meas, 3), "predicted_v": round(v_pred, 3), "v_ratio": round(v_pred / v_meas, 3),
                 "c": round(d_pass / t_pass[1], 4), "predicted_c": round(cal.seconds("draft", b, context) / plain_pred, 4),
                 "step_ms": round(t_pass[1] * 1e3, 3), "predicted_step_ms": round(plain_pred * 1e3, 3),
