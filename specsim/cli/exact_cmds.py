@@ -253,7 +253,7 @@ def _compare_best_tree(args, model, ctx) -> int:
             ranked = compare.compare(model, ctx, within)
         except bounds.WorkRefused as e:
             why_not = str(e)
-    tree_row = ranked and next(r for r in ranked if r["kind"] == "tree" and r["drafts"] == drafts)
+    tree_row = ranked and next(r for r in ranked if r["kind"] == "tree" and r.get("drafts") == drafts and "tree" in r)
     if args.json:
         def row(r):
             return r and {"scheme": r["scheme"], "drafted_tokens": r["drafted_tokens"],
