@@ -44,10 +44,11 @@ class DraftedTree:
 
     tokens: list  # N drafted ids, node j the j-th draw
     parents: list  # N parent indices, -1 for a child of the root
-    q_rows: list  # N + 1 rows (V,) on the device: the root's, then node j's at j + 1 (None: a leaf, never fed)
+    q_rows: list  # N + 1 rows (V,) on the device: the root's, then node j's at j + 1 (None: a leaf)
     q_host: list  # the same rows as float lists (what the scheme reads)
     base: int  # drafter cache length after the root was fed
     slots: dict  # path (tuple of ids) -> its slot after ``base`` in the drafter's cache (fed paths only)
+    by_path: dict  # path -> q as a float list, every path the drafter scored (a dynamic tree's layout reads them)
 
 
 def tree_drafter(draft) -> ModelDrafter:
@@ -82,14 +83,15 @@ def draft_tree(drafter: ModelDrafter, ids: list, scheme: Tree, sampling, u_draft
         tokens, parents = draft_dynamic(scheme, **level)
     else:
         tokens, parents = draft_levels(scheme, u_draft, rule, **level)
-    paths = paths_of(tokens, parents)
-    return DraftedTree(tokens, parents, [dev[()]] + [dev.get(p) for p in paths],
-                       [host[()]] + [host.get(p) for p in paths], base, slots)
+    paths, has_kids = paths_of(tokens, parents), set(parents)
+    kept = [p if j in has_kids else None for j, p in enumerate(paths)]  # a fed node left childless keeps no row
+    return DraftedTree(tokens, parents, [dev[()]] + [dev.get(p) for p in kept],
+                       [host[()]] + [host.get(p) for p in kept], base, slots, host)
 
 
 def feed_level(drafter: ModelDrafter, new: list, sampling, dev: dict, host: dict, base: int,
                slot_parents: list, slots: dict) -> None:
-    """Score the paths ``new`` (one level, their parents already fed) in one drafter pass: rows into ``dev``/``host``."""
+    """Score the paths ``new`` (one level, their parents fed) in one drafter pass; rows into ``dev`` and ``host``."""
     model, cache, device = drafter.model, drafter.cache, drafter.device
     for p in new:
         slot_parents.append(slots[p[:-1]] if len(p) > 1 else -1)

@@ -108,7 +108,8 @@ class PeekingStop(RoundRule):
     the closing token after a rejection comes from the mixture of p (for the
     withdrawn drafts) and the residual (for the rejected ones), weighted by
     their probabilities. The residual was built assuming every draft is tested,
-    so the output is not p.
+    so the output is not p whenever some drafts are kept and others withdrawn
+    (withdrawing every draft is plain sampling from p, which is exact).
 
     >>> from fractions import Fraction as F
     >>> rule = PeekingStop(F(1, 2))
