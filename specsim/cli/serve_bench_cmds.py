@@ -11,7 +11,8 @@ import os
 
 from .. import bounds
 from ..bounds import parse_whole
-from .common import TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table, temperature_arg
+from .common import (TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table,
+                     temperature_arg)
 
 MAX_BATCH, MAX_GAMMA = 64, 16  # specsim.gpt.batch's limits (a test checks they agree)
 MAX_TOKENS, MAX_REPEATS = 160, 20  # specsim.gpt.measure.serve_bench's
@@ -71,7 +72,8 @@ def add_serve_bench(sub, needs_torch) -> None:
                    default=[1, 2, 4, 8, 16, 32], help=f"batch sizes, e.g. 1,2,4,8 or 1-4 (each 1 .. {MAX_BATCH}; "
                                                       "default 1,2,4,8,16,32)")
     p.add_argument("--gammas", type=_type("gammas", lambda t: parse_list(t, "gammas", 0, MAX_GAMMA)),
-                   default=list(range(7)), help="draft lengths, 0 = plain (always run): e.g. 0-6 or 0,2,4 (default 0-6)")
+                   default=list(range(7)),
+                   help="draft lengths, 0 = plain (always run): e.g. 0-6 or 0,2,4 (default 0-6)")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=32,
                    help=f"tokens per sequence (1 .. {MAX_TOKENS}; default 32)")
     p.add_argument("--repeats", type=int_in_range("repeats", 1, MAX_REPEATS), default=3,

@@ -27,7 +27,8 @@ of tokens (the times vary, of course).
 
 Measured v(B, γ): the same passes timed alone (``pass_times``) after
 ``context`` cached positions, each with the sampling transform of its rows,
-as ``specsim.gpt.measure.bench.step_costs`` times them at batch 1.
+as ``specsim.gpt.measure.bench.step_costs`` times them at batch 1; the
+median over repeats of verify / plain step in the same repeat.
 
 The crossover batch: the first batch size of the list at which no γ >= 1
 is faster than plain decoding (None: every batch size still gains), measured
@@ -58,7 +59,7 @@ N_PROMPTS = 5  # held-out prompts, cycled over the rows of a batch
 MAX_TOKENS = 160  # prompt + tokens + drafts stay inside the 256-position window
 MAX_REPEATS = 20
 WORK_FLAGS = "--batch, --gammas, --tokens, --repeats or --threads"
-PASS_STEPS, PASS_REPEATS = 4, 5  # passes per timing, timings per pass kind (median kept)
+PASS_STEPS, PASS_REPEATS = 4, 7  # passes per timing, timings per pass kind (median kept)
 CALIBRATION_ROWS = 64
 SHAPES = {"target": MODELS["tiny-target"], "draft": MODELS["tiny-draft"]}
 
@@ -146,10 +147,12 @@ def calibrate(step_s: dict, context: int, device="cpu") -> Calibration:
 @torch.inference_mode()
 def pass_times(model, batch: int, context: int, positions, sampling, steps: int = PASS_STEPS,
                repeats: int = PASS_REPEATS) -> dict:
-    """Median seconds of one batched pass over each number of new positions after ``context`` cached ones.
+    """Seconds of one batched pass over each number of new positions after ``context`` cached ones,
+    one figure per repeat: {positions: [seconds, ...]}.
 
-    The kinds are timed in turn within each repeat (interleaved); each pass is
-    followed by the sampling transform of its rows and a crop back to ``context``.
+    The kinds are timed in turn within each repeat (interleaved), so a ratio of
+    two kinds is best taken repeat by repeat (``paired``); each pass is followed
+    by the sampling transform of its rows and a crop back to ``context``.
     """
     device = model.wte.weight.device
     cache = BatchCache(model, batch)
@@ -168,7 +171,16 @@ def pass_times(model, batch: int, context: int, positions, sampling, steps: int 
     for _ in range(repeats):
         for t in positions:
             times[t].append(measure(lambda: run(t), sync=lambda: sync_device(device)).seconds[0] / steps)
-    return {t: statistics.median(s) for t, s in times.items()}
+    return times
+
+
+def paired(times: dict, t: int, base: int = 1) -> float:
+    """The median over repeats of times[t] / times[base] in the same repeat (drift cancels).
+
+    >>> paired({1: [1.0, 2.0, 1.0], 7: [2.0, 4.0, 3.0]}, 7)
+    2.0
+    """
+    return statistics.median(a / b for a, b in zip(times[t], times[base]))
 
 
 # -- the bench -------------------------------------------------------------------------------
@@ -221,14 +233,15 @@ def serve_bench(pair, batches=DEFAULT_BATCHES, gammas=DEFAULT_GAMMAS, n_tokens: 
 def _one_thread_count(pair, batches, gammas, n_tokens, repeats, sampling, seed, prompts, context, report) -> dict:
     n_threads = torch.get_num_threads()
     report(f"{n_threads} thread(s): calibrating the roofline")
-    one = {"target": pass_times(pair.target, 1, context, [1], sampling)[1],
-           "draft": pass_times(pair.draft, 1, context, [1], sampling)[1]}
+    one = {"target": statistics.median(pass_times(pair.target, 1, context, [1], sampling)[1]),
+           "draft": statistics.median(pass_times(pair.draft, 1, context, [1], sampling)[1])}
     cal = calibrate(one, context, pair.device)
     rows, measured_speedup, predicted_speedup = [], {}, {}
     for b in batches:
         report(f"{n_threads} thread(s): batch {b}")
-        t_pass = pass_times(pair.target, b, context, [1] + [g + 1 for g in gammas if g], sampling)
-        d_pass = pass_times(pair.draft, b, context, [1], sampling)[1]
+        t_times = pass_times(pair.target, b, context, [1] + [g + 1 for g in gammas if g], sampling)
+        t_pass = {t: statistics.median(s) for t, s in t_times.items()}
+        d_pass = statistics.median(pass_times(pair.draft, b, context, [1], sampling)[1])
         rows_prompts = [prompts[i % len(prompts)] for i in range(b)]
         tps = {g: [] for g in gammas}
         ratio = {g: [] for g in gammas}
@@ -248,24 +261,27 @@ def _one_thread_count(pair, batches, gammas, n_tokens, repeats, sampling, seed, 
             verify_pred = cal.seconds("target", b, context, g + 1)
             round_pred = verify_pred + g * cal.seconds("draft", b, context)
             pred_tps = b * n_tokens / (rounds * round_pred)
-            v_meas, v_pred = t_pass[g + 1] / t_pass[1], verify_pred / plain_pred
+            v_meas, v_pred = paired(t_times, g + 1), verify_pred / plain_pred
             measured_speedup[(b, g)] = statistics.median(ratio[g])
             predicted_speedup[(b, g)] = pred_tps / (b / plain_pred)  # over predicted plain tokens/s
             rows.append({
                 "batch": b, "gamma": g, "tokens_per_s": round(statistics.median(tps[g]), 1),
                 "tokens_per_s_min_max": _spread(tps[g]), "speedup": round(measured_speedup[(b, g)], 3),
-                "predicted_tokens_per_s": round(pred_tps, 1), "predicted_speedup": round(predicted_speedup[(b, g)], 3),
+                "predicted_tokens_per_s": round(pred_tps, 1),
+                "predicted_speedup": round(predicted_speedup[(b, g)], 3),
                 "rounds": rounds, "tokens_per_round": round(statistics.mean(
                     t for gen in gens[g] for t in gen.tokens_per_round()), 3),
                 "v": round(v_meas, 3), "predicted_v": round(v_pred, 3), "v_ratio": round(v_pred / v_meas, 3),
-                "c": round(d_pass / t_pass[1], 4), "predicted_c": round(cal.seconds("draft", b, context) / plain_pred, 4),
+                "c": round(d_pass / t_pass[1], 4),
+                "predicted_c": round(cal.seconds("draft", b, context) / plain_pred, 4),
                 "step_ms": round(t_pass[1] * 1e3, 3), "predicted_step_ms": round(plain_pred * 1e3, 3),
                 "verify_ms": round(t_pass[g + 1] * 1e3, 3), "predicted_verify_ms": round(verify_pred * 1e3, 3),
                 "bound": step_cost(SHAPES["target"], cal.hardware["target"], b, context, g + 1, "fp32").bound})
     spec = [r for r in rows if r["gamma"] >= 1 and r["batch"] <= 16 and r["gamma"] <= 6]
-    worst = max(spec, key=lambda r: abs(r["v_ratio"] - 1), default=None)
+    worst = max(spec, key=lambda r: max(r["v_ratio"], 1 / r["v_ratio"]), default=None)  # furthest from 1
     return {"threads": n_threads,
-            "calibration": {"bandwidth_gb_s": round(cal.bandwidth / 1e9, 2), "matmul_gflop_s": round(cal.flops / 1e9, 2),
+            "calibration": {"bandwidth_gb_s": round(cal.bandwidth / 1e9, 2),
+                            "matmul_gflop_s": round(cal.flops / 1e9, 2),
                             "overhead_ms": {m: round(s * 1e3, 4) for m, s in cal.overhead_s.items()},
                             "step_b1_ms": {m: round(s * 1e3, 4) for m, s in one.items()}},
             "rows": rows,
