@@ -31,12 +31,18 @@ ENTRY = IMPLEMENTATIONS["hf-sampling"]
 
 
 def speculative_sampling():
-    """transformers' function, after checking the parameters this test passes are still its first four."""
+    """transformers' function, after checking the parameters this test passes are still its first four.
+
+    5.24.0 takes (candidate_input_ids, candidate_logits, candidate_length, new_logits,
+    assistant_ensemble_weight=None); 4.x releases also took is_done_candidate (passed False: not at EOS).
+    """
     fn = getattr(utils, "_speculative_sampling", None)
     if fn is None:
         pytest.skip(f"transformers {transformers.__version__} has no generation.utils._speculative_sampling")
-    names = list(inspect.signature(fn).parameters)[:4]
-    assert names == ["candidate_input_ids", "candidate_logits", "candidate_length", "new_logits"], names
+    params = inspect.signature(fn).parameters
+    assert list(params)[:4] == ["candidate_input_ids", "candidate_logits", "candidate_length", "new_logits"], params
+    if "is_done_candidate" in params:
+        return lambda ids, cand, length, new: fn(ids, cand, length, new, is_done_candidate=False)
     return fn
 
 
