@@ -16,7 +16,7 @@ from specsim import bounds, exact, montecarlo, sampling
 from specsim.labs import judge
 from specsim.labs.pitfalls_tree import PeekingStop
 from specsim.schemes import Chain, ConfidenceChain, parse
-from specsim.schemes.adaptive import draft_lengths, expected_drafts
+from specsim.schemes.adaptive import DraftCost, draft_lengths, drafting_cost
 from specsim.toy import load_model
 
 CASES = [("seed", 4, F(9, 20), "top"), ("seed", 5, F(2, 5), "draft"), ("seed", 3, F(1, 2), "draft"),
@@ -92,7 +92,7 @@ def test_the_stop_rule_matters_on_these_cases():
             assert any(s.enumerate(m, c).outcomes != Chain(most).enumerate(m, c).outcomes for c in m.contexts())
 
 
-def test_draft_length_law_and_expected_drafts_match_the_drafted_chains():
+def test_draft_length_law_and_drafting_cost_match_the_drafted_chains():
     m = load_model("order2")
     for most, stop, on in [(6, F(3, 5), "top"), (6, F(1, 2), "draft")]:
         s = ConfidenceChain(most, stop, on)
@@ -100,8 +100,9 @@ def test_draft_length_law_and_expected_drafts_match_the_drafted_chains():
             chains = drafted_chains(m, ctx, most, stop, on)
             law = draft_lengths(m, ctx, s)
             assert law == [sum(pr for c, pr in chains.items() if len(c) == k) for k in range(1, most + 1)]
-            assert expected_drafts(m, ctx, s) == sum(len(c) * pr for c, pr in chains.items())
-    assert expected_drafts(m, m.contexts()[0], Chain(3)) == 3
+            mean = sum(len(c) * pr for c, pr in chains.items())
+            assert drafting_cost(m, ctx, s) == DraftCost(mean, mean)  # one drafter pass per draft
+    assert drafting_cost(m, m.contexts()[0], Chain(3)) == DraftCost(3, 3)
 
 
 def test_seed_numbers():

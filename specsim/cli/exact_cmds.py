@@ -225,12 +225,13 @@ def cmd_compare(args) -> int:
     rows = compare.compare(model, ctx, within, args.scheme)  # best first
     if args.json:
         print_json({"context": _context_text(ctx), "budget": within, "schemes": [
-            r | {"expected_tokens": num(r["expected_tokens"])} for r in rows]})
+            r | {k: num(r[k]) for k in ("expected_tokens", "expected_drafts", "drafter_passes")} for r in rows]})
         return 0
     what = f"at most {within} drafted tokens per round" if within else "the schemes asked for"
     print(f"Model {model.name!r} after {_context_text(ctx)!r}: {what}, most tokens per round first")
-    print(table([(r["scheme"], r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"))
-                 for r in rows], ["scheme", "drafted", "E[tokens]", "≈"]))
+    print(table([(r["scheme"], r["drafted_tokens"], num(r["expected_tokens"]), num(r["expected_tokens"], "decimal"),
+                  num(r["expected_drafts"], "decimal"), num(r["drafter_passes"], "decimal")) for r in rows],
+                ["scheme", "drafted", "E[tokens]", "≈", "E[drafts]", "drafter passes"]))
     return 0
 
 

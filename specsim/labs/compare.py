@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import bounds, exact
 from ..schemes import Block, Chain, Tree, as_scheme
+from ..schemes.adaptive import drafting_cost
 
 MAX_BUDGET = 8
 # Every scheme of a budget is enumerated once: the page's own limit on their summed work (the CLI passes its
@@ -71,14 +72,17 @@ def check(pair, budget: int | None = None, named=None, limit=None) -> None:
 
 
 def compare(pair, context, budget: int | None = None, named=None) -> list:
-    """Rows {scheme, kind, gamma, drafted_tokens, expected_tokens} (plus tree and drafts for a tree),
-    most expected tokens first (fewer drafted tokens first on a tie); ``named``: these schemes instead
-    of every one within ``budget``."""
+    """Rows {scheme, kind, gamma, drafted_tokens, expected_tokens, expected_drafts, drafter_passes} (plus
+    tree and drafts for a tree), most expected tokens first (fewer drafted tokens first on a tie);
+    ``named``: these schemes instead of every one within ``budget``. ``expected_drafts`` and
+    ``drafter_passes`` are the exact drafting cost of a round here (``schemes.adaptive.drafting_cost``):
+    what an adaptive scheme (``chain:max=G,stop=T``, ``tree:dynamic,...``) drafts on average, below its most."""
     rows = []
     for s in _schemes(budget, named):
         r = exact.round_distribution(pair, tuple(context), s)
+        cost = drafting_cost(pair, tuple(context), s)
         row = {"scheme": s.name, "kind": s.kind, "gamma": s.depth, "drafted_tokens": s.drafted_tokens,
-               "expected_tokens": r.expected_tokens}
+               "expected_tokens": r.expected_tokens, "expected_drafts": cost.drafts, "drafter_passes": cost.passes}
         if s.kind == "tree":
             row.update(tree=list(s.shape), drafts=s.drafts)
         rows.append(row)

@@ -35,18 +35,20 @@ and the exact engine measures its bias.
 >>> s = ConfidenceChain(4, "0.45")
 >>> s.name, s.depth, s.drafted_tokens
 ('chain:max=4,stop=0.45', 4, 4)
->>> s.enumerate(m, ("a",)).expected_tokens, expected_drafts(m, ("a",), s)
+>>> s.enumerate(m, ("a",)).expected_tokens, drafting_cost(m, ("a",), s).drafts
 (Fraction(8463, 2500), Fraction(149, 50))
 >>> draft_lengths(m, ("a",), s)   # P(L = 1..4): after "b" the top probability is 0.4 < 0.45
 [0, Fraction(2, 5), Fraction(11, 50), Fraction(19, 50)]
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
 from ..bounds import LIMITS, parse_number
 from .chain import Chain
+from .dynamic_tree import DynamicTree
 
 ON = ("top", "draft")  # what the threshold is compared with: the row's top probability, or the drafted token's
 
@@ -121,9 +123,39 @@ def draft_lengths(pair, context, scheme: ConfidenceChain) -> list:
     return law[1:]
 
 
-def expected_drafts(pair, context, scheme) -> object:
-    """E[drafted tokens per round]: the law of L for a confidence chain, the fixed count otherwise."""
-    if not isinstance(scheme, ConfidenceChain):
-        return scheme.drafted_tokens
-    return sum((k * pr for k, pr in enumerate(draft_lengths(pair, context, scheme), start=1)), 0)
+@dataclass(frozen=True)
+class DraftCost:
+    """What one round asks of the drafter at one context, exactly: E[drafted tokens], E[drafter passes]."""
 
+    drafts: object
+    passes: object
+
+
+def drafting_cost(pair, context, scheme) -> DraftCost:
+    """The drafter's side of one round of any scheme at ``context``.
+
+    A chain drafts with one drafter pass per draft (a confidence chain: the
+    law of L); a tree with one pass per level, all the nodes of a level at
+    once (a dynamic tree: its layout at this context, one pass per level
+    it expanded, as ``specsim.gpt.tree_decode`` drafts it).
+
+    >>> from specsim.toy import load_model
+    >>> from specsim.schemes import Chain, Tree
+    >>> m = load_model("seed")
+    >>> [drafting_cost(m, ("a",), s) for s in (Chain(3), Tree((2, 1)), DynamicTree(6, 3, 2))]
+    [DraftCost(drafts=3, passes=3), DraftCost(drafts=4, passes=2), DraftCost(drafts=6, passes=3)]
+    >>> drafting_cost(m, ("a",), ConfidenceChain(4, "0.45")).passes
+    Fraction(149, 50)
+    """
+    if isinstance(scheme, ConfidenceChain):
+        mean = sum((k * pr for k, pr in enumerate(draft_lengths(pair, context, scheme), start=1)), 0)
+        return DraftCost(mean, mean)
+    if isinstance(scheme, DynamicTree):
+        asked, vocab, context = set(), pair.vocab, tuple(context)
+
+        def q_at(path):
+            asked.add(len(path))
+            return pair.q(context + tuple(vocab[x] for x in path))
+
+        return DraftCost(len(scheme.layout(q_at)[0]), len(asked))
+    return DraftCost(scheme.drafted_tokens, scheme.depth)
