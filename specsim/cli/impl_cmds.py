@@ -45,7 +45,8 @@ def cmd_implementations(args) -> int:
         print_json({"model": model.name, "context": list(ctx), "tokens": args.tokens, "models": models,
                     "implementations": [r.to_dict() for r in reports]})
         return 0
-    print(f"Implementations gallery: model {model.name!r} after {' '.join(ctx)!r}, next {args.tokens} token(s); "
+    shown_ctx = " ".join(ctx) if len(ctx) <= 8 else "... " + " ".join(ctx[-8:])  # a long context: its tail
+    print(f"Implementations gallery: model {model.name!r} after {shown_ctx!r}, next {args.tokens} token(s); "
           f"proved on the presets + {models} random models")
     rows = [[r.name, r.system.split(" (")[0], r.scheme, r.verdict, num(r.total_variation, "both"),
              num(r.tokens_per_round, "decimal", 3), num(r.textbook_tokens_per_round, "decimal", 3),
