@@ -192,3 +192,33 @@ def test_work_bound_refuses_a_huge_chain_before_it_starts():
     bounds.check_joint(m, 2, [parse("chain:max=6,stop=0.4")], contexts=3)  # the proof of the issue: allowed
     with pytest.raises(bounds.WorkRefused, match="one round at a time"):  # no vectorized kernel: the loop's bound
         bounds.check_sample(m, parse("chain:max=6,stop=0.4"), 10**8)
+
+
+# -- the commands ----------------------------------------------------------------
+
+COMMANDS = [["round", "seed"], ["prove", "order2", "--tokens", "2"], ["trace", "seed", "--seed", "3"],
+            ["sample", "seed", "--rounds", "500"], ["generate", "seed", "--tokens", "8"]]
+
+
+@pytest.mark.parametrize("argv", COMMANDS)
+def test_every_toy_command_takes_the_scheme(cli_json, argv):
+    out = cli_json(*argv, "--scheme", "chain:max=6,stop=0.45")
+    assert out["scheme"] == "chain:max=6,stop=0.45" if "scheme" in out else out["schemes"] == ["chain:max=6,stop=0.45"]
+    if argv[0] == "prove":
+        assert out["exact"] and out["gammas"] == ["chain:max=6,stop=0.45"]  # shown by name, not by its most
+    if argv[0] == "round":
+        assert "iid_expected_tokens" not in out  # the i.i.d. chain formula is a fixed chain's
+        assert F(out["expected_tokens"]) == F(227247, 62500)
+
+
+def test_compare_reports_the_exact_drafting_cost(cli_json):
+    out = cli_json("compare", "seed", "--scheme", "chain:4;chain:max=6,stop=0.45")
+    by = {r["scheme"]: r for r in out["schemes"]}
+    assert (by["chain:4"]["expected_drafts"], by["chain:4"]["drafter_passes"]) == ("4", "4")
+    assert by["chain:max=6,stop=0.45"]["expected_drafts"] == by["chain:max=6,stop=0.45"]["drafter_passes"] == \
+        str(drafting_cost(load_model("seed"), ("a",), ConfidenceChain(6, "0.45")).drafts) == "8513/2500"
+
+
+def test_a_bad_scheme_on_the_command_line_is_one_line_and_exit_2(cli):
+    code, out, err = cli("round", "seed", "--scheme", "chain:max=6,stop=1.5")
+    assert code == 2 and "strictly between 0 and 1" in err and len(err.strip().splitlines()) <= 2

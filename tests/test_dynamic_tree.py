@@ -18,6 +18,8 @@ from specsim.schemes import DynamicTree, Tree, masks, parse
 from specsim.schemes.dynamic_tree import POINT_MASS
 from specsim.toy import load_model
 
+from .test_adaptive_schemes import COMMANDS
+
 SHAPES = [(6, 3, 2), (4, 2, 2), (3, 3, 1), (6, 2, 3), (1, 1, 1), (8, 4, 3)]
 AS_IF_SAMPLED = pitfalls.TREE_PITFALLS["top-k-tree-as-if-sampled"].rule
 
@@ -197,3 +199,31 @@ def test_work_bound_estimates_the_layout_and_refuses_a_huge_proof():
     bounds.check_joint(m, 2, [parse("tree:dynamic,budget=6,depth=3,topk=2")], contexts=4)  # the issue's proof
     with pytest.raises(bounds.WorkRefused, match="the budget, the depth, topk or N"):
         bounds.check_joint(load_model("seed"), 12, [parse("tree:dynamic,budget=64,depth=64,topk=64")], contexts=3)
+
+
+def test_drafting_cost_is_the_layouts_size_and_one_pass_per_level():
+    from specsim.schemes.adaptive import DraftCost, drafting_cost
+    m = load_model("seed")
+    assert drafting_cost(m, ("a",), DynamicTree(6, 3, 2)) == DraftCost(6, 3)
+    assert drafting_cost(m, ("a",), DynamicTree(8, 4, 3)) == DraftCost(8, 4)
+    wide = DynamicTree(6, 3, 3)  # 3 tokens: each node has at most 3 children
+    assert drafting_cost(m, ("b",), wide).drafts == 6
+
+
+# -- the commands ----------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", COMMANDS)
+def test_every_toy_command_takes_the_scheme(cli_json, argv):
+    name = "tree:dynamic,budget=6,depth=3,topk=2"
+    out = cli_json(*argv, "--scheme", name)
+    assert out["scheme"] == name if "scheme" in out else out["schemes"] == [name]
+    if argv[0] == "prove":
+        assert out["exact"]
+    if argv[0] == "trace":
+        m = load_model("seed")
+        assert out["parents"] == parse(name).layout(q_after(m, ("a",)))[1]
+
+
+def test_the_trace_says_how_a_point_mass_is_tested(cli):
+    code, out, err = cli("trace", "seed", "--scheme", "tree:dynamic,budget=6,depth=3,topk=2", "--seed", "3")
+    assert code == 0 and "each child a point mass: accept while u < p'(x)" in out and "parents -1 -1 0 0" in out

@@ -7,6 +7,7 @@ level; and exactly (the float64 copies of the shipped pair), one round's
 first emitted token is p, while the cousins (the target-peeking stop, top-k
 verified as if sampled) are measurably not.
 """
+import json
 from fractions import Fraction as F
 
 import numpy as np
@@ -26,7 +27,8 @@ from specsim.schemes import parse
 
 from .test_gpt_tree import ATOL, PROMPT, node_of_path, path_node
 
-CHAIN, CHAIN_DRAFT, DYNAMIC = "chain:max=6,stop=0.4", "chain:max=6,stop=0.4,on=draft", "tree:dynamic,budget=6,depth=3,topk=2"
+CHAIN, CHAIN_DRAFT = "chain:max=6,stop=0.4", "chain:max=6,stop=0.4,on=draft"
+DYNAMIC = "tree:dynamic,budget=6,depth=3,topk=2"
 LOSSY_TV = 0.05  # each cousin below is further than this from p after "for i in " (measured: 0.20 and 0.71)
 
 
@@ -126,3 +128,21 @@ def test_a_peeking_stop_that_withdraws_every_draft_is_plain_sampling_from_p(ship
     assert max(p) < 0.4
     lossy = first_token(shipped, ctx, parse(CHAIN), PeekingStop(F(2, 5)))
     assert max(abs(a - b) for a, b in zip(lossy, p)) < 1e-12
+
+
+def test_bench_measures_each_scheme_and_what_it_drafted(pair):
+    from specsim.gpt.measure.bench_schemes import bench_schemes
+    out = bench_schemes(pair, f"chain:4;{CHAIN};{DYNAMIC}", n_tokens=24, repeats=1, prompts=[PROMPT])
+    by = {r["scheme"]: r for r in out["schemes"]}
+    assert list(by) == ["chain:4", CHAIN, DYNAMIC]
+    assert by["chain:4"]["drafts_per_round"] == 4 and by[DYNAMIC]["kind"] == "dynamic"
+    assert 1 <= by[CHAIN]["drafts_per_round"] <= 6 and by[DYNAMIC]["drafts_per_round"] <= 6
+    assert by[DYNAMIC]["draft_passes_per_round"] == 3  # the root and two expanded levels, every round
+    assert all(r["tokens_per_pass"] >= 1 and r["speedup"] > 0 for r in by.values())
+
+
+def test_gpt_generate_takes_both_schemes(cli):
+    for name in (CHAIN, DYNAMIC):
+        code, out, err = cli("gpt", "generate", "--prompt", PROMPT, "--scheme", name, "--tokens", "30", "--json")
+        assert code == 0, err
+        assert json.loads(out)["scheme"] == name

@@ -168,10 +168,9 @@ class Generation:
 
     @property
     def gamma(self) -> int | None:
-        """A chain's or a block's G (None for plain decoding and for a tree)."""
-        if self.scheme is None or self.scheme.startswith("tree"):
-            return None
-        return int(self.scheme.split(":")[1])
+        """A chain's or a block's G (None for plain decoding, a tree and a confidence-stopped chain)."""
+        kind, _, tail = (self.scheme or "").partition(":")
+        return int(tail) if kind in ("chain", "block") and tail.isdigit() else None
 
     @property
     def accepted_per_round(self) -> list:
