@@ -11,7 +11,7 @@ from specsim import exact, toy
 from specsim.labs import implementations as impl
 from specsim.labs import judge, pitfalls
 from specsim.rule import CORRECT
-from specsim.schemes import Chain, Tree
+from specsim.schemes import Chain, ConfidenceChain, Tree
 
 SEED, ZEROS = toy.load_model("seed"), toy.load_model("zeros")
 TEXTBOOK_EQUIVALENT = ["hf-sampling", "hf-prompt-lookup", "vllm", "medusa-greedy", "eagle2", "specinfer",
@@ -24,7 +24,7 @@ def test_every_entry_is_described_and_cited():
         assert e.system and e.description and e.uniforms and e.closing
         assert any(mark in e.source for mark in ("commit", "5.24.0", "arXiv")), e.name
         assert (e.zero_probability is None) == (e.zero_derivation is None), e.name
-        assert e.kind in ("chain", "tree")
+        assert e.kind in ("chain", "confidence", "tree")
     assert {n for n, e in impl.IMPLEMENTATIONS.items() if not e.expected_exact} == {"medusa-typical",
                                                                                      "llama-cpp-example"}
 
@@ -33,7 +33,9 @@ def test_every_entry_is_described_and_cited():
 def test_textbook_equivalent_entries_are_proved_exact(name):
     """TV 0 (Fraction ==) at every context of the presets and 60 family models, two tokens ahead."""
     entry = impl.IMPLEMENTATIONS[name]
-    schemes = [Chain(1), Chain(2), Chain(3)] if entry.kind == "chain" else [entry.scheme, Tree((3,)), Tree((1, 2))]
+    schemes = {"chain": [Chain(1), Chain(2), Chain(3)],
+               "confidence": [entry.scheme, ConfidenceChain(3, "3/4"), ConfidenceChain(3, "1/2")],
+               "tree": [entry.scheme, Tree((3,)), Tree((1, 2))]}[entry.kind]
     for scheme in schemes:
         proof = impl.prove(entry, n_tokens=2, scheme=scheme, models=60)
         assert proof.exact and proof.counter_example is None, (name, scheme)
@@ -120,12 +122,17 @@ def test_sample_and_match_accepts_p_of_the_draft():
     assert r.textbook_tokens_per_round == exact.round_distribution(SEED, ("a",), Chain(2)).expected_tokens
 
 
-def test_llama_cpp_floor_stops_every_draft_on_seed():
-    """p_min = 3/4 is above q's top probability after every token of the seed model: plain decoding."""
+def test_llama_cpp_floor_keeps_one_draft_on_seed():
+    """p_min = 3/4 is above q's top probability after every token of the seed model, and the token below
+    the floor is still drafted: each round drafts exactly one token, so it is sample-and-match with
+    one draft, E[tokens] = 1 + p(argmax q) (after a: 1 + 3/5)."""
     assert all(max(SEED.q(c)) < impl.LLAMA_CPP_P_MIN for c in SEED.contexts())
     for ctx in SEED.contexts():
         r = impl.evaluate(impl.IMPLEMENTATIONS["llama-cpp"], SEED, ctx, 2, models=0)
-        assert r.exact and r.tokens_per_round == 1
+        q, p = SEED.q(ctx), SEED.p(ctx)
+        assert r.exact and r.tokens_per_round == 1 + p[q.index(max(q))]
+    assert impl.evaluate(impl.IMPLEMENTATIONS["llama-cpp"], SEED, ("a",), 2, models=0).tokens_per_round == \
+        Fraction(8, 5)
 
 
 @pytest.mark.parametrize("name, zero", [("hf-sampling", Fraction(1, 2**24)), ("vllm", Fraction(1, 2**53)),
@@ -182,6 +189,10 @@ def test_scheme_for_and_guards():
         impl.scheme_for(impl.IMPLEMENTATIONS["eagle2"], "chain:2")
     assert impl.scheme_for(impl.IMPLEMENTATIONS["eagle2"], "tree:3").name == "tree:3:distinct"
     assert impl.scheme_for(impl.IMPLEMENTATIONS["specinfer"], "tree:3:distinct").name == "tree:3"
+    assert impl.scheme_for(impl.IMPLEMENTATIONS["llama-cpp"], "chain:3").name == "chain:max=3,stop=0.75"
+    assert impl.scheme_for(impl.IMPLEMENTATIONS["vllm"], "chain:max=3,stop=0.5").name == "chain:max=3,stop=0.5"
+    with pytest.raises(ValueError, match="verifies a chain"):
+        impl.scheme_for(impl.IMPLEMENTATIONS["llama-cpp"], "block:2")
     with pytest.raises(ValueError, match="unknown implementation"):
         impl.get("hf")
     with pytest.raises(ValueError, match="steps"):
@@ -214,3 +225,6 @@ def test_check_rule_takes_an_entry(cli, cli_json):
     assert code == 1 and "NOT EXACT" in out
     tree = cli_json("check-rule", "eagle2", "--models", "3")
     assert tree["exact"] is True and tree["schemes"][0]["scheme"] == "tree:2,1:distinct"
+    llama = cli_json("check-rule", "llama-cpp", "--models", "3", "--gammas", "1,3")
+    assert llama["exact"] is True and [s["scheme"] for s in llama["schemes"]] == ["chain:max=1,stop=0.75",
+                                                                                 "chain:max=3,stop=0.75"]

@@ -90,8 +90,8 @@ def gallery_entry(target: str):
 def cmd_check_rule(args) -> int:
     from ..labs import checker
     entry = gallery_entry(args.target)
-    if entry is not None and entry.kind == "tree":
-        return _check_tree_entry(args, entry)
+    if entry is not None and entry.kind != "chain":  # a tree or a confidence-stopped chain
+        return _check_entry_schemes(args, entry)
     args.gammas = rule_gammas(args)
     if entry is not None:  # the library's own rule: checked in this process, no sandbox needed
         result = checker.check_rule(entry.rule, args.gammas, args.tokens, args.models, args.seed,
@@ -122,8 +122,8 @@ def cmd_check_rule(args) -> int:
     return 0 if result.exact else 1
 
 
-def _check_tree_entry(args, entry) -> int:
-    """A gallery tree rule on its tree (or --scheme tree:...), proved like a chain rule (no shrinking)."""
+def _check_entry_schemes(args, entry) -> int:
+    """A gallery rule on its own scheme (or --scheme / --gammas), proved like a chain rule (no shrinking)."""
     from ..labs import checker, implementations
     given = getattr(args, "scheme", None) is not None or args.gammas is not None
     schemes = [implementations.scheme_for(entry, s) for s in schemes_from_args(args)] if given else [entry.scheme]

@@ -45,7 +45,7 @@ from .judge import judge
 from .pitfalls import GreedyDraftSampledQ
 from .pitfalls_tree import TYPICAL_DELTA, TYPICAL_EPSILON, AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TypicalAcceptance
 from ..rule import CORRECT, RoundRule, acceptance_probability, residual
-from ..schemes import Chain, Tree, as_scheme
+from ..schemes import Chain, ConfidenceChain, Tree, as_scheme
 from ..schemes.tree import CORRECT_TREE, TreeRule, without
 from ..transforms import TransformedPair, greedy, identity
 
@@ -61,8 +61,7 @@ class SampleAndMatch(RoundRule):
 
     Keeping x when a draw from p equals x is the textbook rule with q replaced by
     the point mass on x: kept with min(1, p(x)/1) = p(x), else a draw from
-    max(0, p - point) normalized = p without x. ``p_min``: no draft where q's top
-    probability is below it (the round closes with a draw from p there).
+    max(0, p - point) normalized = p without x.
 
     >>> from fractions import Fraction as F
     >>> r = SampleAndMatch()
@@ -70,22 +69,17 @@ class SampleAndMatch(RoundRule):
     (Fraction(1, 2), [Fraction(1, 1), Fraction(0, 1)])
     """
 
-    def __init__(self, name: str = "sample-and-match", p_min=0):
-        self.name, self.p_min = name, p_min
-
-    def drafts(self, q) -> bool:
-        return max(q) >= self.p_min
+    def __init__(self, name: str = "sample-and-match"):
+        self.name = name
 
     def draft_row(self, q):
         return greedy(q)
 
     def accept(self, p, q, x):
-        if not self.drafts(q):
-            return p[x] - p[x]  # no draft here: certain "rejection", the closing draw is from p
         return acceptance_probability(p[x], greedy(q)[x])
 
     def replacement(self, p, q):
-        return residual(p, greedy(q)) if self.drafts(q) else p
+        return residual(p, greedy(q))
 
 
 def medusa_threshold(p) -> float:
@@ -188,7 +182,7 @@ class Implementation:
     """A real system's verification as a rule and a scheme (text fields from implementations.json).
 
     ``scheme`` is the default scheme (a chain entry takes any chain, a tree entry any
-    tree); ``target`` the pair transform whose target joint it means to produce
+    tree, a confidence-chain entry any chain length with its own stop); ``target`` the pair transform whose target joint it means to produce
     (``identity``: sampling from p); ``zero_probability`` P(u = 0) of one test's
     uniform (None: no uniform compared with a ratio).
     """
@@ -209,7 +203,7 @@ class Implementation:
 
     @property
     def kind(self) -> str:
-        """'chain' (a RoundRule) or 'tree' (a TreeRule)."""
+        """'chain' or 'confidence' (a RoundRule on a fixed or confidence-stopped chain), 'tree' (a TreeRule)."""
         return self.scheme.kind
 
 
@@ -227,7 +221,7 @@ IMPLEMENTATIONS = {e.name: e for e in [
     _entry("medusa-greedy", Chain(2), MedusaGreedy(), True, target=greedy_target, intended="greedy decoding of p"),
     _entry("eagle2", Tree((2, 1), "distinct"), PointMassTree(), True, Fraction(1, 2**53)),
     _entry("specinfer", Tree((2, 1)), CORRECT_TREE, True),
-    _entry("llama-cpp", Chain(2), SampleAndMatch("llama-cpp", LLAMA_CPP_P_MIN), True),
+    _entry("llama-cpp", ConfidenceChain(2, LLAMA_CPP_P_MIN), SampleAndMatch("llama-cpp"), True),
     _entry("llama-cpp-example", Chain(2), GreedyDraftSampledQ(), False, Fraction(1, (2**31 - 2) ** 2)),
     _entry("gpt-fast", Chain(2), AcceptIfRatioAtLeastU(), True, Fraction(1, 2**9) + Fraction(1, 2**24)),
 ]}
@@ -241,15 +235,20 @@ def get(name: str) -> Implementation:
 
 
 def scheme_for(entry: Implementation, scheme=None):
-    """The scheme an entry runs on: its default, or ``scheme`` (a chain entry takes a chain, a tree
-    entry a tree, in the drafting mode its rule needs)."""
+    """The scheme an entry runs on: its default, or ``scheme``: a chain entry takes a fixed or a
+    confidence-stopped chain; a confidence-chain entry turns chain:G into its own stop with at most
+    G drafts; a tree entry takes a tree, in the drafting mode its rule needs."""
     if scheme is None:
         return entry.scheme
     scheme = as_scheme(scheme)
-    if scheme.kind != entry.kind:
-        example = "chain:G" if entry.kind == "chain" else "tree:W1,W2"
-        raise ValueError(f"{entry.name} verifies a {entry.kind}, not {scheme.name}: write {example}")
-    return Tree(scheme.shape, entry.scheme.drafts) if entry.kind == "tree" else scheme  # its own drafting mode
+    chains = ("chain", "confidence")
+    if (scheme.kind in chains) != (entry.kind in chains) or scheme.kind not in chains + ("tree",):
+        example = "chain:G" if entry.kind in chains else "tree:W1,W2"
+        raise ValueError(f"{entry.name} verifies a {'chain' if entry.kind in chains else 'tree'}, "
+                         f"not {scheme.name}: write {example}")
+    if entry.kind == "tree":
+        return Tree(scheme.shape, entry.scheme.drafts)  # its own drafting mode
+    return entry.scheme.capped(scheme.gamma) if entry.kind == "confidence" and scheme.kind == "chain" else scheme
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -267,11 +266,11 @@ def prove(entry: Implementation, n_tokens: int = 2, scheme=None, models: int = F
           seed: int = 0) -> Proof:
     """Every context of the presets and of ``models`` family models, exactly (Fraction ==).
 
-    A chain entry goes through ``checker.check_rule`` (its counter-example shrunk); a tree
-    entry is judged model by model with its tree, and its first failure is reported as found.
+    A rule on a fixed chain goes through ``checker.check_rule`` (its counter-example shrunk); on
+    any other scheme it is judged model by model, and its first failure is reported as found.
     """
     scheme = scheme_for(entry, scheme)
-    if entry.kind == "chain":
+    if scheme.kind == "chain":
         r = checker.check_rule(entry.rule, (scheme.gamma,), n_tokens, models, seed, target=entry.target)
         return Proof(r.exact, r.models, r.checks, r.counterexample)
     n_models = checks = 0
