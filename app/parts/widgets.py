@@ -9,6 +9,7 @@ import math
 
 import streamlit as st
 
+from parts import memory, model_editor
 from specsim import bounds, schemes, toy
 from specsim.plots.charts import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
 
@@ -17,17 +18,43 @@ UPLOAD_MB = math.ceil(bounds.LIMITS.file_bytes / 2**20)  # the uploader's own li
 
 
 def model_picker(key: str, default: str = "seed", label: str = "toy model") -> toy.ToyModel | None:
-    """Choose a preset or upload a JSON model; returns None (after ``st.error``) when invalid."""
-    names = list(toy.PRESETS) + [UPLOAD]
-    choice = st.selectbox(label, names, index=names.index(default), key=f"{key}-model",
-                          help="presets ship with specsim; a JSON file follows the format below")
-    if choice != UPLOAD:
-        return toy.load_model(choice)
+    """Choose a preset, upload a JSON model or edit one; returns None (after ``st.error``) when invalid.
+
+    The choice is the session's (``parts.model_editor``): a model picked, uploaded or edited on one toy page
+    is the model of every toy page until it is changed; the editor is folded under the picker.
+    """
+    edited = model_editor.EDITED_JSON in st.session_state
+    names = list(toy.PRESETS) + ([model_editor.EDITED] if edited else []) + [UPLOAD]
+    current = model_editor.choice(default)
+    st.session_state[f"{key}-model"] = current if current in names else default  # the session's, not the page's
+    choice = st.selectbox(label, names, key=f"{key}-model", on_change=_picked, args=(f"{key}-model",),
+                          help="presets ship with specsim; a JSON file follows the format below; "
+                               "every toy page uses the model chosen here")
+    if choice == UPLOAD:
+        model = _uploaded(key)
+    elif choice == model_editor.EDITED:
+        model = loads_cached(st.session_state[model_editor.EDITED_JSON].encode(), "the edited model")
+    else:
+        model = toy.load_model(choice)
+    if model is not None:
+        model_editor.show(model)
+    return model
+
+
+def _picked(widget_key: str) -> None:
+    st.session_state[model_editor.CHOICE] = st.session_state[widget_key]
+
+
+def _uploaded(key: str) -> toy.ToyModel | None:
+    """The uploaded model: the file in this page's uploader, else the one uploaded earlier in the session."""
     uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload", max_upload_size=UPLOAD_MB,
                                 help=f"at most {bounds.LIMITS.file_bytes:,} bytes")
     with st.expander("JSON format (the seed model)"):
         st.code(toy.load_model("seed").to_json(), language="json")
     if uploaded is None:
+        if model_editor.UPLOAD_JSON in st.session_state:
+            st.caption(f"The model of {st.session_state[model_editor.UPLOAD_SOURCE]} (upload another to replace it).")
+            return loads_cached(st.session_state[model_editor.UPLOAD_JSON].encode(), "the uploaded model")
         st.info("Upload a model file to continue (see the format above).")
         return None
     source = f"uploaded file {uploaded.name[:80]!r}"  # the CLI says "model file 'x.json'"
@@ -35,10 +62,12 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
         st.error(f"{source} has {uploaded.size:,} bytes; the limit is {bounds.LIMITS.file_bytes:,}")
         return None
     try:
-        return loads_cached(uploaded.getvalue(), source)
+        model = loads_cached(uploaded.getvalue(), source)
     except toy.ModelError as e:
         st.error(str(e) if source in str(e) else f"{source}: {e}")
         return None
+    st.session_state[model_editor.UPLOAD_JSON], st.session_state[model_editor.UPLOAD_SOURCE] = model.to_json(), source
+    return model
 
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
@@ -50,11 +79,12 @@ def loads_cached(data: bytes, source: str) -> toy.ToyModel:
     return toy.loads_model(text, source=source)
 
 
-def context_picker(model: toy.ToyModel, key: str, label: str = "context", default=None) -> tuple:
-    """Select one of the model's contexts (its last ``order`` tokens)."""
+def context_picker(model: toy.ToyModel, key: str, label: str = "context", link=None) -> tuple:
+    """Select one of the model's contexts (its last ``order`` tokens); remembered across pages
+    (``memory.remember``), a ``link`` (a context from the address) wins on load."""
     contexts = model.contexts()
-    index = contexts.index(default) if default in contexts else 0
-    return st.selectbox(label, contexts, index=index, key=key, format_func=" ".join,
+    memory.remember(key, contexts[0], link if link in contexts else None, valid=lambda c: c in contexts)
+    return st.selectbox(label, contexts, key=key, format_func=" ".join,
                         help="the previous token(s) the model looks at")
 
 
@@ -111,13 +141,15 @@ def largest_within(check, model, hi: int, *args, lo: int = 1) -> int:
     return lo
 
 
-def int_slider(label: str, lo: int, hi: int, value: int, key: str, **kwargs) -> int:
-    """``st.slider`` over [lo, hi]; when the range holds one value (a slider needs lo < hi, e.g. a budget
-    of 1 for a 64-token model) a caption names that value instead."""
+def int_slider(label: str, lo: int, hi: int, value: int, key: str, link=None, **kwargs) -> int:
+    """``st.slider`` over [lo, hi], remembered across pages (``link``: a value from the address, wins on
+    load); when the range holds one value (a slider needs lo < hi, e.g. a budget of 1 for a 64-token
+    model) a caption names that value instead."""
     if hi <= lo:
         st.caption(f"{label}: {lo} (the only value allowed for this model)")
         return lo
-    return st.slider(label, lo, hi, min(max(value, lo), hi), key=key, **kwargs)
+    memory.remember(key, min(max(value, lo), hi), link, valid=lambda v: isinstance(v, int) and lo <= v <= hi)
+    return st.slider(label, lo, hi, key=key, **kwargs)
 
 
 MAX_TEXT = 1_000  # characters of any text box, checked before anything parses it
@@ -198,22 +230,29 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
     Starts from ``?scheme=`` (``scheme_query``) or ``default``. γ goes up to the largest value whose
     exact round is within the work limit. Returns the scheme, or None after one ``st.error`` line.
     """
-    start = scheme_query(kinds) or schemes.parse(default)
-    kind = st.radio("verification", kinds, index=kinds.index(start.kind), key=f"{key}-kind", horizontal=True,
-                    help="chain: token by token; block: the drafted chain as a whole; tree: several children "
-                         "per position, one target pass") if len(kinds) > 1 else kinds[0]
+    link, base = scheme_query(kinds), schemes.parse(default)
+    kind = memory.remember(f"{key}-kind", base.kind, link.kind if link else None, valid=lambda k: k in kinds)
+    if len(kinds) > 1:
+        kind = st.radio("verification", kinds, key=f"{key}-kind", horizontal=True,
+                        help="chain: token by token; block: the drafted chain as a whole; tree: several children "
+                             "per position, one target pass")
     if kind in ("chain", "block"):
         top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
                              model, max_gamma)
-        g0 = start.gamma if start.kind in ("chain", "block") else 3
-        gamma = int(st.number_input("γ: draft length", 1, top, min(g0, top), key=f"{key}-gamma",
+        g0 = base.gamma if base.kind in ("chain", "block") else 3
+        wanted = min(link.gamma, top) if link is not None and link.kind in ("chain", "block") else None
+        memory.remember(f"{key}-gamma", min(g0, top), wanted, valid=lambda g: isinstance(g, int) and 1 <= g <= top)
+        gamma = int(st.number_input("γ: draft length", 1, top, key=f"{key}-gamma",
                                     help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
         return schemes.parse(f"{kind}:{gamma}")
-    shape0 = ",".join(map(str, start.shape)) if start.kind == "tree" else "2,2,1"
-    shape = st.text_input("tree shape: widths per depth", shape0, key=f"{key}-shape",
+    tree_link = link is not None and link.kind == "tree"
+    memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.kind == "tree" else "2,2,1",
+                    ",".join(map(str, link.shape)) if tree_link else None, valid=lambda t: isinstance(t, str))
+    shape = st.text_input("tree shape: widths per depth", key=f"{key}-shape",
                           help="W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain of 3 drafts")
+    memory.remember(f"{key}-drafts", base.drafts if base.kind == "tree" else "iid", link.drafts if tree_link else None,
+                    valid=lambda d: d in ("iid", "distinct"))
     drafts = st.radio("children drafted", ("iid", "distinct"), key=f"{key}-drafts", horizontal=True,
-                      index=1 if start.kind == "tree" and start.drafts == "distinct" else 0,
                       help="iid: each child from q (repeats possible); distinct: without replacement")
     if capped_text(shape, "the tree shape", 40) is None:
         return None

@@ -1,7 +1,7 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-from parts import animations, cached, widgets
+from parts import animations, cached, memory, widgets
 from parts.tokens import md
 from sections import tryit
 from specsim import bounds, exact
@@ -22,8 +22,10 @@ if model is None:
     st.stop()
 
 c1, c2 = st.columns(2)
-n_tokens = c1.number_input("N: tokens to compare", min_value=1, max_value=5, value=3, key="exact-n")
-gammas = c2.slider("γ range", min_value=1, max_value=6, value=(1, 4), key="exact-gammas")
+memory.remember("exact-n", 3)
+n_tokens = c1.number_input("N: tokens to compare", min_value=1, max_value=5, key="exact-n")
+memory.remember("exact-gammas", (1, 4))
+gammas = c2.slider("γ range", min_value=1, max_value=6, key="exact-gammas")
 gamma_list = tuple(range(gammas[0], gammas[1] + 1))
 if not widgets.within_bounds(bounds.check_joint, model, int(n_tokens), gamma_list, len(model.contexts())):
     st.stop()
@@ -45,6 +47,7 @@ st.subheader("The joint table")
 t1, t2 = st.columns(2)
 with t1:
     context = widgets.context_picker(model, "exact-ctx")
+memory.remember("exact-table-gamma", gamma_list[0], valid=lambda g: g in gamma_list)
 gamma = t2.selectbox("γ", gamma_list, key="exact-table-gamma")
 check = next(c for c in checks if c.context == context and c.gamma == gamma)
 seqs = sorted(set(check.speculative) | set(check.target))
@@ -59,7 +62,8 @@ o1, o2 = st.columns(2)
 with o1:
     round_ctx = widgets.context_picker(model, "exact-round-ctx", label="round from context")
 with o2:
-    round_gamma = st.number_input("γ for the round", min_value=1, max_value=6, value=3, key="exact-round-gamma")
+    memory.remember("exact-round-gamma", 3)
+    round_gamma = st.number_input("γ for the round", min_value=1, max_value=6, key="exact-round-gamma")
 if not widgets.within_bounds(bounds.check_round, model, int(round_gamma)):
     st.stop()
 rd = cached.round_distribution(model.to_json(), round_ctx, int(round_gamma))
@@ -69,6 +73,7 @@ m1.metric("distinct outcomes", len(rd.outcomes))
 m2.metric("E[tokens per round], exact", widgets.fmt(rd.expected_tokens), help=f"{float(rd.expected_tokens):.4f}")
 m3.metric("i.i.d. formula with α of the first position", widgets.fmt(info["iid_expected_tokens"]),
           help=f"α = {widgets.fmt(info['alpha'])}")
+memory.remember("exact-round-table", False)
 as_table = st.toggle("show the outcomes as a table", key="exact-round-table")
 f1, f2 = st.columns([3, 2])
 with f1:
@@ -99,6 +104,7 @@ st.markdown(f"Pick one of the Pitfalls lab's broken rules: its joint of the next
             f"“{md(' '.join(context))}” with γ = {gamma} (the joint table's settings above) is enumerated exactly "
             "and set beside the distribution it should produce; the correct rule's joint equals it, as the table shows.")
 broken_names = [None] + [n for n in pitfalls.PITFALLS if n != "correct"]
+memory.remember("exact-pitfall", None, valid=lambda n: n in broken_names)
 broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
                       format_func=lambda n: "none" if n is None else
                       pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n)

@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import cached, widgets
+from parts import cached, memory, widgets
 from sections import tryit
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
@@ -26,15 +26,16 @@ with st.sidebar:
     if model is not None:
         context = widgets.context_picker(model, "pit-ctx")
         scheme = widgets.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
-        n_tokens = int(st.number_input("N: tokens compared", 1, 3, 2, key="pit-n"))
+        memory.remember("pit-n", 2)
+        n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="pit-n"))
 if model is None or scheme is None or not widgets.within_bounds(pitfalls.check_lab, model, scheme, n_tokens):
     st.stop()  # pitfalls.check_lab: the same guard as `specsim pitfalls`
 
 table = pitfalls.applicable(scheme)  # every chain rule on a chain; the tree rules on a tree
 names = [n for n in table if n != "correct"] + ["correct"]
 wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
+memory.remember("pit-rule", names[0], wanted if wanted in names else None, valid=lambda n: n in names)
 name = st.selectbox("rule", names, key="pit-rule", format_func=title,
-                    index=names.index(wanted) if wanted in names else 0,
                     help="every broken rule for this scheme, and the correct one to compare")
 pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
 lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, scheme.name, n_tokens)}

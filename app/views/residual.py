@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import animations, widgets
+from parts import animations, memory, model_editor, widgets
 from sections import tryit
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
@@ -11,9 +11,13 @@ from specsim.plots import charts as plots
 MAX_VOCAB = 6
 
 
-def examples() -> dict:
+def examples(model) -> dict:
+    """Rows to start from: the session's model after each context (when it is small enough), then the presets'."""
     seed, zeros = toy.load_model("seed"), toy.load_model("zeros")
     out = {}
+    if model is not None and len(model.vocab) <= MAX_VOCAB and len(model.contexts()) <= 12:
+        for c in model.contexts():
+            out[f"the model “{model.name[:30]}” after “{' '.join(c)}”"] = (model.vocab, model.p(c), model.q(c))
     for c in seed.contexts():
         out[f"seed model after \"{c[0]}\""] = (seed.vocab, seed.p(c), seed.q(c))
     out["zeros model after \"x\" (q = 1/2 where p = 0)"] = (zeros.vocab, zeros.p(("x",)), zeros.q(("x",)))
@@ -22,7 +26,9 @@ def examples() -> dict:
     return out
 
 
-EXAMPLES = examples()
+with st.sidebar:
+    model = widgets.model_picker("res")
+EXAMPLES = examples(model)
 
 
 def load_example():
@@ -42,9 +48,19 @@ def tokens_changed():
         st.session_state["res-reset"] = n
 
 
-if "res-tokens" not in st.session_state:
-    st.session_state["res-example"] = next(iter(EXAMPLES))
-    load_example()
+def promote(context) -> None:
+    """The rows shown become the session's model (after ``context``; a new model for other tokens)."""
+    vocab, p, q = st.session_state["res-last-good"]
+    model_editor.use(model_editor.with_rows(model, vocab, p, q, context))
+    st.session_state["res-promoted"] = True
+
+
+first = next(iter(EXAMPLES))  # the rows of the first example, unless this session typed others
+memory.remember("res-example", first, valid=lambda e: e in EXAMPLES)
+for key, text in zip(("res-tokens", "res-p", "res-q"), (" ".join(EXAMPLES[first][0]), *(
+        ", ".join(str(x) for x in row) for row in EXAMPLES[first][1:]))):
+    memory.remember(key, text)
+memory.remember("res-norm", False)
 
 st.title("Residual explorer")
 tryit.back_to_lesson()
@@ -62,7 +78,7 @@ with left:
         st.info("The number of tokens changed, so p and q restarted as uniform rows: edit them.")
     p_text = st.text_input("p: target distribution", key="res-p")
     q_text = st.text_input("q: drafter distribution", key="res-q")
-    normalize = st.checkbox("renormalize p and q if they do not sum to 1", value=False, key="res-norm")
+    normalize = st.checkbox("renormalize p and q if they do not sum to 1", key="res-norm")
 
 
 with right:  # every box's size is judged before anything parses it
@@ -81,6 +97,16 @@ except toy.ModelError as e:
     vocab, p, q = st.session_state["res-last-good"]
     with right:
         st.caption("The charts below show the last rows that were valid.")
+
+with left:  # the rows shown, into the session's model (every toy page then uses them)
+    same = model is not None and list(vocab) == list(model.vocab)
+    into = widgets.context_picker(model, "res-promote-ctx", label="after context") if same else None
+    st.button("use these rows in the model", on_click=promote, args=(into,), key="res-promote",
+              icon=":material/upload:",
+              help="p and q after this context in the current model" if same else
+                   "a new model over these tokens with these rows after every token")
+    if st.session_state.pop("res-promoted", False):
+        st.success("Every toy page now uses the edited model with these rows.")
 
 a, r = rule.alpha(p, q), rule.residual(p, q)
 with right:

@@ -1,7 +1,7 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
-from parts import animations, cached, widgets
+from parts import animations, cached, memory, widgets
 from sections import tryit
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
@@ -17,11 +17,13 @@ st.markdown(
 
 c1, c2, c3 = st.columns(3)
 a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
-alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, 0.8 if a0 is None else a0, 0.01, key="sp-alpha")
+memory.remember("sp-alpha", 0.8, a0)
+alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
-cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, 0.05 if c0 is None else c0, 0.01,
-                   key="sp-cost")
-max_gamma = int(c3.number_input("largest γ searched", 1, 64, formulas.DEFAULT_MAX_GAMMA, key="sp-max"))
+memory.remember("sp-cost", 0.05, c0)
+cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost")
+memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA)
+max_gamma = int(c3.number_input("largest γ searched", 1, 64, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
 curve = cached.speedup_curve(alpha, cost, max_gamma)
@@ -73,7 +75,8 @@ if model is None:
 with e2:
     context = widgets.context_picker(model, "sp-ctx")
 with e3:
-    top = int(st.number_input("γ up to", 1, 6, 5, key="sp-top"))
+    memory.remember("sp-top", 5)
+    top = int(st.number_input("γ up to", 1, 6, key="sp-top"))
 if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()
 results = cached.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))

@@ -12,7 +12,7 @@ for ``chain:3``).
 """
 import streamlit as st
 
-from parts import animations, cached, stepper, widgets
+from parts import animations, cached, memory, stepper, widgets
 from sections import tryit
 from specsim import bounds
 from specsim.plots import rounds as plots_rounds
@@ -33,11 +33,12 @@ with st.sidebar:
     if model is not None:
         wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&scheme=chain:3
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
-                                         default=tuple(wanted.split(" ")) if wanted else None)
+                                         link=tuple(wanted.split(" ")) if wanted else None)
         scheme = widgets.scheme_picker(KEY, model, "chain:3", max_gamma=MAX_GAMMA)
-        s0 = tryit.integer("seed", 0, 2**31 - 1)
-        seed = int(st.number_input("seed", 0, 2**31 - 1, s0 if s0 is not None else 0, key=f"{KEY}-seed"))
-        speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], 0.6, key=f"{KEY}-speed")
+        memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
+        seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
+        memory.remember(f"{KEY}-speed", 0.6)
+        speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], key=f"{KEY}-speed")
 if model is None or scheme is None:
     stepper.stop(KEY)
     st.stop()

@@ -11,7 +11,7 @@ import html
 
 import streamlit as st
 
-from parts import cached, heavy, stepper, widgets
+from parts import cached, heavy, memory, stepper, widgets
 from parts.tokens import md_tokens
 from sections import tree_gpt_section, tryit
 from specsim import bounds, toy
@@ -40,9 +40,10 @@ with st.sidebar:
     if model is not None:
         context = widgets.context_picker(model, f"{KEY}-ctx")
         scheme = widgets.scheme_picker(KEY, model, "tree:2,2,1", kinds=("tree",))
-        seed = int(st.number_input("seed", 0, SEED_MAX, widgets.query_int(params.get("seed"), 0, SEED_MAX) or 0,
-                                   key=f"{KEY}-seed"))
-        speed = st.select_slider("play speed (seconds per event)", [0.5, 1.0, 2.0], 1.0, key=f"{KEY}-speed")
+        memory.remember(f"{KEY}-seed", 0, widgets.query_int(params.get("seed"), 0, SEED_MAX))
+        seed = int(st.number_input("seed", 0, SEED_MAX, key=f"{KEY}-seed"))
+        memory.remember(f"{KEY}-speed", 1.0)
+        speed = st.select_slider("play speed (seconds per event)", [0.5, 1.0, 2.0], key=f"{KEY}-speed")
 if model is None:
     stepper.stop(KEY)
     st.stop()
@@ -75,7 +76,8 @@ else:
 
 # -- 2. block vs chain on one drafted chain -----------------------------------------------------
 st.header("Block vs token-wise on one drafted chain")
-gamma = int(st.number_input("γ: drafted chain", 1, MAX_CHAIN, 3, key=f"{KEY}-gamma"))
+memory.remember(f"{KEY}-gamma", 3)
+gamma = int(st.number_input("γ: drafted chain", 1, MAX_CHAIN, key=f"{KEY}-gamma"))
 both = scheme_view.chain_keep(model, context, gamma, seed)
 st.markdown(f"Seed {seed} drafts **{md_tokens(both['drafts'])}** after *{md_tokens(context)}*; both rules read "
             "the same uniforms. Token-wise (`chain`) keeps drafts left to right while u < min(1, p/q); `block` "
@@ -99,8 +101,8 @@ if widgets.within_bounds(scheme_view.check_contexts, model, gamma):
 # -- 3. every scheme within a budget -------------------------------------------------------------
 st.header("Which scheme for a drafting budget?")
 top = scheme_view.largest_budget(model, limit=bounds.LIMITS.interactive_work)
-budget = widgets.int_slider("budget: drafted tokens per round", 1, top,
-                            widgets.query_int(params.get("budget"), 1, top) or min(4, top), key=f"{KEY}-budget",
+budget = widgets.int_slider("budget: drafted tokens per round", 1, top, min(4, top), key=f"{KEY}-budget",
+                            link=widgets.query_int(params.get("budget"), 1, top),
                             help=f"up to {top}: the largest budget whose every scheme is within the work limit")
 if widgets.within_bounds(scheme_view.check_budget, model, budget):
     rows = compare_rows(model.to_json(), context, budget)

@@ -1,7 +1,7 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
-from parts import cached, heavy, widgets
+from parts import cached, heavy, memory, widgets
 from parts.tokens import md_tokens
 from sections import tryit
 from specsim import bounds, toy
@@ -31,21 +31,27 @@ with st.sidebar:
     model = widgets.model_picker("wb")
     if model is not None:
         context = widgets.context_picker(model, "wb-ctx")
-        gamma = int(st.number_input("γ: draft length", 1, 4, 2, key="wb-gamma"))
-        n_tokens = int(st.number_input("N: tokens compared", 1, 3, 2, key="wb-n"))
+        memory.remember("wb-gamma", 2)
+        gamma = int(st.number_input("γ: draft length", 1, 4, key="wb-gamma"))
+        memory.remember("wb-n", 2)
+        n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="wb-n"))
 cells = len(family.BETAS) * len(family.LAMBDAS)
 if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma, rounds=2 * cells)
                          and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,), rules=cells)):
     st.stop()
 
 c1, c2 = st.columns(2)
-beta = c1.select_slider("β: acceptance exponent", family.BETAS, value=1, key="wb-beta",
+memory.remember("wb-beta", 1)
+beta = c1.select_slider("β: acceptance exponent", family.BETAS, key="wb-beta",
                         help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")
-lam = c2.select_slider("λ: residual weight in the replacement", family.LAMBDAS, value=family.LAMBDAS[-1],
+memory.remember("wb-lam", family.LAMBDAS[-1])
+lam = c2.select_slider("λ: residual weight in the replacement", family.LAMBDAS,
                        format_func=widgets.fmt, key="wb-lam",
                        help="λ = 1 draws the replacement from the residual r; λ = 0 resamples from p")
 c3, c4 = st.columns(2)
-bonus = c3.toggle("bonus token after full acceptance", value=True, key="wb-bonus")
+memory.remember("wb-bonus", True)
+bonus = c3.toggle("bonus token after full acceptance", key="wb-bonus")
+memory.remember("wb-cmp", family.COMPARISONS[0])
 comparison = c4.radio("keep the draft when", family.COMPARISONS, horizontal=True, key="wb-cmp",
                       format_func=lambda c: f"u {c} a(x)")
 
