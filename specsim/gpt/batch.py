@@ -241,15 +241,11 @@ def _prefill(models, caches, prompts) -> None:
         c.crop([len(p) - 1 for p in prompts])
 
 
-def _rows_to_tokens(rows: torch.Tensor, rngs) -> list:
-    """One draw per row (B, V) with each sequence's own next uniform (plain decoding)."""
-    return [draw(r, float(rng.random())) for r, rng in zip(rows.tolist(), rngs)]
-
-
 def _plain_step(target, cache, ids, sampling, rngs) -> list:
+    """One target pass for every row; each row's token drawn with its own next uniform."""
     last = torch.tensor([[s[-1]] for s in ids], device=target.wte.weight.device)  # (B, 1)
-    rows = sampling.row(forward(target, cache, last)[:, -1])  # (B, V)
-    return [[t] for t in _rows_to_tokens(rows, rngs)]
+    rows = sampling.row(forward(target, cache, last)[:, -1]).tolist()  # B rows of V
+    return [[draw(r, float(rng.random()))] for r, rng in zip(rows, rngs)]
 
 
 def _round(target, draft, caches, ids, scheme, sampling, rngs, running) -> tuple:
