@@ -39,9 +39,10 @@ PAGES = {
     "tiny_gpt": "Tiny GPT",
     "workbench": "Rule workbench",
     "trees": "Trees and blocks",
+    "serving": "Serving",
 }
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
-CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", ""} | ({"tiny_gpt"} if WEIGHTS else set())
+CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", "serving", ""} | ({"tiny_gpt"} if WEIGHTS else set())
 SLOW = {"tiny_gpt": 240_000}  # first model load (torch import, weights)
 
 if not Path(CHROMIUM).exists():
@@ -453,7 +454,8 @@ PLAY_ALL = """async () => {
 }"""
 
 
-@pytest.mark.parametrize("path, animated", [("stepper", 1), ("residual", 2), ("exactness", 1), ("speedup", 2)])
+@pytest.mark.parametrize("path, animated", [("stepper", 1), ("residual", 2), ("exactness", 1), ("speedup", 2),
+                                             ("serving", 1)])
 def test_every_animation_plays_every_frame(server, page, path, animated):
     """Play inside each animated figure: every frame is drawn once (counted by plotly's own
     ``plotly_animatingframe`` events), without a rerun of the page; the median gap is printed

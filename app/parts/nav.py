@@ -36,6 +36,8 @@ PAGES = [
              "tree and block verification, every scheme within a drafting budget, the tree mask"),
     PageInfo("views/tiny_gpt.py", "Tiny GPT", ":material/memory:", "Real model",
              "a real GPT pair: its mask, KV cache and speedup"),
+    PageInfo("views/serving.py", "Serving", ":material/dns:", "Real model",
+             "batches on real GPUs: when speculation stops paying"),
 ]
 PAGE = {p.path.split("/")[-1][:-3]: p for p in PAGES}  # "stepper" -> PageInfo
 HOME = PAGES[0]

@@ -1,0 +1,171 @@
+"""Serving: the roofline of a served model pair (``specsim.serving``): speedup over batch × γ, the
+crossover batch, the verify pass turning compute-bound as the batch grows (played in the browser), and the
+tiny GPT's measured serve-bench beside the model.
+
+Query parameters (read strictly, as ``sections.tryit`` does): ``hardware``, ``target``, ``draft``,
+``dtype`` (preset names), ``context`` (1 .. 131,072), ``alpha`` (0 .. 1), ``window`` (the drafter's KV
+window, 0 = all), ``devices`` (1 .. 8), ``gamma`` (the Play's γ, 1 .. 10). A parameter that is present but
+not valid is named in one ``st.error`` line and its default used.
+"""
+import json
+import os
+
+import streamlit as st
+
+from parts import gpt_runs, nav
+from sections import tryit
+from specsim.plots import serving as plots
+from specsim.views import serving_view as sv
+
+KEY = "srv"
+BENCH = dict(batches=(1, 2, 4, 8, 16), gammas=(0, 2, 4), n_tokens=16, repeats=1, threads=(1,), seed=0)
+MAX_UPLOAD = 2_000_000  # bytes of a serve-bench JSON
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _grid(s: sv.Settings) -> dict:
+    return sv.grid(s)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _play(s: sv.Settings, gamma: int) -> dict:
+    return sv.play_frames(s, gamma)
+
+
+def _params() -> tuple:
+    """The query's settings ({name: value} of the valid ones) and the names of the invalid ones."""
+    names = sv.preset_names()
+    q = st.query_params
+    read = {"hardware": lambda: tryit.choice("hardware", names["hardware"]),
+            "target": lambda: tryit.choice("target", names["models"]),
+            "draft": lambda: tryit.choice("draft", names["models"]),
+            "dtype": lambda: tryit.choice("dtype", names["dtypes"]),
+            "context": lambda: tryit.integer("context", 1, sv.MAX_CONTEXT),
+            "alpha": lambda: tryit.number("alpha", 0.0, 1.0),
+            "window": lambda: tryit.integer("window", 0, sv.MAX_CONTEXT),
+            "devices": lambda: tryit.integer("devices", 1, sv.MAX_DEVICES),
+            "gamma": lambda: tryit.integer("gamma", 1, max(sv.GAMMAS))}
+    good, bad = {}, []
+    for name, parse in read.items():
+        if name in q:
+            value = parse()
+            if value is None:
+                bad.append(name)
+            else:
+                good[name] = value
+    return good, bad
+
+
+st.title("Serving: when speculation stops paying")
+tryit.back_to_lesson()
+st.markdown(
+    "A server decodes a **batch** of sequences together. One forward pass reads the weights once for the "
+    "whole batch and each sequence's own KV cache, and does the arithmetic of every position: its time is "
+    "**max(bytes / bandwidth, FLOPs / peak)** plus a fixed overhead. At batch 1 the pass is memory-bound, "
+    "so verifying γ + 1 positions costs about one step and speculation pays; as the batch grows the pass "
+    "turns compute-bound, verification costs up to γ + 1 steps and the gain goes. Every figure comes from "
+    "the roofline of `specsim serving` (model shapes and hardware datasheets, cited in `specsim serving --list`).")
+
+query, bad_params = _params()
+if bad_params:
+    st.error(f"Ignored query parameter(s) {', '.join(bad_params)}: not a preset name or a number in range.")
+names = sv.preset_names()
+d = sv.Settings()
+
+with st.expander("Settings", expanded=True):
+    c1, c2, c3 = st.columns(3)
+    hw_name = c1.selectbox("hardware", names["hardware"], names["hardware"].index(query.get("hardware", d.hardware)),
+                           key=f"{KEY}-hw")
+    target = c2.selectbox("target model", names["models"], names["models"].index(query.get("target", d.target)),
+                          key=f"{KEY}-target")
+    draft = c3.selectbox("drafter", names["models"], names["models"].index(query.get("draft", d.draft)),
+                         key=f"{KEY}-draft")
+    c4, c5, c6 = st.columns(3)
+    context = int(c4.number_input("context length (cached tokens per sequence)", 1, sv.MAX_CONTEXT,
+                                  query.get("context", d.context), key=f"{KEY}-context"))
+    alpha = c5.slider("α: acceptance rate", 0.0, 1.0, float(query.get("alpha", d.alpha)), 0.01, key=f"{KEY}-alpha")
+    dtype = c6.selectbox("dtype", names["dtypes"], names["dtypes"].index(query.get("dtype", d.dtype)),
+                         key=f"{KEY}-dtype")
+    c7, c8, c9 = st.columns(3)
+    window = int(c7.number_input("drafter KV window (0 = its whole cache)", 0, sv.MAX_CONTEXT,
+                                 query.get("window", 0), key=f"{KEY}-window",
+                                 help="a drafter that keeps only its last N cache entries (StreamingLLM-style, "
+                                      "as MagicDec assumes) reads less KV at long context"))
+    devices = int(c8.number_input("GPUs (ideal tensor parallelism)", 1, sv.MAX_DEVICES, query.get("devices", 1),
+                                  key=f"{KEY}-devices"))
+    gamma = int(c9.number_input("γ shown in the Play", 1, max(sv.GAMMAS), query.get("gamma", 4), key=f"{KEY}-gamma"))
+
+settings = sv.Settings(target, draft, hw_name, context, alpha, dtype, window or None, devices)
+try:
+    g = _grid(settings)
+    play = _play(settings, gamma)
+except ValueError as e:
+    st.error(str(e).splitlines()[0])
+    st.stop()
+
+m1, m2, m3 = st.columns(3)
+m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossover']:,}",
+          help=f"the first batch at which no γ from 1 to {max(sv.GAMMAS)} beats plain decoding "
+               f"(searched up to {g['crossover_limit']:,})")
+m2.metric("largest batch that fits", "unknown" if g["max_batch"] is None else f"{g['max_batch']:,}",
+          help="both models' weights and every sequence's two caches in the GPUs' memory")
+m3.metric("best at batch 1", f"γ = {g['best_gamma'][0]}, {g['best_speedup'][0]:.2f}×")
+(st.info if g["crossover"] is None or g["crossover"] > 1 else st.warning)(sv.verdict(g))
+if g["crossover"] is None and context >= 512:
+    st.markdown("At long context every sequence reads its own KV cache on every pass, so the plain step "
+                "stays memory-bound however large the batch: verification never becomes γ + 1 times a step "
+                "(MagicDec's long-context case). Try a context of 128 to see a crossover.")
+st.plotly_chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayModeBar": False})
+
+st.subheader("Play: grow the batch")
+st.markdown(f"Press **▶ Play** inside the chart: the batch doubles every two frames. The bars are the time "
+            f"each pass would take **per sequence** from its bytes alone and from its FLOPs alone; the longer "
+            f"bar bounds the pass (the ridge of {hw_name} in {dtype} is {play['ridge']:.0f} FLOPs per byte). "
+            f"The verify pass feeds γ + 1 = {gamma + 1} positions per sequence.")
+st.plotly_chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
+
+st.subheader("The tiny GPT, measured")
+st.markdown("`specsim gpt serve-bench` decodes batches of the shipped tiny pair on this CPU, plain and "
+            "speculative, and prints the roofline's prediction (roofs measured, overhead calibrated at batch "
+            "1) beside each measurement. Run a small one here (batches 1 to 16, γ 2 and 4, 16 tokens, one "
+            "repeat, one thread: ten to thirty seconds, one at a time on this server), or upload the JSON of "
+            "`specsim gpt serve-bench --json`. Timings are noisy on a shared machine.")
+b1, b2 = st.columns(2)
+run_it = b1.button("Run a small serve-bench", key=f"{KEY}-bench")
+upload = b2.file_uploader("or a serve-bench JSON", type=["json"], key=f"{KEY}-upload")
+result = None
+if upload is not None:
+    raw = upload.getvalue()
+    try:
+        if len(raw) > MAX_UPLOAD:
+            raise ValueError(f"the file is over {MAX_UPLOAD:,} bytes")
+        result = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        st.error(f"Cannot read that file: {str(e).splitlines()[0][:200]}")
+elif run_it or st.session_state.get(f"{KEY}-ran"):
+    weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
+    try:
+        pair = gpt_runs.get_pair("distilled", "cpu", weights_dir)
+
+        def bench():
+            from specsim.gpt.measure import serve_bench
+            with st.spinner("Timing batched plain and speculative decoding…"):
+                return serve_bench.serve_bench(pair, **BENCH)
+
+        result = gpt_runs.store()["runs"].get_or_compute(("serve-bench", weights_dir, tuple(BENCH.items())), bench,
+                                                         heavy=True, on_wait=gpt_runs.queued)
+        st.session_state[f"{KEY}-ran"] = True
+    except (OSError, ValueError, RuntimeError) as e:
+        st.error(f"Cannot run the tiny GPT: {str(e).splitlines()[0][:200]}")
+if result is not None:
+    try:
+        points = sv.measured(result)
+    except ValueError as e:
+        st.error(str(e))
+    else:
+        st.plotly_chart(plots.measured_chart(points), key=f"{KEY}-measured", config={"displayModeBar": False})
+        st.caption(f"context {points['context']} tokens per sequence; markers measured (median speedup over "
+                   "the repeats), lines the calibrated roofline. The model's v assumes a pass as fast as the "
+                   "roofs allow; small batches on a CPU pay fixed costs the roofline folds into one overhead.")
+
+nav.page_link("speedup", "The speedup at a fixed c, on the toy models")
