@@ -146,3 +146,14 @@ def test_gpt_generate_takes_both_schemes(cli):
         code, out, err = cli("gpt", "generate", "--prompt", PROMPT, "--scheme", name, "--tokens", "30", "--json")
         assert code == 0, err
         assert json.loads(out)["scheme"] == name
+
+
+def test_a_confidence_chain_with_prompt_lookup_keeps_its_rule_when_fewer_drafts_are_proposed(greedy_plain):
+    """lookup:2 proposes 0..6 tokens a round: the chain is capped to them (same threshold), never stopped by
+    confidence (its rows are one-hot), and greedy decoding still gives plain greedy's tokens."""
+    lookup = api.load_pair("lookup:2", device="cpu")
+    g = api.speculative_generate(lookup, PROMPT, 150, parse(CHAIN), greedy=True)
+    assert g.tokens == greedy_plain
+    names = {r.scheme for r in g.rounds}
+    assert "none" in names and any(n.startswith("chain:max=") and n != CHAIN for n in names)
+    assert all(n == "none" or n.endswith(",stop=0.4") for n in names)
