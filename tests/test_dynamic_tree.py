@@ -227,3 +227,12 @@ def test_every_toy_command_takes_the_scheme(cli_json, argv):
 def test_the_trace_says_how_a_point_mass_is_tested(cli):
     code, out, err = cli("trace", "seed", "--scheme", "tree:dynamic,budget=6,depth=3,topk=2", "--seed", "3")
     assert code == 0 and "each child a point mass: accept while u < p'(x)" in out and "parents -1 -1 0 0" in out
+
+
+def test_the_pitfalls_lab_runs_the_tree_rules_on_a_dynamic_tree():
+    m = load_model("seed")
+    s = parse("tree:dynamic,budget=6,depth=3,topk=2")
+    pitfalls.check_lab(m, s, 2)
+    got = {r.name: (r.total_variation, r.scheme) for r in pitfalls.run_lab(m, ("a",), s, 2)}
+    assert got["correct"] == (0, s.name)
+    assert got["top-k-tree-as-if-sampled"] == (F(16, 25), s.name)  # the same dynamic layout, not a fixed tree

@@ -205,11 +205,12 @@ def evaluate(pitfall: Pitfall, pair, context, scheme, n_tokens: int) -> PitfallR
 
 def applicable(scheme) -> dict:
     """The pitfalls a scheme can run: every chain rule on a chain; the correct rule and the tree
-    rules on a tree; the correct rule alone on a block (block verification has its own rule)."""
+    rules on a tree (a dynamic tree too: its correct rule is the point-mass one); the correct rule
+    alone on a block (block verification has its own rule) and on a confidence-stopped chain."""
     kind = as_scheme(scheme).kind
     if kind == "chain":
         return dict(PITFALLS)
-    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if kind == "tree" else {})}
+    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if kind in ("tree", "dynamic") else {})}
 
 
 def cases(scheme, names=None) -> list:
