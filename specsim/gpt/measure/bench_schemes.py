@@ -31,6 +31,7 @@ import statistics
 import torch
 
 from ...bench.timing import measure
+from ...rule import CORRECT
 from ...schemes import masks, parse_list
 from .. import api
 from .bench import heldout_prompts, sync_device
@@ -41,9 +42,9 @@ COST_STEPS = 20  # passes per timing of one pass kind
 COST_REPEATS = 5  # timings per pass kind (interleaved); the median is kept
 
 
-def generate(pair, scheme, ids, n_tokens: int, sampling, seed: int):
-    """One generation of ``scheme`` on the pair's target and a fresh drafter."""
-    return speculative_generate(pair.target, pair.drafter(), ids, n_tokens, scheme, sampling, seed)
+def generate(pair, scheme, ids, n_tokens: int, sampling, seed: int, rule=CORRECT):
+    """One generation of ``scheme`` (verified by ``rule``) on the pair's target and a fresh drafter."""
+    return speculative_generate(pair.target, pair.drafter(), ids, n_tokens, scheme, sampling, seed, rule=rule)
 
 
 @torch.inference_mode()
@@ -86,12 +87,15 @@ def verify_costs(target, prompt_ids, schemes, sampling, steps: int | None = None
 
 
 def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
-                  prompts=None, limit=None) -> dict:
+                  prompts=None, limit=None, rules=None) -> dict:
     """Every scheme against plain decoding on the held-out prompts; returns the JSON-ready dict.
 
-    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``."""
+    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work) for ``bounds.check_gpt``;
+    ``rules``: one rule per scheme (default the correct rule; ``bench_rules`` passes the gallery's),
+    row i is scheme i with rule i."""
     from ...bounds import check_gpt
     schemes = parse_list(schemes) if isinstance(schemes, str) else list(schemes)
+    rules = list(rules) if rules is not None else [CORRECT] * len(schemes)
     if any(s.kind in ("tree", "dynamic") for s in schemes):
         tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
     prompts = prompts or heldout_prompts()
@@ -107,10 +111,11 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
         return t.result, t.seconds[0]
 
     plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)  # noqa: E731
-    runs = {s.name: (lambda i, k, s=s: generate(pair, s, i, n_tokens, sampling, seed + k)) for s in schemes}
+    runs = {n: (lambda i, k, s=s, r=r: generate(pair, s, i, n_tokens, sampling, seed + k, r))
+            for n, (s, r) in enumerate(zip(schemes, rules))}
     plain_generate(pair.target, ids[0], 8, sampling, seed)  # warm-up: every code path once
-    for s in schemes:
-        generate(pair, s, ids[0], 8, sampling, seed)
+    for s, r in zip(schemes, rules):
+        generate(pair, s, ids[0], 8, sampling, seed, r)
     plain_tps, tps, ratios, gens = [], {k: [] for k in runs}, {k: [] for k in runs}, {}
     for _ in range(repeats):  # interleaved: plain, then every scheme, in each repeat
         _, t = timed(plain)
@@ -120,8 +125,8 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
             tps[k].append(len(ids) * n_tokens / t)
             ratios[k].append(tps[k][-1] / plain_tps[-1])
     rows = []
-    for s in schemes:
-        g = gens[s.name]
+    for n, s in enumerate(schemes):
+        g = gens[n]
         passes = sum(x.target_passes for x in g)
         checked = sum(len(r.accepted_flags) for x in g for r in x.rounds)
         rows.append({
@@ -133,8 +138,8 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
             "tokens_per_pass": round(len(ids) * n_tokens / passes, 4),
             "alpha": round(sum(r.accepted for x in g for r in x.rounds) / checked, 4) if checked else None,
             "verify_cost": round(costs[s.name] / costs["target"], 4),
-            "speedup": round(statistics.median(ratios[s.name]), 4),
-            "tokens_per_s": round(statistics.median(tps[s.name]), 1),
+            "speedup": round(statistics.median(ratios[n]), 4),
+            "tokens_per_s": round(statistics.median(tps[n]), 1),
             "draft_passes_per_round": round(sum(x.draft_passes for x in g) / passes, 3),
             "slides": sum(r.slid for x in g for r in x.rounds)})
     return {"schemes": rows, "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
