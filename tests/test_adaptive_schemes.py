@@ -172,7 +172,8 @@ def test_equal_thresholds_written_two_ways_are_one_scheme():
 
 
 @pytest.mark.parametrize("text,words", [
-    ("chain:max=0,stop=0.4", "max must be from 1 to 64"), ("chain:max=65,stop=0.4", "max must be from 1 to 64"),
+    ("chain:max=0,stop=0.4", "max must be a whole number from 1 to 64"),
+    ("chain:max=65,stop=0.4", "max must be a whole number from 1 to 64"),
     ("chain:max=6,stop=0", "strictly between 0 and 1"), ("chain:max=6,stop=1", "strictly between 0 and 1"),
     ("chain:max=6,stop=-1/2", "strictly between"), ("chain:max=6,stop=x", "not a number"),
     ("chain:max=6", "needs stop"), ("chain:stop=0.4", "needs max"), ("chain:max=6,stop=0.4,on=low", "on must be"),

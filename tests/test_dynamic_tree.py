@@ -180,10 +180,10 @@ def test_name_parses_back_and_is_a_tree_for_the_decoder():
 
 
 @pytest.mark.parametrize("text,words", [
-    ("tree:dynamic,budget=0,depth=1,topk=1", "budget must be from 1 to 64"),
-    ("tree:dynamic,budget=65,depth=1,topk=1", "budget must be from 1 to 64"),
-    ("tree:dynamic,budget=6,depth=7,topk=2", "depth must be from 1 to 6"),
-    ("tree:dynamic,budget=6,depth=3,topk=0", "topk must be from 1 to 6"),
+    ("tree:dynamic,budget=0,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
+    ("tree:dynamic,budget=65,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
+    ("tree:dynamic,budget=6,depth=7,topk=2", "depth must be a whole number from 1 to 6"),
+    ("tree:dynamic,budget=6,depth=3,topk=0", "topk must be a whole number from 1 to 6"),
     ("tree:dynamic,budget=6,depth=3", "needs topk"), ("tree:dynamic", "needs budget"),
     ("tree:dynamic,budget=6,depth=3,topk=2,width=2", "unknown option 'width'"),
     ("tree:dynamic,budget=6,budget=5,depth=3,topk=2", "given twice"),

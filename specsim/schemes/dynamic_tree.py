@@ -50,7 +50,11 @@ from .tree import Tree, TreeRule, without
 
 
 class PointMassRule(TreeRule):
-    """Each child is a fixed token, a point mass: keep x with p'(x), else remove x from p'."""
+    """Each child is a fixed token, a point mass: keep x with p'(x), else remove x from p'.
+
+    The children of a node are distinct tokens, and ``tried`` holds the rejected ones
+    (the walk tracks them as for distinct drafts).
+    """
 
     name = "point-mass"
 
@@ -76,6 +80,7 @@ def rank(path, score) -> tuple:
 
 
 def check_whole(value, field: str, low: int, high: int) -> int:
+    """``value`` when it is an int from ``low`` to ``high``, else a one-line ValueError naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ValueError(f"{field} must be a whole number from {low} to {high}, got {value!r}")
     return value

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from ..bounds import LIMITS, parse_whole
 from .block import Block
-from .adaptive import ON, ConfidenceChain
+from .adaptive import ConfidenceChain
 from .chain import Chain
-from .dynamic_tree import DynamicTree
+from .dynamic_tree import DynamicTree, check_whole
 from .tree import DRAFTS, Tree, parse_shape
 
 KINDS = {"chain": Chain, "block": Block, "tree": Tree}
@@ -79,11 +79,6 @@ def _parse(text: str):
 OPTIONS = {"chain": ("max", "stop"), "tree:dynamic": ("budget", "depth", "topk")}
 
 
-def _whole(value, key, low, high) -> int:
-    n = parse_whole(value, key, noun="a whole number")
-    if not low <= n <= high:
-        raise ValueError(f"{key} must be from {low} to {high}, got {n}")
-    return n
 
 
 def _options(kind, rest):
@@ -110,13 +105,10 @@ def _options(kind, rest):
     missing = [k for k in OPTIONS[kind] if k not in given]
     if missing:
         raise ValueError(f"{kind} needs {', '.join(missing)}: write {grammar_help()}")
+    whole = {k: parse_whole(v, k, noun="a whole number") for k, v in given.items() if k not in ("stop", "on")}
     if kind == "chain":
-        on = given.get("on", "top")
-        if on not in ON:
-            raise ValueError(f"on must be {' or '.join(ON)}, got {on[:20]!r}")
-        return ConfidenceChain(_whole(given["max"], "max", 1, LIMITS.gamma), given["stop"], on)
-    budget = _whole(given["budget"], "budget", 1, LIMITS.gamma)
-    return DynamicTree(budget, _whole(given["depth"], "depth", 1, budget), _whole(given["topk"], "topk", 1, budget))
+        return ConfidenceChain(check_whole(whole["max"], "max", 1, LIMITS.gamma), given["stop"], given.get("on", "top"))
+    return DynamicTree(whole["budget"], whole["depth"], whole["topk"])
 
 
 def parse(text):
