@@ -6,15 +6,16 @@ whose confidence is below T (0 < T < 1); ``on`` names the confidence:
 * ``on=top`` (the default): the drafter's top probability max q at the
   position just drafted, the row's own certainty;
 * ``on=draft``: the probability q(x) of the token x actually drafted there,
-  the criterion of Hugging Face's assisted generation
-  (``ConfidenceCriteria`` in ``transformers/generation/stopping_criteria.py``,
-  transformers 5.24.0: after the assistant generates a token, drafting stops
-  when that token's probability is below ``assistant_confidence_threshold``).
+  the criterion of Hugging Face's assisted generation (transformers 5.24.0:
+  ``candidate_generator.py`` passes ``assistant_confidence_threshold`` to the
+  assistant's own ``generate``, whose ``utils.py`` adds ``ConfidenceCriteria``
+  to its stopping criteria; ``stopping_criteria.py`` ``ConfidenceCriteria.__call__``
+  stops when the probability of the last generated token is below it).
 
 The token that fell below the threshold is still drafted and verified, as
-in transformers: it is the stopping criterion of the assistant's own
-``generate`` loop, checked after each new token. So every round drafts at
-least one token. With greedy drafting the two criteria agree (the drafted
+in transformers: a stopping criterion of the assistant's ``generate`` loop
+is checked after each new token, which stays in the candidates. So every
+round drafts at least one token. With greedy drafting the two criteria agree (the drafted
 token is the top one); with sampled drafts ``on=draft`` also stops after an
 unlikely draw from a confident row.
 
