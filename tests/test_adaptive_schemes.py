@@ -223,3 +223,17 @@ def test_compare_reports_the_exact_drafting_cost(cli_json):
 def test_a_bad_scheme_on_the_command_line_is_one_line_and_exit_2(cli):
     code, out, err = cli("round", "seed", "--scheme", "chain:max=6,stop=1.5")
     assert code == 2 and "strictly between 0 and 1" in err and len(err.strip().splitlines()) <= 2
+
+
+def test_equal_cost_chain_mixes_the_two_fixed_chains_around_the_expected_drafts():
+    from specsim.schemes.adaptive import equal_cost_chain
+    m = load_model("seed")
+    e3, e4 = (Chain(g).enumerate(m, ("a",)).expected_tokens for g in (3, 4))
+    assert equal_cost_chain(m, ("a",), 3) == e3 and equal_cost_chain(m, ("a",), F(13, 4)) == F(3, 4) * e3 + e4 / 4
+    # on seed after "a" the top-probability stop beats fixed chains of the same expected drafts; after "c" it does not
+    s = ConfidenceChain(6, "0.45")
+    for ctx, wins in ((("a",), True), (("c",), False)):
+        cost = drafting_cost(m, ctx, s).drafts
+        assert (s.enumerate(m, ctx).expected_tokens > equal_cost_chain(m, ctx, cost)) is wins
+    with pytest.raises(ValueError, match="from 1 to 64"):
+        equal_cost_chain(m, ("a",), F(1, 2))

@@ -160,3 +160,25 @@ def drafting_cost(pair, context, scheme) -> DraftCost:
 
         return DraftCost(len(scheme.layout(q_at)[0]), len(asked))
     return DraftCost(scheme.drafted_tokens, scheme.depth)
+
+
+def equal_cost_chain(pair, context, drafts) -> object:
+    """E[tokens per round] of fixed chains that draft ``drafts`` tokens per round on average.
+
+    For a fractional ``drafts`` = g + f (0 <= f < 1), each round is chain:g with probability
+    1 - f and chain:(g + 1) with probability f, decided before drafting (so still exact): its
+    expected tokens are the same mixture of theirs. This is the fixed-γ baseline at the equal
+    expected drafting cost of a confidence-stopped chain (``drafting_cost``).
+
+    >>> from specsim.toy import load_model
+    >>> m = load_model("seed")
+    >>> cost = drafting_cost(m, ("a",), ConfidenceChain(6, "0.45")).drafts
+    >>> cost, equal_cost_chain(m, ("a",), cost) < ConfidenceChain(6, "0.45").enumerate(m, ("a",)).expected_tokens
+    (Fraction(8513, 2500), True)
+    """
+    g = int(drafts)
+    if not 1 <= g <= LIMITS.gamma or (g == LIMITS.gamma and drafts > g):
+        raise ValueError(f"expected drafts must be from 1 to {LIMITS.gamma}, got {drafts}")
+    f = drafts - g
+    low = Chain(g).enumerate(pair, context).expected_tokens
+    return low if not f else (1 - f) * low + f * Chain(g + 1).enumerate(pair, context).expected_tokens
