@@ -81,18 +81,19 @@ with st.expander("Settings", expanded=True):
     draft = c3.selectbox("drafter", names["models"], names["models"].index(query.get("draft", d.draft)),
                          key=f"{KEY}-draft")
     c4, c5, c6 = st.columns(3)
-    context = int(c4.number_input("context length (cached tokens per sequence)", 1, sv.MAX_CONTEXT,
-                                  query.get("context", d.context), key=f"{KEY}-context"))
+    context = int(c4.number_input("context length", 1, sv.MAX_CONTEXT, query.get("context", d.context),
+                                  key=f"{KEY}-context", help="cached tokens per sequence"))
     alpha = c5.slider("α: acceptance rate", 0.0, 1.0, float(query.get("alpha", d.alpha)), 0.01, key=f"{KEY}-alpha")
     dtype = c6.selectbox("dtype", names["dtypes"], names["dtypes"].index(query.get("dtype", d.dtype)),
                          key=f"{KEY}-dtype")
     c7, c8, c9 = st.columns(3)
-    window = int(c7.number_input("drafter KV window (0 = its whole cache)", 0, sv.MAX_CONTEXT,
+    window = int(c7.number_input("drafter KV window (0 = all)", 0, sv.MAX_CONTEXT,
                                  query.get("window", 0), key=f"{KEY}-window",
                                  help="a drafter that keeps only its last N cache entries (StreamingLLM-style, "
                                       "as MagicDec assumes) reads less KV at long context"))
-    devices = int(c8.number_input("GPUs (ideal tensor parallelism)", 1, sv.MAX_DEVICES, query.get("devices", 1),
-                                  key=f"{KEY}-devices"))
+    devices = int(c8.number_input("GPUs", 1, sv.MAX_DEVICES, query.get("devices", 1),
+                                  key=f"{KEY}-devices", help="splitting both models: ideal tensor parallelism, "
+                                                                 "all-reduces not counted"))
     gamma = int(c9.number_input("γ shown in the Play", 1, max(sv.GAMMAS), query.get("gamma", 4), key=f"{KEY}-gamma"))
 
 settings = sv.Settings(target, draft, hw_name, context, alpha, dtype, window or None, devices)
