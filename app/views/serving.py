@@ -129,7 +129,7 @@ st.subheader("The tiny GPT, measured")
 st.markdown("`specsim gpt serve-bench` decodes batches of the shipped tiny pair on this CPU, plain and "
             "speculative, and prints the roofline's prediction (roofs measured, overhead calibrated at batch "
             "1) beside each measurement. Run a small one here (batches 1 to 16, γ 2 and 4, 16 tokens, one "
-            "repeat, one thread: ten to thirty seconds, one at a time on this server), or upload the JSON of "
+            "repeat, one thread: ten to thirty seconds, one at a time on this server, which keeps the result for every visitor), or upload the JSON of "
             "`specsim gpt serve-bench --json`. Timings are noisy on a shared machine.")
 b1, b2 = st.columns(2)
 run_it = b1.button("Run a small serve-bench", key=f"{KEY}-bench")
@@ -143,7 +143,7 @@ if upload is not None:
         result = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         st.error(f"Cannot read that file: {str(e).splitlines()[0][:200]}")
-elif run_it or st.session_state.get(f"{KEY}-ran"):
+elif run_it:
     weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
     try:
         pair = gpt_runs.get_pair("distilled", "cpu", weights_dir)
@@ -155,9 +155,11 @@ elif run_it or st.session_state.get(f"{KEY}-ran"):
 
         result = gpt_runs.store()["runs"].get_or_compute(("serve-bench", weights_dir, tuple(BENCH.items())), bench,
                                                          heavy=True, on_wait=gpt_runs.queued)
-        st.session_state[f"{KEY}-ran"] = True
+        st.session_state[f"{KEY}-result"] = result  # this session keeps its run (a few kB) across reruns
     except (OSError, ValueError, RuntimeError) as e:
         st.error(f"Cannot run the tiny GPT: {str(e).splitlines()[0][:200]}")
+else:
+    result = st.session_state.get(f"{KEY}-result")
 if result is not None:
     try:
         points = sv.measured(result)
