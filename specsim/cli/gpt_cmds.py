@@ -14,9 +14,9 @@ import sys
 
 from .. import bounds
 from . import gpt_hf_cmds, selfcheck_cmds
-from .common import (GAMMAS_HELP, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options, budget,
-                     gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args, seed_arg,
-                     table, temperature_arg, top_p_arg)
+from .common import (GAMMAS_HELP, SHORTHAND, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options,
+                     budget, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args,
+                     seed_arg, table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
 
 MAX_TOKENS = 4096
@@ -46,12 +46,22 @@ def drafters_arg(text: str) -> list:
 
 
 def rule_arg(text: str) -> str:
-    """--rule NAME: a chain or tree rule of ``specsim.labs.pitfalls`` (the names the toy commands take)."""
-    from ..labs import pitfalls
-    if text not in pitfalls.PITFALLS and text not in pitfalls.TREE_PITFALLS:
-        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: "
-                                         f"{', '.join([*pitfalls.PITFALLS, *pitfalls.TREE_PITFALLS])}")
+    """--rule NAME: a chain or tree rule of ``specsim.labs.pitfalls`` (the names the toy commands take)
+    or an entry of the implementations gallery (`specsim implementations`)."""
+    from ..labs import implementations, pitfalls
+    known = [*pitfalls.PITFALLS, *pitfalls.TREE_PITFALLS, *implementations.IMPLEMENTATIONS]
+    if text not in known:
+        raise argparse.ArgumentTypeError(f"unknown rule {text[:60]!r}; known: {', '.join(known)}")
     return text
+
+
+def rules_arg(text: str) -> list:
+    """--rules NAME,NAME: textbook and gallery entries (``specsim.gpt.measure.bench_rules``), torch-free."""
+    from ..gpt.measure.bench_rules import parse_names
+    try:
+        return parse_names(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 COLOURS = {"accepted": "\033[32m", "correct": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
@@ -70,8 +80,10 @@ def register(subparsers) -> None:
     add_scheme_option(g)
     add_shorthand_options(g, gamma=GENERATE_GAMMA)
     g.add_argument("--rule", type=rule_arg, default="correct",
-                   help="a rule from `specsim pitfalls` (a chain rule, or a tree rule with a tree; default: correct): "
-                        "any rule runs on the real model through the same scheme.verify")
+                   help="a rule from `specsim pitfalls` (a chain rule, or a tree rule with a tree; default: correct) "
+                        "or an entry of `specsim implementations` (on its own kind of scheme: a tree entry on its "
+                        "own tree unless you give one): any rule runs on the real model through the same "
+                        "scheme.verify")
     _sampling_args(g)
     g.add_argument("--seed", type=seed_arg, default=0)
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
@@ -92,7 +104,8 @@ def register(subparsers) -> None:
                    help="tokens per prompt (default 200; 150 with --schemes, so that no run slides the window; "
                         "160 with --peer)")
     b.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
-    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=None, help="default 3")
+    b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=None,
+                   help="default 5 (3 with --drafters or --schemes)")
     b.add_argument("--seed", type=seed_arg, default=0)
     b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     gpt_hf_cmds.add_pair_args(b)
@@ -104,6 +117,10 @@ def register(subparsers) -> None:
                    help="the drafter gallery: comma-separated drafters (e.g. distilled,trained,lookup:3,early-exit:2) "
                         "measured side by side on held-out and repetitive prompts")
     b.add_argument("--gamma", type=gamma_arg, default=4, help="drafts per round in the gallery (default 4)")
+    b.add_argument("--rules", type=rules_arg, default=None,
+                   help="real systems' rules side by side: textbook and entries of `specsim implementations`, "
+                        "comma-separated (e.g. textbook,vllm,llama-cpp,medusa-typical), each on chain:--gamma or "
+                        "its own kind of scheme, with the gallery's exactness verdict (default 150 tokens)")
     add_scheme_option(b, many=True, flag="--schemes")  # args.scheme: a list of schemes
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
@@ -156,6 +173,7 @@ def needs_torch(handler):
 # -- the work bound, before torch loads anything ------------------------------------
 
 BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.measure.bench.N_PROMPTS; a test checks they agree)
+BENCH_REPEATS = 5  # interleaved repeats of the gamma bench (specsim.gpt.measure.bench.REPEATS)
 SHIPPED_VOCAB = 96  # the shipped pair's characters (len(specsim.gpt.tokenizer.ASCII_VOCAB))
 
 
@@ -183,12 +201,12 @@ def generate_scheme(args):
     if args.tree is not None and args.verify == "block":
         raise UsageError("--tree does not combine with --verify block: a tree is verified node by node")
     scheme = scheme_from_args(args, gamma=GENERATE_GAMMA)
-    from ..gpt.specs import check_rule, rule_named  # torch-free: refused before a model loads
+    from ..gpt.specs import rule_and_scheme  # torch-free: refused before a model loads
+    given = args.scheme is not None or any(getattr(args, n, None) is not None for n in SHORTHAND)
     try:
-        check_rule(scheme, rule_named(args.rule))
+        return rule_and_scheme(args.rule, scheme, given)[1]  # a gallery entry: its own kind of scheme
     except ValueError as e:
         raise UsageError(str(e)) from None
-    return scheme
 
 
 def check_generate_work(args) -> None:
@@ -202,7 +220,11 @@ def check_generate_work(args) -> None:
 def check_bench_work(args) -> None:
     """``bounds.check_gpt`` for ``gpt bench``: every scheme and plain decoding, prompts x repeats runs."""
     repeats = args.repeats or 3
-    if args.scheme:
+    if args.rules:
+        from ..gpt.measure.bench_rules import resolve
+        drafted, tokens = [r.scheme.drafted_tokens for r in resolve(args.rules, args.gamma)], args.tokens or 150
+        lower = "--tokens, --repeats, --rules or --gamma"
+    elif args.scheme:
         drafted, tokens = [s.drafted_tokens for s in args.scheme], args.tokens or 150
         lower = "--tokens, --repeats or --schemes"
     elif args.peer:  # specsim and transformers, plain and assisted, sampled and greedy (about)
@@ -213,6 +235,7 @@ def check_bench_work(args) -> None:
         lower = "--tokens, --repeats or --gamma"
     else:
         drafted, tokens, lower = list(args.gammas), args.tokens or 200, "--tokens, --repeats or --gammas"
+        repeats = args.repeats or BENCH_REPEATS
     bounds.check_gpt(tokens, drafted + [0], None, runs=BENCH_PROMPTS * repeats, limit=budget(args), lower=lower)
 
 
@@ -282,6 +305,8 @@ def cmd_bench(args) -> int:
     from ..gpt.measure.bench import bench
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
+    if args.rules:
+        return _rules(args)
     if args.scheme:
         if args.peer:
             raise UsageError("--schemes and --peer do not combine: run them one at a time")
@@ -289,19 +314,27 @@ def cmd_bench(args) -> int:
         return _schemes(args)
     if args.peer:
         return gpt_hf_cmds.cmd_peer(args, _pair(args))
-    args.tokens, args.repeats = args.tokens or 200, args.repeats or 3
-    if args.target is None and (args.drafters or args.draft not in ("distilled", "trained")):
+    args.tokens, gallery = args.tokens or 200, args.target is None and (args.drafters or args.draft not in
+                                                                         ("distilled", "trained"))
+    args.repeats = args.repeats or (3 if gallery else BENCH_REPEATS)
+    if gallery:
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
         print_json(result)
         return 0
-    keys = ["gamma", "alpha", "cost", "verify_ratio", "tokens_per_round", "plain_tokens_per_s",
-            "spec_tokens_per_s", "speedup", "formula_speedup", "refined_speedup"]
+    keys = ["gamma", "alpha", "cost", "verify_ratio", "tokens_per_round", "spec_tokens_per_s", "speedup",
+            "speedup_interval", "refined_speedup", "ratio", "ratio_interval", "formula_speedup"]
+    rows = [[r[k] if "interval" not in k else f"{r[k][0]:.3f}-{r[k][1]:.3f}" for k in keys] for r in result["results"]]
     print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
-          f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} repeats")
-    print(table([[r[k] for k in keys] for r in result["results"]], keys))
-    print(f"best gamma: {result['best_gamma']}")
+          f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} interleaved "
+          f"repeats; every time the minimum over repeats (load only adds time), plain "
+          f"{result['plain_tokens_per_s']} tokens/s")
+    print(table(rows, keys))
+    print(f"intervals: [min, max] over repeats (the ratio's covers its median with probability "
+          f"{result['ratio_coverage']:.4g}); ratio = speedup / refined_speedup (this run's c and v)")
+    print(f"best gamma: {result['best_gamma']}" + ("  noisy, rerun (its spread is wider than its lead)"
+                                                     if result["noisy"] else ""))
     return 0
 
 
@@ -323,6 +356,27 @@ def _schemes(args) -> int:
           f"{result['plain_tokens_per_s']} tokens/s (target step {result['target_step_ms']} ms); speedup: median "
           f"of {result['repeats']} interleaved runs")
     print(table([[_fmt(r[k]) for k in SCHEME_KEYS] for r in result["schemes"]], SCHEME_KEYS))
+    return 0
+
+
+RULE_KEYS = ["rule", "verdict", "scheme", "alpha", "tokens_per_pass", "verify_cost", "tokens_per_s", "speedup"]
+
+
+def _rules(args) -> int:
+    from ..gpt.measure.bench_rules import bench_rules
+    for flag, given in (("--schemes", args.scheme), ("--peer", args.peer), ("--drafters", args.drafters)):
+        if given:
+            raise UsageError(f"--rules and {flag} do not combine: each rule runs on chain:--gamma or its own scheme")
+    result = bench_rules(_pair(args), args.rules, args.gamma, args.tokens or 150, float(args.temperature),
+                         args.repeats or 3, args.seed, limit=budget(args))
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"device {result['device']}, {result['threads']} thread(s), drafter {result['draft']}, temperature "
+          f"{result['temperature']}, {result['prompts']} held-out prompts x {result['tokens']} tokens; plain "
+          f"{result['plain_tokens_per_s']} tokens/s; speedup: median of {result['repeats']} interleaved runs")
+    print(table([[_fmt(r[k]) for k in RULE_KEYS] for r in result["rules"]], RULE_KEYS))
+    print("verdict: the gallery's exact proof on the toy presets and random models (`specsim implementations`)")
     return 0
 
 
