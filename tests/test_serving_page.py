@@ -80,6 +80,30 @@ def test_a_bad_query_parameter_is_one_error_line_and_the_page_still_draws(params
     assert set(charts(at)) == {"heat", "play"}
 
 
+@pytest.mark.parametrize("raw", ["\u00b2", "9" * 5000, "-1", "0", "1e3", " 2", "", "\x00", "<script>", "%C2%B2"])
+def test_garbage_in_every_parameter_is_named_once_and_never_echoed(raw):
+    names = ["hardware", "target", "draft", "dtype", "context", "alpha", "window", "devices", "gamma"]
+    at = open_page({name: raw for name in names})
+    [error] = [e.value for e in at.error]
+    named = error.split("parameter(s) ")[1].split(":")[0].split(", ")
+    valid = {"0": {"alpha", "window"}}.get(raw, set())  # 0 is a fine α and a fine window
+    assert set(named) == set(names) - valid and (not raw.strip() or raw not in error)
+    assert set(charts(at)) == {"heat", "play"}
+
+
+def test_this_cpu_is_measured_once_and_needs_fp32():
+    at = open_page({"hardware": "cpu", "dtype": "fp32", "target": "tiny-target", "draft": "tiny-draft",
+                    "context": "52"})
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["largest batch that fits"] == "unknown" and "measured here" in at.caption[0].value
+    at.selectbox(key="srv-dtype").set_value("bf16").run()
+    assert [e.value for e in at.error] == ["cpu has no 'bf16' figure: it has fp32"]
+    at.selectbox(key="srv-dtype").set_value("fp32").run()
+    at.number_input(key="srv-devices").set_value(2).run()
+    assert [e.value for e in at.error] == ["GPUs is for the GPU presets, not cpu"]
+
+
 def test_settings_the_roofline_refuses_are_one_error_line():
     at = open_page({"target": "tiny-target"})  # the drafter llama-3.2-1b has another vocabulary
     assert [e.value for e in at.error] == ["llama-3.2-1b (128,256 tokens) and tiny-target (96) do not share a "

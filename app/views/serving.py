@@ -15,11 +15,18 @@ import streamlit as st
 from parts import gpt_runs, nav
 from sections import tryit
 from specsim.plots import serving as plots
+from specsim.serving import measure_cpu
 from specsim.views import serving_view as sv
 
 KEY = "srv"
 BENCH = dict(batches=(1, 2, 4, 8, 16), gammas=(0, 2, 4), n_tokens=16, repeats=1, threads=(1,), seed=0)
 MAX_UPLOAD = 2_000_000  # bytes of a serve-bench JSON
+CPU = "cpu"  # this server's CPU, measured once (fp32 only, memory not checked)
+
+
+@st.cache_resource(max_entries=1, show_spinner="Measuring this CPU's bandwidth and matmul rate (1 s)…")
+def _this_cpu():
+    return measure_cpu(1.0)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -35,6 +42,7 @@ def _play(s: sv.Settings, gamma: int) -> dict:
 def _params() -> tuple:
     """The query's settings ({name: value} of the valid ones) and the names of the invalid ones."""
     names = sv.preset_names()
+    names["hardware"].append(CPU)
     q = st.query_params
     read = {"hardware": lambda: tryit.choice("hardware", names["hardware"]),
             "target": lambda: tryit.choice("target", names["models"]),
@@ -70,12 +78,14 @@ query, bad_params = _params()
 if bad_params:
     st.error(f"Ignored query parameter(s) {', '.join(bad_params)}: not a preset name or a number in range.")
 names = sv.preset_names()
+names["hardware"].append(CPU)
 d = sv.Settings()
 
 with st.expander("Settings", expanded=True):
     c1, c2, c3 = st.columns(3)
     hw_name = c1.selectbox("hardware", names["hardware"], names["hardware"].index(query.get("hardware", d.hardware)),
-                           key=f"{KEY}-hw")
+                           key=f"{KEY}-hw", help="datasheet figures (`specsim serving --list`), or cpu: this "
+                                                 "server's CPU, measured once (fp32, memory not checked)")
     target = c2.selectbox("target model", names["models"], names["models"].index(query.get("target", d.target)),
                           key=f"{KEY}-target")
     draft = c3.selectbox("drafter", names["models"], names["models"].index(query.get("draft", d.draft)),
@@ -96,14 +106,19 @@ with st.expander("Settings", expanded=True):
                                                                  "all-reduces not counted"))
     gamma = int(c9.number_input("γ shown in the Play", 1, max(sv.GAMMAS), query.get("gamma", 4), key=f"{KEY}-gamma"))
 
-settings = sv.Settings(target, draft, hw_name, context, alpha, dtype, window or None, devices)
+hw = _this_cpu() if hw_name == CPU else hw_name
+settings = sv.Settings(target, draft, hw, context, alpha, dtype, window or None, devices)
 try:
+    if hw_name == CPU and devices > 1:
+        raise ValueError("GPUs is for the GPU presets, not cpu")
     g = _grid(settings)
     play = _play(settings, gamma)
 except ValueError as e:
     st.error(str(e).splitlines()[0])
     st.stop()
 
+if hw_name == CPU:
+    st.caption(hw.source)
 m1, m2, m3 = st.columns(3)
 m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossover']:,}",
           help=f"the first batch at which no γ from 1 to {max(sv.GAMMAS)} beats plain decoding "

@@ -41,11 +41,12 @@ MAX_CONTEXT = 131072
 
 @dataclass(frozen=True)
 class Settings:
-    """A served pair: presets by name, context length, α, dtype, the drafter's KV window (None: all)."""
+    """A served pair: presets by name (the hardware may also be a ``Hardware``, e.g. ``measure_cpu()``),
+    context length, α, dtype, the drafter's KV window (None: all), GPUs splitting the models."""
 
     target: str = "llama-3-8b"
     draft: str = "llama-3.2-1b"
-    hardware: str = "h100-sxm"
+    hardware: object = "h100-sxm"
     context: int = 1024
     alpha: float = 0.8
     dtype: str = "bf16"
