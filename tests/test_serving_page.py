@@ -104,6 +104,15 @@ def test_this_cpu_is_measured_once_and_needs_fp32():
     assert [e.value for e in at.error] == ["GPUs is for the GPU presets, not cpu"]
 
 
+def test_a_model_too_large_for_one_gpu_is_a_warning_and_two_gpus_hold_it():
+    at = open_page({"target": "llama-3-70b", "context": "128"})
+    assert not at.error and "do not fit in memory: add GPUs" in at.warning[0].value
+    at.number_input(key="srv-devices").set_value(2).run()
+    fit = roofline.max_batch("llama-3-70b", "llama-3.2-1b", sv.Settings(devices=2).hw, 128)
+    assert fit > 0 and not at.warning and not at.error
+    assert {m.label: m.value for m in at.metric}["largest batch that fits"] == f"{fit:,}"
+
+
 def test_settings_the_roofline_refuses_are_one_error_line():
     at = open_page({"target": "tiny-target"})  # the drafter llama-3.2-1b has another vocabulary
     assert [e.value for e in at.error] == ["llama-3.2-1b (128,256 tokens) and tiny-target (96) do not share a "

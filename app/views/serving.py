@@ -126,7 +126,7 @@ m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossov
 m2.metric("largest batch that fits", "unknown" if g["max_batch"] is None else f"{g['max_batch']:,}",
           help="both models' weights and every sequence's two caches in the GPUs' memory")
 m3.metric("best at batch 1", f"γ = {g['best_gamma'][0]}, {g['best_speedup'][0]:.2f}×")
-(st.info if g["crossover"] is None or g["crossover"] > 1 else st.warning)(sv.verdict(g))
+(st.warning if g["crossover"] == 1 or g["max_batch"] == 0 else st.info)(sv.verdict(g))
 if g["crossover"] is None and context >= 512:
     st.markdown("At long context every sequence reads its own KV cache on every pass, so the plain step "
                 "stays memory-bound however large the batch: verification never becomes γ + 1 times a step "

@@ -106,17 +106,22 @@ def verdict(g: dict) -> str:
 
     >>> verdict(grid(Settings()))
     'No crossover up to 65,536 sequences: some γ still pays at every batch (and at most 366 sequences fit in memory).'
+    >>> verdict(grid(Settings("llama-3-70b", context=128)))
+    "The two models' weights alone do not fit in memory: add GPUs. (Crossover, memory aside: at batch 285.)"
     """
-    fit = g["max_batch"]
+    fit, cross = g["max_batch"], g["crossover"]
+    if fit == 0:
+        where = "none" if cross is None else f"at batch {cross:,}"
+        return f"The two models' weights alone do not fit in memory: add GPUs. (Crossover, memory aside: {where}.)"
     room = "" if fit is None else f" (and at most {fit:,} sequences fit in memory)"
-    if g["crossover"] is None:
+    if cross is None:
         return f"No crossover up to {g['crossover_limit']:,} sequences: some γ still pays at every batch{room}."
-    if g["crossover"] == 1:
+    if cross == 1:
         return "Speculation does not pay even for one sequence: plain decoding is faster at every batch."
     where = (f", beyond the {fit:,} sequences that fit in memory: within memory, speculation always pays"
-             if fit is not None and g["crossover"] > fit else "")
-    return (f"Crossover at batch {g['crossover']:,}: from there on no γ beats plain decoding "
-            f"(batch {g['crossover'] - 1:,} still gains){where}.")
+             if fit is not None and cross > fit else "")
+    return (f"Crossover at batch {cross:,}: from there on no γ beats plain decoding "
+            f"(batch {cross - 1:,} still gains){where}.")
 
 
 def _pass(cost: roofline.StepCost, batch: int) -> dict:
