@@ -268,8 +268,7 @@ def _restart() -> None:
 def show(model: toy.ToyModel) -> None:
     """The editor of the current model, folded: tokens, order, the p/q table and its buttons."""
     memory.remember("model-editor-open", False)  # open on every page while the session edits
-    box = st.expander("edit this model: tokens, order, p and q", icon=":material/edit:", key="model-editor-open",
-                      on_change="rerun")
+    box = st.expander("edit this model", icon=":material/edit:", key="model-editor-open", on_change="rerun")
     if not box.open:
         return  # nothing drawn or parsed while folded
     with box:

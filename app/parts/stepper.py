@@ -132,15 +132,15 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
                 + tokens.describe_event(trace.events()[e], scheme, names))
     first = max(0, j - HISTORY)
-    st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
-                unsafe_allow_html=True)
-    st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
-    left, right = st.columns([3, 2])
+    left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
         st.plotly_chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
         if scheme.kind != "tree":
             st.caption(tokens.EVENT_MARKS)
     with right:
+        st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
+                    unsafe_allow_html=True)
+        st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
         if scheme.kind == "tree":
             tree_rows(model, trace, e, key)
         if aside is not None:

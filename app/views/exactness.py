@@ -39,9 +39,11 @@ else:
     st.error(f"{len(differ)} of {len(checks)} (context, γ) pairs differ.")
 
 summary = [{"context": " ".join(c.context), "γ": c.gamma, "sequences": c.sequences,
-            "max |speculative − target|": widgets.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
+            "max |Δ|": widgets.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
            for c in checks]
-st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300))
+st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300),
+             column_config={"max |Δ|": st.column_config.TextColumn(
+                 help="the largest |speculative − target| over the sequences of N tokens")})
 
 st.subheader("The joint table")
 t1, t2 = st.columns(2)
@@ -104,7 +106,8 @@ st.markdown(f"Pick one of the Pitfalls lab's broken rules: its joint of the next
             f"“{md(' '.join(context))}” with γ = {gamma} (the joint table's settings above) is enumerated exactly "
             "and set beside the distribution it should produce; the correct rule's joint equals it, as the table shows.")
 broken_names = [None] + [n for n in pitfalls.PITFALLS if n != "correct"]
-memory.remember("exact-pitfall", None, valid=lambda n: n in broken_names)
+if memory.remember("exact-pitfall", None, valid=lambda n: n in broken_names) is None:
+    del st.session_state["exact-pitfall"]  # None as a widget's state reads "no choice": let the widget show "none"
 broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
                       format_func=lambda n: "none" if n is None else
                       pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n)

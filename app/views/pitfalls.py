@@ -35,32 +35,32 @@ table = pitfalls.applicable(scheme)  # every chain rule on a chain; the tree rul
 names = [n for n in table if n != "correct"] + ["correct"]
 wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
 memory.remember("pit-rule", names[0], wanted if wanted in names else None, valid=lambda n: n in names)
-name = st.selectbox("rule", names, key="pit-rule", format_func=title,
-                    help="every broken rule for this scheme, and the correct one to compare")
+controls, chart = st.columns([1, 2])  # the chart beside the rule and its numbers: on a projector all fit one screen
+name = controls.selectbox("rule", names, key="pit-rule", format_func=title,
+                          help="every broken rule for this scheme, and the correct one to compare")
 pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
 lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, scheme.name, n_tokens)}
 result, correct = lab[name], lab["correct"]
 
-m1, m2, m3 = st.columns(3)
-m1.metric(f"TV to the intended distribution (N = {n_tokens})", plots.exact_dec(result.total_variation),
-          help=f"≈ {float(result.total_variation):.4f}")
-m2.metric("E[tokens per round]", plots.exact_dec(result.expected_tokens),
-          delta=None if result.expected_tokens == correct.expected_tokens else
-          f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
-m3.metric("still exact?", "yes ✓" if result.exact else "no ✗")
-
-(st.success if result.exact else st.warning)(pit.description)
-source_text = pitfalls.DESCRIPTIONS.get(name, {}).get("source_text")
-if source_text:
-    st.caption(f"Where this comes from: {source_text}")
+controls.metric(f"TV to the intended distribution (N = {n_tokens})", plots.exact_dec(result.total_variation),
+                help=f"≈ {float(result.total_variation):.4f}")
+controls.metric("E[tokens per round]", plots.exact_dec(result.expected_tokens),
+                delta=None if result.expected_tokens == correct.expected_tokens else
+                f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
+controls.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 
 produced, wanted = cached.pitfall_joints(model.to_json(), context, scheme.name, n_tokens, name)
 outcomes = sorted(set(produced) | set(wanted))
-st.plotly_chart(plots_rounds.distribution_vs_target(
+chart.plotly_chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,
     f"{title(name)}: next {n_tokens} token(s) after \"{plots.shorten(' '.join(context))}\", {ran.name}, "
     f"TV = {plots.exact_dec(result.total_variation)}"),
     key="pit-bars")
+
+(st.success if result.exact else st.warning)(pit.description)  # below the chart: on a projector the chart fits
+source_text = pitfalls.DESCRIPTIONS.get(name, {}).get("source_text")
+if source_text:
+    st.caption(f"Where this comes from: {source_text}")
 
 with st.expander("What the rule changes (its source)"):
     cls = type(pit.rule)

@@ -126,16 +126,17 @@ st.markdown("**Play** the first chart: q slides to p, and min(p, q), the residua
             "where it came from (an accepted draft or a replacement from the residual); it converges to p.")
 animations.show_residual(vocab, p, q)
 
-table = []
-for i, x in enumerate(vocab):
-    table.append({
-        "token": x, "p": widgets.fmt(p[i]), "q": widgets.fmt(q[i]),
-        "min(1, p/q): keep if drafted": widgets.fmt(rule.acceptance_probability(p[i], q[i])) if q[i] > 0 else "never drafted",
-        "min(p, q)": widgets.fmt(rule.overlap(p, q)[i]),
-        "max(0, p − q)": widgets.fmt(rule.excess(p, q)[i]),
-        "r": widgets.fmt(r[i]) if r is not None else "—",
-    })
-st.dataframe(table, hide_index=True)
+# one row per quantity, one column per token (at most MAX_VOCAB): narrow enough for a phone
+quantities = {
+    "p": [widgets.fmt(x) for x in p], "q": [widgets.fmt(x) for x in q],
+    "keep: min(1, p/q)": [widgets.fmt(rule.acceptance_probability(a_, b_)) if b_ > 0 else "never drafted"
+                          for a_, b_ in zip(p, q)],
+    "min(p, q)": [widgets.fmt(x) for x in rule.overlap(p, q)],
+    "max(0, p − q)": [widgets.fmt(x) for x in rule.excess(p, q)],
+    "r": [widgets.fmt(x) for x in r] if r is not None else ["—"] * len(vocab),
+}
+st.dataframe([{"": name, **dict(zip(vocab, values))} for name, values in quantities.items()], hide_index=True,
+             column_config={"": st.column_config.TextColumn(pinned=True)})
 
 with st.expander("The rule's source (specsim/rule.py)"):
     st.code(inspect.getsource(rule.acceptance_probability) + "\n" + inspect.getsource(rule.residual),

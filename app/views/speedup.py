@@ -15,31 +15,32 @@ st.markdown(
     "the round costs γc + 1 target steps, so against plain "
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
-c1, c2, c3 = st.columns(3)
+controls, chart = st.columns([1, 2])  # the curve beside its sliders: on a projector both fit one screen
 a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
 memory.remember("sp-alpha", 0.8, a0)
-alpha_f = c1.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")
+alpha_f = controls.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
 memory.remember("sp-cost", 0.05, c0)
-cost_f = c2.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost")
+cost_f = controls.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost")
 memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA)
-max_gamma = int(c3.number_input("largest γ searched", 1, 64, key="sp-max"))
+max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
 curve = cached.speedup_curve(alpha, cost, max_gamma)
 verdict = formulas.best_gamma_verdict(alpha, cost, max_gamma)
 best_g, best_s, kind = verdict["gamma"], verdict["speedup"], verdict["kind"]
-m1, m2, m3 = st.columns(3)
+with chart:
+    st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
+                                        (best_g, best_s) if kind in ("speculate", "limit-reached") else None,
+                                        f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
+                    key="sp-curve")
+m1, m2 = controls.columns(2)  # under the sliders, beside the curve
 m1.metric("best γ", {"don't speculate": "none", "tie": "any"}.get(kind, f"{best_g}"),
           help="none: plain decoding is faster; any: every γ ties with plain decoding")
 m2.metric("speedup at the best γ", f"{float(best_s):.2f}×")
-m3.metric("E[tokens per round] at the best γ", f"{float(formulas.expected_tokens(alpha, best_g)):.3f}")
+controls.metric("E[tokens per round] at the best γ", f"{float(formulas.expected_tokens(alpha, best_g)):.3f}")
 {"speculate": st.success, "limit-reached": st.warning, "don't speculate": st.error, "tie": st.info}[kind](
     verdict["message"])
-st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
-                                    (best_g, best_s) if kind in ("speculate", "limit-reached") else None,
-                                    f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
-                key="sp-curve")
 
 st.subheader("Watch the curve move")
 st.markdown("Press **Play** inside a chart: the first sweeps α at your c, the second sweeps c at your α. "
@@ -57,12 +58,11 @@ for table in formulas.speedup_tables(max_gamma=max_gamma):
     st.markdown(f"**c = {table['cost']}** ({float(table['cost']):.2f})")
     rows = []
     for row in table["rows"]:
-        cells = {"α": f"{float(row['alpha']):.1f}"}
+        cells = {"α": f"{float(row['alpha']):.1f}", "best γ": row["best_gamma"],  # the answer first: on a phone
+                 "best speedup": f"{float(row['best_speedup']):.2f}×"}            # the γ columns scroll
         cells.update({f"γ = {g}": f"{float(s):.2f}×" for g, s in row["speedups"].items()})
-        cells["best γ"] = row["best_gamma"]
-        cells["best speedup"] = f"{float(row['best_speedup']):.2f}×"
         rows.append(cells)
-    st.dataframe(rows, hide_index=True)
+    st.dataframe(rows, hide_index=True, column_config={"α": st.column_config.TextColumn(pinned=True)})
 
 st.subheader("A real (non-i.i.d.) toy model against the formula")
 st.markdown("In a toy model α depends on the context, so acceptances are not i.i.d. The exact engine "
@@ -85,8 +85,10 @@ st.plotly_chart(plots.expected_tokens_curve(
     [r["iid_expected_tokens"] for r in results],
     f"Expected tokens per round from \"{' '.join(context)}\" (α = {widgets.fmt(results[0]['alpha'])})"),
     key="sp-exact")
-st.dataframe([{"γ": r["gamma"], "exact E[tokens]": widgets.fmt(r["expected_tokens"]),
-               "i.i.d. E[tokens]": widgets.fmt(r["iid_expected_tokens"]),
-               f"exact speedup at c = {cost_f:.2f}": f"{float(formulas.exact_speedup(r['expected_tokens'], r['gamma'], cost)):.3f}×",
-               f"formula speedup at c = {cost_f:.2f}": f"{float(formulas.speedup(r['alpha'], r['gamma'], cost)):.3f}×"}
-              for r in results], hide_index=True)
+st.dataframe([{"γ": r["gamma"],
+               "speedup, exact": f"{float(formulas.exact_speedup(r['expected_tokens'], r['gamma'], cost)):.3f}×",
+               "speedup, formula": f"{float(formulas.speedup(r['alpha'], r['gamma'], cost)):.3f}×",
+               "exact E[tokens]": widgets.fmt(r["expected_tokens"]),
+               "i.i.d. E[tokens]": widgets.fmt(r["iid_expected_tokens"])}
+              for r in results], hide_index=True, column_config={"γ": st.column_config.NumberColumn(pinned=True)})
+st.caption(f"Speedups at your c = {cost_f:.2f}; E[tokens] as exact fractions.")

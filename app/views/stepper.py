@@ -23,10 +23,8 @@ MAX_GAMMA = 8
 
 st.title("Round stepper")
 tryit.back_to_lesson()
-st.markdown("Each round: the drafter proposes γ tokens from **q**, one target pass computes **p**, "
-            "drafts are kept left to right while **u < min(1, p/q)**, the first rejected one is replaced "
-            "by a draw from the **residual**, and a full acceptance earns a **bonus** token. Pick **block** "
-            "to see the drafted chain judged as a whole, or **tree** for several children per position.")
+st.caption("Seeded rounds, one event at a time: press **Next step** or **Play**; the settings are in the sidebar, "
+           "and what a round does is told below the chart.")
 
 with st.sidebar:
     model = widgets.model_picker(KEY)
@@ -66,6 +64,10 @@ def tokens_per_pass(s: dict) -> None:
 
 
 stepper.show(KEY, model, context, scheme, seed, speed, aside=tokens_per_pass)
+st.markdown("Each round: the drafter proposes γ tokens from **q**, one target pass computes **p**, "
+            "drafts are kept left to right while **u < min(1, p/q)**, the first rejected one is replaced "
+            "by a draw from the **residual**, and a full acceptance earns a **bonus** token. Pick **block** "
+            "to see the drafted chain judged as a whole, or **tree** for several children per position.")
 
 if scheme.kind == "chain":
     st.subheader("The whole round, played in your browser")

@@ -20,6 +20,7 @@ from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 
 SHIPPED = "(the shipped pair)"
+DRAFTS_PER_CHART = 3  # per-draft panels in one chart (more collide at 420 px)
 md = tokens.md  # a character or name safe inside Markdown text
 
 
@@ -155,8 +156,15 @@ if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence p
     seq = gen.prompt_ids + gen.tokens
     labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
 st.plotly_chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
-st.plotly_chart(plots_gpt.draft_rows(vocab, r.p_rows.tolist(), r.q_rows.tolist(), r.drafts, r.acceptance, r.u,
-                                     r.accepted_flags), key="gpt-rows")
+p_rows, q_rows = r.p_rows.tolist(), r.q_rows.tolist()
+for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels a chart: titles fit a phone
+    e = s + DRAFTS_PER_CHART
+    fig = plots_gpt.draft_rows(vocab, p_rows[s:e], q_rows[s:e], r.drafts[s:e], r.acceptance[s:e], r.u[s:e],
+                               r.accepted_flags[s:e])
+    if len(r.drafts) > DRAFTS_PER_CHART:
+        fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q at "
+                                     "each drafted position (the draft outlined)")
+    st.plotly_chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
 with st.expander("Which logit row of the verify pass scored which draft"):
     st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],
                    "scores": s["scores"], "used": "✓" if s["used"] else ""} for s in r.scored_by()],

@@ -26,13 +26,8 @@ SEED_MAX = 10**6 - 1
 
 st.title("Trees and blocks")
 tryit.back_to_lesson()
-st.markdown("A **tree** drafts several children per position and the target checks them all in one pass; "
-            "the walk tries the children of a node in order, keeps the first one that passes "
-            "u < min(1, p'(x)/q'(x)), and after each rejection replaces p' by the residual "
-            "normalize(max(0, p' − q')). **Block** verification reads a drafted chain as a whole: one coin "
-            "per position, with a probability computed from the whole block, and it keeps the prefix up to "
-            "the last coin that comes up heads, a random stopping point (not the longest prefix that could "
-            "pass).")
+st.caption("A tree round played event by event, block against token-wise verification, every scheme within a "
+           "drafting budget, and the tree attention mask; the settings are in the sidebar.")
 
 params = st.query_params
 with st.sidebar:
@@ -72,10 +67,17 @@ if scheme is not None:
     walked = stepper.show(KEY, model, context, scheme, seed, speed)
 else:
     stepper.stop(KEY)
+st.markdown("A **tree** drafts several children per position and the target checks them all in one pass; "
+            "the walk tries the children of a node in order, keeps the first one that passes "
+            "u < min(1, p'(x)/q'(x)), and after each rejection replaces p' by the residual "
+            "normalize(max(0, p' − q')).")
 
 
 # -- 2. block vs chain on one drafted chain -----------------------------------------------------
 st.header("Block vs token-wise on one drafted chain")
+st.markdown("**Block** verification reads a drafted chain as a whole: one coin per position, with a probability "
+            "computed from the whole block, and it keeps the prefix up to the last coin that comes up heads, a "
+            "random stopping point (not the longest prefix that could pass).")
 memory.remember(f"{KEY}-gamma", 3)
 gamma = int(st.number_input("γ: drafted chain", 1, MAX_CHAIN, key=f"{KEY}-gamma"))
 both = scheme_view.chain_keep(model, context, gamma, seed)

@@ -15,8 +15,9 @@ st.markdown(
     "exact engine on the chosen toy model: the **total variation distance** between the next N tokens it "
     "emits and the target's is an exact fraction, 0 when the variant's output is still the target's here (a 0 on one model is evidence, not proof). To check a rule "
     "you wrote yourself, run `specsim check-rule PATH.py:ClassName` (lesson 17).")
-st.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right) \qquad "
-         r"m = \lambda\, r + (1 - \lambda)\, p")
+f1, f2 = st.columns(2)  # two formulas, side by side on a wide screen, one under the other on a phone
+f1.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right)")
+f2.latex(r"m = \lambda\, r + (1 - \lambda)\, p")
 
 
 @st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
@@ -40,26 +41,39 @@ if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma,
                          and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,), rules=cells)):
     st.stop()
 
-c1, c2 = st.columns(2)
+controls, chart = st.columns([2, 3])  # the map beside its controls: on a projector both fit one screen
 memory.remember("wb-beta", 1)
-beta = c1.select_slider("β: acceptance exponent", family.BETAS, key="wb-beta",
-                        help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")
+beta = controls.select_slider("β: acceptance exponent", family.BETAS, key="wb-beta",
+                              help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")
 memory.remember("wb-lam", family.LAMBDAS[-1])
-lam = c2.select_slider("λ: residual weight in the replacement", family.LAMBDAS,
-                       format_func=widgets.fmt, key="wb-lam",
-                       help="λ = 1 draws the replacement from the residual r; λ = 0 resamples from p")
-c3, c4 = st.columns(2)
+lam = controls.select_slider("λ: residual weight in the replacement", family.LAMBDAS,
+                             format_func=widgets.fmt, key="wb-lam",
+                             help="λ = 1 draws the replacement from the residual r; λ = 0 resamples from p")
 memory.remember("wb-bonus", True)
-bonus = c3.toggle("bonus token after full acceptance", key="wb-bonus")
+bonus = controls.toggle("bonus token after full acceptance", key="wb-bonus")
 memory.remember("wb-cmp", family.COMPARISONS[0])
-comparison = c4.radio("keep the draft when", family.COMPARISONS, horizontal=True, key="wb-cmp",
-                      format_func=lambda c: f"u {c} a(x)")
+comparison = controls.radio("keep the draft when", family.COMPARISONS, horizontal=True, key="wb-cmp",
+                            format_func=lambda c: f"u {c} a(x)")
 
 rule = family.RuleFamily(beta, lam, bonus, comparison)
 rows = _grid(model.to_json(), context, gamma, n_tokens, bonus, comparison)
 mine = next(r for r in rows if (r["beta"], r["lam"]) == (beta, lam))
 correct = next(r for r in _grid(model.to_json(), context, gamma, n_tokens, True, "<")
                if (r["beta"], r["lam"]) == family.EXACT_POINT)
+
+with chart:
+    st.markdown("**The whole family on this model**")
+    grid = plots_family.grid_figure(rows, (beta, lam))
+    # each cell shows the TV to 3 decimals (an exact fraction such as 1369/62500 does not fit a cell on a
+    # phone); the hover and the metrics below keep the exact fraction
+    grid.update_traces(texttemplate="%{z:.3f}", textfont_size=11, selector=dict(type="heatmap"))
+    grid.update_layout(height=380, yaxis_title="β (acceptance exponent)", xaxis_title="λ (residual weight)")
+    for trace, size in (("your rule", 40), ("exact point", 50)):  # rings around the cell's number, not on it
+        grid.update_traces(marker_size=size, selector=lambda t, name=trace: (t.name or "").startswith(name))
+    st.plotly_chart(grid, key="wb-grid")
+    st.caption("Exact TV for every (β, λ) with the bonus and comparison chosen; green: the exact point, "
+               "red: your choice (hover a cell for its exact fraction). The comparison never changes a number: "
+               "P(u < a) = P(u ≤ a) = a.")
 
 m1, m2, m3 = st.columns(3)
 m1.metric(f"TV to the target (N = {n_tokens})", widgets.fmt(mine["total_variation"]),
@@ -82,11 +96,6 @@ else:
     st.warning(f"Not exact: the next {n_tokens} token(s) after \"{md_tokens(context)}\" are "
                f"{widgets.fmt(mine['total_variation'])} away from the target's. Only β = 1 and λ = 1 "
                "are exact on every model.")
-
-st.subheader("The whole family on this model")
-st.caption("Exact TV for every (β, λ) with the bonus and comparison chosen above; green: the exact point, "
-           "red: your choice. The comparison never changes a number: P(u < a) = P(u ≤ a) = a.")
-st.plotly_chart(plots_family.grid_figure(rows, (beta, lam)), key="wb-grid")
 
 others = [p for p in family.exact_points(rows) if p != family.EXACT_POINT]
 if others:

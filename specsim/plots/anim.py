@@ -109,7 +109,8 @@ def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool
                           yanchor="top", pad=dict(t=82, r=4), showactive=False, font_size=13,
                           buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
                                    dict(label="❚❚", method="animate", args=[[None], instant])])],
-        sliders=[dict(active=0, x=0.3, len=0.7, y=0, yanchor="top", pad=dict(t=72, b=0),
+        # the rail starts 120 px in, right of the two buttons, at any width (x=0.3 let them overlap at 420 px)
+        sliders=[dict(active=0, x=0, len=1, y=0, yanchor="top", pad=dict(t=72, b=0, l=120),
                       currentvalue=dict(font=dict(size=12, color=DARK_GREY), xanchor="right"),
                       transition=dict(duration=0), ticklen=3,
                       font=dict(size=10, color="rgba(0,0,0,0)" if many else DARK_GREY),
