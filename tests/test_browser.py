@@ -36,6 +36,7 @@ PAGES = {
     "exactness": "Exactness",
     "speedup": "Speedup",
     "pitfalls": "Pitfalls lab",
+    "implementations": "Implementations",
     "tiny_gpt": "Tiny GPT",
     "workbench": "Rule workbench",
     "trees": "Trees and blocks",

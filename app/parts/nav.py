@@ -30,6 +30,8 @@ PAGES = [
              "speedup against γ, the best γ over α and c"),
     PageInfo("views/pitfalls.py", "Pitfalls lab", ":material/bug_report:", "Toy models",
              "break the rule on purpose, measure the damage"),
+    PageInfo("views/implementations.py", "Implementations", ":material/fact_check:", "Toy models",
+             "real systems' verification rules (vLLM, Medusa, llama.cpp, ...), checked exactly"),
     PageInfo("views/workbench.py", "Rule workbench", ":material/tune:", "Toy models",
              "a family of rules on sliders: which one is exact?"),
     PageInfo("views/trees.py", "Trees and blocks", ":material/account_tree:", "Toy models",
