@@ -111,6 +111,8 @@ def test_a_model_too_large_for_one_gpu_is_a_warning_and_two_gpus_hold_it():
     fit = roofline.max_batch("llama-3-70b", "llama-3.2-1b", sv.Settings(devices=2).hw, 128)
     assert fit > 0 and not at.warning and not at.error
     assert {m.label: m.value for m in at.metric}["largest batch that fits"] == f"{fit:,}"
+    assert sv.grid(sv.Settings("llama-3-70b", context=128, devices=2))["best_gamma"][0] == 10
+    assert any("γ = 10 is the largest searched" in c.value for c in at.caption)
 
 
 def test_settings_the_roofline_refuses_are_one_error_line():

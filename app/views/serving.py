@@ -126,6 +126,8 @@ m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossov
 m2.metric("largest batch that fits", "unknown" if g["max_batch"] is None else f"{g['max_batch']:,}",
           help="both models' weights and every sequence's two caches in the GPUs' memory")
 m3.metric("best at batch 1", f"γ = {g['best_gamma'][0]}, {g['best_speedup'][0]:.2f}×")
+if max(sv.GAMMAS) in g["best_gamma"]:
+    st.caption(f"γ = {max(sv.GAMMAS)} is the largest searched: at some batch a longer chain may pay more.")
 (st.warning if g["crossover"] == 1 or g["max_batch"] == 0 else st.info)(sv.verdict(g))
 if g["crossover"] is None and context >= 512:
     st.markdown("At long context every sequence reads its own KV cache on every pass, so the plain step "
@@ -136,7 +138,7 @@ st.plotly_chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayMod
 st.subheader("Play: grow the batch")
 st.markdown(f"Press **▶ Play** inside the chart: the batch doubles every two frames. The bars are the time "
             f"each pass would take **per sequence** from its bytes alone and from its FLOPs alone; the longer "
-            f"bar bounds the pass (the ridge of {hw_name} in {dtype} is {play['ridge']:.0f} FLOPs per byte). "
+            f"bar bounds the pass (the ridge of {settings.hw.name} in {dtype} is {play['ridge']:.0f} FLOPs per byte). "
             f"The verify pass feeds γ + 1 = {gamma + 1} positions per sequence.")
 st.plotly_chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
 
