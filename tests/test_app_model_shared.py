@@ -1,8 +1,9 @@
 """Issue 23, items 2 and 3: one toy model for every toy page, its editor, and pages that remember (AppTest).
 
-The editor's table is a ``st.data_editor``, which AppTest cannot type into: these tests write the table the
-editor keeps in the session (``model_editor.DRAFT``, what the editor reads and every button acts on) and
-press the editor's real buttons; tests/test_browser.py types into the table itself.
+The editor (a dialog opened under the model picker) holds a ``st.data_editor``, which AppTest cannot type
+into: these tests write the table the editor keeps in the session (``model_editor.DRAFT``, what the editor
+reads and every button acts on) and press the editor's real buttons; tests/test_browser.py types into the
+table itself.
 """
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ def go(at: AppTest, path: str) -> AppTest:
 
 
 def open_editor(at: AppTest) -> dict:
-    at.session_state["model-editor-open"] = True
-    ok(at.run())
+    at.button(key="model-editor-button").click().run()  # the dialog under the picker
+    assert ok(at).session_state[model_editor.OPEN] and at.button(key="model-editor-use")
     return at.session_state[model_editor.DRAFT]
 
 
@@ -77,6 +78,7 @@ def test_an_edited_model_reaches_every_toy_page():
     at.button(key="model-editor-use").click().run()
     ok(at)
     want = edited_seed()
+    assert not at.session_state[model_editor.OPEN]  # "use this model" closes the dialog
     assert at.session_state[model_editor.CHOICE] == model_editor.EDITED
     assert toy.loads_model(at.session_state[model_editor.EDITED_JSON]) == want
     assert at.session_state["stepper"]["settings"][0] == want.to_json()  # the stepper plays the edited model

@@ -22,7 +22,6 @@ from fractions import Fraction
 import pandas as pd
 import streamlit as st
 
-from parts import memory
 from specsim import rows as prob_rows
 from specsim import toy
 
@@ -258,6 +257,7 @@ def _apply() -> None:
         return
     use(model)
     _store({**d, "base": model.to_json(), "name": "edited", "error": None})
+    st.session_state[OPEN], st.session_state["model-editor-used"] = False, True
 
 
 def _restart() -> None:
@@ -265,46 +265,70 @@ def _restart() -> None:
     _store({**draft(toy.loads_model(d["base"])), "base": d["base"], "version": d["version"] + 1, "error": None})
 
 
+OPEN = "model-editor-open"  # the editor's dialog is open (until "use this model" or a dismiss)
+
+
+def _open() -> None:
+    st.session_state[OPEN] = True
+
+
+def _close() -> None:
+    st.session_state[OPEN] = False
+
+
 def show(model: toy.ToyModel) -> None:
-    """The editor of the current model, folded: tokens, order, the p/q table and its buttons."""
-    memory.remember("model-editor-open", False)  # open on every page while the session edits
-    box = st.expander("edit this model", icon=":material/edit:", key="model-editor-open", on_change="rerun")
-    if not box.open:
-        return  # nothing drawn or parsed while folded
-    with box:
-        if not editable(model):
-            st.caption(f"This model has {len(model.vocab)} tokens and {len(model.contexts())} contexts; the editor "
-                       f"takes up to {MAX_TOKENS} tokens and {MAX_CONTEXTS} contexts: edit its JSON and upload it.")
-            return
-        d = _current_draft(model)
-        st.session_state["model-editor-tokens"] = " ".join(d["vocab"])
-        st.session_state["model-editor-order"] = d["order"]
-        t1, t2 = st.columns([3, 1])
-        t1.text_input("tokens", key="model-editor-tokens", on_change=_reshape,
-                      help="separated by spaces; a new token's rows start uniform")
-        t2.number_input("order", 1, MAX_ORDER, key="model-editor-order", on_change=_reshape,
-                        help="how many previous tokens a context holds")
-        config = {"context": st.column_config.TextColumn("context", disabled=True, width="small"),
-                  "row": st.column_config.TextColumn("row", disabled=True, width="small"),
-                  **{f"t{j}": st.column_config.TextColumn(t, width="small", max_chars=CELL_CHARS)
-                     for j, t in enumerate(d["vocab"])}}
-        st.data_editor(frame(d), key=_table_key(d), column_config=config, hide_index=True, num_rows="fixed",
-                       width="stretch")
-        d = _with_edits(d)
-        st.session_state[DRAFT] = {**d, "error": None}  # a tokens/order error is shown once, below
-        b = st.container(horizontal=True, wrap=True)
-        b.button("normalize", on_click=_normalize, key="model-editor-normalize", icon=":material/balance:",
-                 help="divide every row by its sum (exactly)")
-        b.button("use this model", on_click=_apply, key="model-editor-use", type="primary",
-                 icon=":material/check:", help="every toy page uses it until you pick another model")
-        b.button("start again", on_click=_restart, key="model-editor-restart", icon=":material/undo:",
-                 help="discard the edits: the current model's rows")
-        try:
-            model_of(d)
-        except toy.ModelError as e:
-            st.error(d.get("error") or str(e))
-        else:
-            if d.get("error"):
-                st.error(d["error"])
-            elif d["rows"] != draft(model)["rows"] or d["vocab"] != list(model.vocab) or d["order"] != model.order:
-                st.caption("Every row is valid: press **use this model** to show it on every toy page.")
+    """A button under the picker; it opens the editor of the current model in a dialog (up to 1280 px wide on
+    a laptop, the whole width of a phone: a sidebar is too narrow for the table)."""
+    st.button("edit this model", icon=":material/edit:", key="model-editor-button", on_click=_open, width="stretch",
+              help="tokens, order and the p and q rows, as a table; every toy page then uses the model")
+    st.session_state.pop("model-editor-used", None)  # a whole run draws the new model already
+    if st.session_state.get(OPEN):
+        _dialog(model)
+
+
+@st.dialog("Edit the model", width="large", on_dismiss=_close)
+def _dialog(model: toy.ToyModel) -> None:
+    if st.session_state.pop("model-editor-used", False):
+        st.rerun()  # the whole page, on the new model (the dialog closes: OPEN is False)
+    _editor(model)
+
+
+def _editor(model: toy.ToyModel) -> None:
+    """Tokens, order, the p/q table, its buttons and the first problem as one error line."""
+    if not editable(model):
+        st.caption(f"This model has {len(model.vocab)} tokens and {len(model.contexts())} contexts; the editor "
+                   f"takes up to {MAX_TOKENS} tokens and {MAX_CONTEXTS} contexts: edit its JSON and upload it.")
+        return
+    d = _current_draft(model)
+    st.session_state["model-editor-tokens"] = " ".join(d["vocab"])
+    st.session_state["model-editor-order"] = d["order"]
+    t1, t2 = st.columns([3, 1])
+    t1.text_input("tokens", key="model-editor-tokens", on_change=_reshape,
+                  help="separated by spaces; a new token's rows start uniform")
+    t2.number_input("order", 1, MAX_ORDER, key="model-editor-order", on_change=_reshape,
+                    help="how many previous tokens a context holds")
+    st.caption("One row per context for p (the target) and one for q (the drafter); write fractions (3/5) or "
+               "decimals (0.25). Every row must sum to 1: **normalize** rescales them.")
+    config = {"context": st.column_config.TextColumn("context", disabled=True, pinned=True),
+              "row": st.column_config.TextColumn("row", disabled=True),
+              **{f"t{j}": st.column_config.TextColumn(t, max_chars=CELL_CHARS) for j, t in enumerate(d["vocab"])}}
+    st.data_editor(frame(d), key=_table_key(d), column_config=config, hide_index=True, num_rows="fixed",
+                   width="stretch")
+    d = _with_edits(d)
+    st.session_state[DRAFT] = {**d, "error": None}  # a tokens/order error is shown once, below
+    b = st.container(horizontal=True, wrap=True)
+    b.button("normalize", on_click=_normalize, key="model-editor-normalize", icon=":material/balance:",
+             help="divide every row by its sum (exactly)")
+    b.button("use this model", on_click=_apply, key="model-editor-use", type="primary",
+             icon=":material/check:", help="every toy page uses it until you pick another model")
+    b.button("start again", on_click=_restart, key="model-editor-restart", icon=":material/undo:",
+             help="discard the edits: the current model's rows")
+    try:
+        model_of(d)
+    except toy.ModelError as e:
+        st.error(d.get("error") or str(e))
+    else:
+        if d.get("error"):
+            st.error(d["error"])
+        elif d["rows"] != draft(model)["rows"] or d["vocab"] != list(model.vocab) or d["order"] != model.order:
+            st.caption("Every row is valid: press **use this model** to show it on every toy page.")
