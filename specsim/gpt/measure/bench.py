@@ -1,20 +1,32 @@
 """Measured speedup of speculative decoding against plain decoding of the same target.
 
 For every gamma the bench reports the measured acceptance rate alpha
-(accepted / checked drafts), the measured costs (``cost`` = one drafter step
-/ one target step, ``verify_ratio`` = one target pass over gamma + 1 positions
-/ one target step over 1 position, each including the sampling of its row),
-tokens per round, throughputs and three speedups:
+(accepted / checked drafts), the measured costs (``cost`` c = one drafter step
+/ one target step, ``verify_ratio`` v = one target pass over gamma + 1
+positions / one target step over 1 position, each with the host work on its
+rows that the decoder does), tokens per round, throughputs and three speedups:
 
-* ``speedup``: speculative tokens/s / plain tokens/s (median over repeats of
-  runs interleaved on the same prompts, seeds and models);
+* ``speedup``: plain seconds / speculative seconds for the same prompts,
+  seeds and models, each the minimum over interleaved repeats, with the
+  interval of the per-repeat speedups;
 * ``formula_speedup``: the i.i.d. formula with measured alpha and cost;
-* ``refined_speedup``: measured tokens per round / (gamma * cost +
-  verify_ratio): what the measured acceptance and costs allow. The gap to
-  ``speedup`` is the decoding loop's own overhead.
+* ``refined_speedup``: measured tokens per round / (gamma c + v): the
+  prediction from this run's costs. ``ratio`` = speedup / refined_speedup,
+  with the interval of the same ratio repeat by repeat; what is left of the
+  gap to 1 is the decoding loop's own work (the host's draws, the verify
+  walk, the trace).
+
+How the numbers are made to hold still on a shared machine (``bench``): the
+generations and the step costs are timed in the same repeats, each gamma's
+costs right after its generations and at the cache lengths its rounds
+verified (``round_costs``: target step, drafter steps and verify pass
+interleaved at each length), and every timing is summarized by its minimum
+(load only adds time). ``noisy`` flags a best gamma whose spread is wider
+than its lead; the CLI then prints "noisy, rerun".
 
 ``quick_measure`` is the short version the Tiny GPT page runs on one prompt.
-Every wall time is taken by ``specsim.bench.timing.measure``.
+Every wall time is taken by ``specsim.bench.timing.measure`` or, inside an
+emulated round, by ``time.perf_counter`` around each part.
 """
 from __future__ import annotations
 
@@ -25,6 +37,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import formulas
+from ...stats import ratio_se
 from ...bench.timing import measure
 from .. import api
 from ..train import corpus
@@ -34,6 +47,7 @@ PROMPT_CHARS = 64
 N_PROMPTS = 3
 COST_STEPS = 30  # steps per timing of one model step (cost, verify_ratio)
 COST_REPEATS = 5  # timings per step kind; the median is kept
+REPEATS = 5  # interleaved repeats of the bench: [min, max] of 5 covers the median with probability 15/16
 
 
 def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str]:
@@ -54,59 +68,84 @@ def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str
     return prompts
 
 
+def _prefill(model, cache, ids) -> None:
+    """Fill a drafter's (or the target's) cache with ``ids``. An EAGLE cache reads queued real features
+    for those slots: zeros here, since a step's time does not depend on the values it reads."""
+    if hasattr(cache, "queue"):
+        cache.queue = torch.zeros(ids.size(1), model.layer.config.n_embd, device=ids.device)
+    model(ids, cache)
+
+
+@torch.inference_mode()
+def round_costs(target, draft, seq: list, positions: list, gamma: int, sampling: Sampling = Sampling(),
+                seed: int = 0) -> dict:
+    """Mean seconds of one target step, one drafter step and one verify pass, timed interleaved.
+
+    For each cache length n in ``positions`` (the lengths the rounds of a
+    generation of ``seq`` started at) an emulated round runs, each part timed
+    apart and both caches cropped back to n: ``gamma`` drafter steps (each
+    row brought to the host, as the scheme's draws need it), one verify pass
+    over exactly gamma + 1 positions after n cached ones (its rows brought to
+    the host, as ``scheme.verify`` reads them), then one plain target step
+    (its row sampled, as plain decoding does). Each part follows what it
+    follows in real decoding (a target step another target pass, drafting a
+    verify pass), so it finds the processor's caches as it would. Interleaving the
+    three at every position means a burst of load on a shared machine lands on
+    all of them alike, so their ratios (c, v) hold still when the times do not.
+    The tokens are those of ``seq`` (a step's time does not depend on them).
+    """
+    device = target.wte.weight.device
+    gen = torch.Generator(device).manual_seed(seed)
+    top = max(positions) + gamma + 1
+    if top > min(target.config.block_size, draft.config.block_size) or min(positions) < 1:
+        raise ValueError(f"positions must lie in 1 .. {target.config.block_size - gamma - 1}, got "
+                         f"{min(positions)} .. {max(positions)}")
+    ids = torch.tensor([(list(seq) * (1 + top // max(1, len(seq))))[:top]], device=device)  # (1, top)
+    t_cache, d_cache = target.new_cache(), draft.new_cache()
+    target(ids, t_cache)
+    _prefill(draft, d_cache, ids)
+    t_time = d_time = v_time = 0.0
+    for n in sorted(positions, reverse=True):  # each round crops both caches to n: longest first
+        t_cache.crop(n)
+        d_cache.crop(n)
+        tok, new = ids[:, n:n + 1], ids[:, n:n + gamma + 1]  # (1, 1), (1, gamma + 1)
+        sync_device(device)
+        t0 = time.perf_counter()
+        for i in range(gamma):
+            sampling.row(draft(new[:, i:i + 1], d_cache, last_only=True)[0, -1]).tolist()
+        sync_device(device)
+        t1 = time.perf_counter()
+        sampling.row(target(new, t_cache)[0]).tolist()
+        sync_device(device)
+        t2 = time.perf_counter()
+        t_cache.crop(n)
+        int(torch.multinomial(sampling.row(target(tok, t_cache, last_only=True)[0, -1]), 1, generator=gen))
+        sync_device(device)
+        t3 = time.perf_counter()
+        d_time, v_time, t_time = d_time + t1 - t0, v_time + t2 - t1, t_time + t3 - t2
+    k = len(positions)
+    return {"target": t_time / k, "draft": d_time / (k * gamma), "verify": v_time / k}
+
+
 @torch.inference_mode()
 def step_costs(target, draft, prompt_ids, gammas, sampling: Sampling = Sampling(),
                steps: int | None = None, repeats: int | None = None, prefix: int = 0) -> dict:
     """Seconds per target step, and per drafter step and per verify pass for each gamma.
 
-    Measured the way the decoders run them, each with the sampling of its row,
-    after ``len(prompt_ids) + prefix`` cached positions: target steps in a
-    plain loop; drafter steps and verify passes inside emulated rounds (gamma
-    drafter steps, then one target pass over gamma + 1 positions, both caches
-    cropped back), so the two models share the CPU caches as in real decoding.
+    ``round_costs`` at one cache length, ``len(prompt_ids) + prefix``,
+    ``steps`` emulated rounds a timing, ``repeats`` timings per gamma; the
+    median of the timings is kept (the target step's over every gamma's).
     """
     steps, repeats = steps or COST_STEPS, repeats or COST_REPEATS
-    device = target.wte.weight.device
-    gen = torch.Generator(device).manual_seed(0)
-    ids = (list(prompt_ids) * (1 + prefix // max(1, len(prompt_ids))))[:len(prompt_ids) + prefix]
-    ids = torch.tensor([ids[:min(len(ids), target.config.block_size - max(gammas) - 2)]], device=device)
-    t_cache, d_cache = target.new_cache(), draft.new_cache()
-    target(ids, t_cache)
-    draft(ids, d_cache)
-    n, tok = t_cache.length, ids[:, -1:]  # (1, 1)
-
-    def sample(model, cache, x):
-        torch.multinomial(sampling.row(model(x, cache, last_only=x.size(1) == 1)[0]), 1, generator=gen)
-
-    def target_steps():
-        for _ in range(steps):
-            sample(target, t_cache, tok)
-            t_cache.crop(n)
-
-    def rounds(g):  # the drafter and verify parts of each round, timed apart
-        d_time = v_time = 0.0
-        new = ids[:, -1:].repeat(1, g + 1)  # (1, g + 1)
-        for _ in range(steps):
-            t0 = time.perf_counter()
-            for _ in range(g):
-                sample(draft, d_cache, tok)
-            sync_device(device)
-            t1 = time.perf_counter()
-            sample(target, t_cache, new)
-            sync_device(device)
-            v_time += time.perf_counter() - t1
-            d_time += t1 - t0
-            t_cache.crop(n)
-            d_cache.crop(n)
-        return d_time / (steps * g), v_time / steps
-
-    out = {"target": measure(target_steps, repeats, warmup=1, sync=lambda: sync_device(device)).median / steps,
-           "draft": {}, "verify": {}}
+    n = min(len(prompt_ids) + prefix, target.config.block_size - max(gammas) - 2)
+    out, target_times = {"draft": {}, "verify": {}}, []
     for g in gammas:
-        rounds(g)  # warm-up
-        d, v = zip(*(rounds(g) for _ in range(repeats)))
-        out["draft"][g], out["verify"][g] = statistics.median(d), statistics.median(v)
-    return out
+        round_costs(target, draft, prompt_ids, [n] * 2, g, sampling)  # warm-up
+        runs = [round_costs(target, draft, prompt_ids, [n] * steps, g, sampling) for _ in range(repeats)]
+        out["draft"][g] = statistics.median(r["draft"] for r in runs)
+        out["verify"][g] = statistics.median(r["verify"] for r in runs)
+        target_times += [r["target"] for r in runs]
+    return {"target": statistics.median(target_times), **out}
 
 
 def pair_step_costs(pair, ids, gamma: int, sampling: Sampling = Sampling(), prefix: int = 0,
@@ -157,50 +196,137 @@ def sync_device(device):
         torch.cuda.synchronize()
 
 
+def spread(seconds) -> float:
+    """How far the typical timing sits above the fastest: median / minimum - 1 (0: every run alike).
+
+    >>> spread([2.0, 2.2, 3.0])
+    0.10000000000000009
+    """
+    return statistics.median(seconds) / min(seconds) - 1
+
+
+def coverage(repeats: int) -> float:
+    """Probability that [min, max] of ``repeats`` independent values covers their median (any continuous
+    distribution): 1 - 2 ** (1 - repeats), the distribution-free interval of the ratio's spread.
+
+    >>> coverage(5)
+    0.9375
+    """
+    return 1 - 2.0 ** (1 - repeats)
+
+
+def noisy(speedups: dict, intervals: dict) -> bool:
+    """True when the best gamma is not decided: the spread (width of the per-repeat interval) of the
+    best gamma's measured speedup is wider than its gap to the runner-up's.
+
+    >>> noisy({2: 1.50, 3: 1.60}, {2: (1.45, 1.55), 3: (1.58, 1.63)})  # width 0.05 < gap 0.10
+    False
+    >>> noisy({2: 1.58, 3: 1.60}, {2: (1.45, 1.65), 3: (1.50, 1.70)})  # width 0.20 > gap 0.02
+    True
+    """
+    ranked = sorted(speedups, key=speedups.get, reverse=True)
+    if len(ranked) < 2:
+        return False
+    lo, hi = intervals[ranked[0]]
+    return hi - lo > speedups[ranked[0]] - speedups[ranked[1]]
+
+
 def bench(pair, gammas=range(1, 7), n_tokens: int = 200, temperature: float = 1.0,
-          repeats: int = 3, seed: int = 0, prompts=None) -> dict:
-    """Run the benchmark on a ``GPTModels`` (``specsim.gpt.api``); returns the JSON-ready result dict."""
+          repeats: int = REPEATS, seed: int = 0, prompts=None) -> dict:
+    """Run the benchmark on a ``GPTModels`` (``specsim.gpt.api``); returns the JSON-ready result dict.
+
+    Each repeat times plain decoding and every gamma's speculative decoding of
+    the same prompts and seeds, in an order rotated from repeat to repeat, and
+    right after each gamma's generations its costs (``round_costs`` at the
+    cache lengths where that gamma's rounds started, one prompt's rounds).
+
+    The figure of every timing is its **minimum** over repeats: load on a
+    shared machine only ever adds time, so the fastest run is the one least
+    disturbed and the closest to what the code costs; generations and step
+    costs get the same statistic, so their ratio compares like with like (a
+    median would mix in however busy the machine was at each moment). Its
+    spread is ``spread`` (median / minimum - 1). The measured/predicted ratio
+    is the measured speedup over ``refined_speedup`` (tokens per round /
+    (gamma c + v), c and v from this run's costs); its interval is [min, max]
+    of the same ratio computed repeat by repeat (plain, speculative and costs
+    of one repeat), which covers the per-repeat median with probability
+    ``coverage(repeats)`` (0.9375 for 5). ``noisy`` says when the best
+    gamma's spread is wider than its lead.
+    """
     gammas = list(gammas)
     prompts = prompts or heldout_prompts()
     ids = [pair.tokenizer.encode(p) for p in prompts]
     sampling = api.sampling(temperature)  # temperature 0 means greedy
     device = pair.device
-    costs = step_costs(pair.target, pair.draft, ids[0], gammas, sampling, prefix=n_tokens // 2)
 
     def timed(fn):  # every prompt once: (generations, seconds)
         t = measure(lambda: [fn(i, s) for s, i in enumerate(ids)], sync=lambda: sync_device(device))
         return t.result, t.seconds[0]
 
-    plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s)
-    timed(plain)  # warm-up
-    plain_tps, spec_tps, ratios, gens = [], {g: [] for g in gammas}, {g: [] for g in gammas}, {}
-    for _ in range(repeats):  # interleave plain and every gamma in each repeat
-        _, t_plain = timed(plain)
-        plain_tps.append(len(ids) * n_tokens / t_plain)
-        for g in gammas:
-            spec = lambda i, s, g=g: speculative_generate(pair.target, pair.drafter(), i, n_tokens, g, sampling,
-                                                          seed + s)
-            gens[g], t_spec = timed(spec)
-            spec_tps[g].append(len(ids) * n_tokens / t_spec)
-            ratios[g].append(spec_tps[g][-1] / plain_tps[-1])
+    def run(arm):
+        if arm == "plain":
+            return timed(lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s))
+        return timed(lambda i, s: speculative_generate(pair.target, pair.drafter(), i, n_tokens, arm, sampling,
+                                                       seed + s))
+
+    def positions(gen):  # where the first prompt's rounds started, at most COST_STEPS of them, evenly spread
+        starts = [r.start for r in gen.rounds]
+        return [starts[i * len(starts) // COST_STEPS] for i in range(COST_STEPS)] if len(starts) > COST_STEPS \
+            else starts
+
+    arms = ["plain"] + gammas
+    for arm in arms:  # warm-up: every arm once, untimed
+        run(arm)
+    seconds = {a: [] for a in arms}
+    costs = {g: [] for g in gammas}
+    gens = {}
+    for rep in range(repeats):
+        for arm in arms[rep % len(arms):] + arms[:rep % len(arms)]:  # rotated: no arm always runs first
+            out, t = run(arm)
+            seconds[arm].append(t)
+            if arm != "plain":
+                gens[arm] = out
+                seq = out[0].prompt_ids + out[0].tokens
+                costs[arm].append(round_costs(pair.target, pair.draft, seq, positions(out[0]), arm, sampling, rep))
+    plain = min(seconds["plain"])
     results = []
     for g in gammas:
-        fig = measured_and_predicted([k for gen in gens[g] for k in gen.accepted_per_round], g, costs)
+        best = {k: min(c[k] for c in costs[g]) for k in ("target", "draft", "verify")}
+        fig = measured_and_predicted([k for gen in gens[g] for k in gen.accepted_per_round], g,
+                                     {"target": best["target"], "draft": {g: best["draft"]},
+                                      "verify": {g: best["verify"]}})
+        per_repeat = [p / s for p, s in zip(seconds["plain"], seconds[g])]
+        ratios = [m / float(formulas.refined_speedup(fig["tokens_per_round"], g, c["draft"] / c["target"],
+                                                     c["verify"] / c["target"]))
+                  for m, c in zip(per_repeat, costs[g])]
+        speedup = plain / min(seconds[g])
+        ks = [k for gen in gens[g] for k in gen.accepted_per_round]
+        alpha_se = ratio_se(ks, [min(k + 1, g) for k in ks]).se if len(ks) >= 2 else float("nan")
         results.append({
             "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
-            "plain_tokens_per_s": round(statistics.median(plain_tps), 1),
-            "spec_tokens_per_s": round(statistics.median(spec_tps[g]), 1),
-            "speedup": round(statistics.median(ratios[g]), 4),
+            "alpha_se": round(alpha_se, 4),
+            "plain_tokens_per_s": round(len(ids) * n_tokens / plain, 1),
+            "spec_tokens_per_s": round(len(ids) * n_tokens / min(seconds[g]), 1),
+            "speedup": round(speedup, 4),
+            "speedup_interval": [round(min(per_repeat), 4), round(max(per_repeat), 4)],
             "formula_speedup": round(fig["formula_speedup"], 4),
-            "refined_speedup": round(fig["refined_speedup"], 4)})
+            "refined_speedup": round(fig["refined_speedup"], 4),
+            "ratio": round(speedup / fig["refined_speedup"], 4),
+            "ratio_interval": [round(min(ratios), 4), round(max(ratios), 4)],
+            "spread": {"speculative": round(spread(seconds[g]), 4),
+                       **{k: round(spread([c[k] for c in costs[g]]), 4) for k in ("target", "draft", "verify")}}})
     best = max(results, key=lambda r: r["speedup"])
+    is_noisy = noisy({r["gamma"]: r["speedup"] for r in results},
+                     {r["gamma"]: r["speedup_interval"] for r in results})
     return {"device": str(device), "draft": pair.draft_name, "temperature": temperature,
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
-            "threads": torch.get_num_threads(),
-            "step_ms": {"target": round(costs["target"] * 1e3, 4),
-                        "draft": {g: round(v * 1e3, 4) for g, v in costs["draft"].items()},
-                        "verify": {g: round(v * 1e3, 4) for g, v in costs["verify"].items()}},
-            "results": results, "best_gamma": best["gamma"]}
+            "threads": torch.get_num_threads(), "statistic": "minimum over repeats",
+            "ratio_coverage": coverage(repeats),
+            "plain_spread": round(spread(seconds["plain"]), 4),
+            "step_ms": {"target": {g: round(min(c["target"] for c in costs[g]) * 1e3, 4) for g in gammas},
+                        "draft": {g: round(min(c["draft"] for c in costs[g]) * 1e3, 4) for g in gammas},
+                        "verify": {g: round(min(c["verify"] for c in costs[g]) * 1e3, 4) for g in gammas}},
+            "results": results, "best_gamma": best["gamma"], "noisy": is_noisy}
 
 
 # -- the quick measurement of the Tiny GPT page ------------------------------------
