@@ -264,7 +264,7 @@ def test_unknown_lesson_number_is_an_error():
 
 def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
     """Every drafter of the gallery is on the page: lookup (no model, no drafter cache) runs
-    without an error, and the gallery's table lists the five drafters for both prompt sets."""
+    without an error, and the gallery's table lists the six drafters for both prompt sets."""
     at = open_page("views/tiny_gpt.py", timeout=300)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
     at.text_area(key="gpt-prompt").set_value("x = 1\ny = 2\nx = 1\ny = 2\nx = ")
@@ -277,7 +277,8 @@ def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
     tables = [t.value for t in at.dataframe if "drafter" in t.value.columns]
     assert len(tables) == 2
     for table in tables:
-        assert list(table["drafter"]) == ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"]
+        assert list(table["drafter"]) == ["distilled", "trained", "eagle", "lookup:3", "early-exit:2",
+                                          "early-exit:2+head"]
         assert (table["tokens / pass"] >= 1).all()
     assert sum(1 for f in charts(at) if any(t.get("type") == "contour" for t in f["data"])) == 2
 

@@ -34,7 +34,8 @@ def test_stages_train_save_and_reload(tmp_path):
     assert control["steps"] == 10 and 0 < control["teacher_forced_alpha"] <= 1
     assert 0 < entries["draft_distilled"]["notes"]["teacher_forced_alpha"] <= 1
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert sorted(manifest["models"]) == ["draft_distilled", "draft_trained", "exit_heads", "target"]
+    assert sorted(manifest["models"]) == ["draft_distilled", "draft_trained", "eagle", "exit_heads", "target"]
+    assert 0 < entries["eagle"]["notes"]["teacher_forced_alpha"] <= 1 and weights.load_eagle(out).config.n_embd == 16
     assert weights.load_gpt("draft_distilled", out).config == PRESETS["tiny"]
     assert not list(tmp_path.glob("*.ckpt"))  # checkpoints go once the weights are written
     heads = weights.load_exit_heads(out)

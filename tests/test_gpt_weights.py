@@ -15,7 +15,7 @@ def shipped_dir():
 
 def test_manifest_lists_the_models_and_exit_heads_with_checksums_and_fits_20_mb():
     m = weights.read_manifest()
-    assert set(m["models"]) == set(weights.MODEL_NAMES) | {"exit_heads"} and m["vocab"] == ASCII_VOCAB
+    assert set(m["models"]) == set(weights.MODEL_NAMES) | {"exit_heads", "eagle"} and m["vocab"] == ASCII_VOCAB
     total = 0
     for entry in m["models"].values():
         assert len(entry["sha256"]) == 64 and entry["dtype"] == "float16"

@@ -20,8 +20,9 @@ from .common import (GAMMAS_HELP, SHORTHAND, TEMPERATURE_HELP, UsageError, add_s
 from ..gpt.specs import parse_spec
 
 MAX_TOKENS = 4096
-DRAFT_HELP = ("drafter: distilled, trained, lookup:N (prompt lookup), early-exit:K (target's first K layers) "
-              "or early-exit:K+head (the same with a trained exit head); "
+DRAFT_HELP = ("drafter: distilled, trained, eagle (one narrow layer on the target's features), lookup:N (prompt "
+              "lookup), early-exit:K (target's first K layers) or early-exit:K+head (the same with a trained exit "
+              "head); "
               "with --target, the drafter's checkpoint directory")
 
 
@@ -134,7 +135,7 @@ def register(subparsers) -> None:
                                      "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
     t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
-                                       "exit_heads"], default="all")
+                                       "exit_heads", "eagle"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
     for name in ("target", "more", "draft", "distill", "exit"):
         t.add_argument(f"--{name}-steps", type=int_in_range(f"{name}-steps", 1, 10**6), default=None)

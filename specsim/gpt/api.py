@@ -29,7 +29,7 @@ from .drafters import Drafter, ModelDrafter, SharedExitDrafter, make_drafter, pa
 from .specs import rule_named
 from .model import GPT
 from .tokenizer import CharTokenizer
-from .weights import load_exit_heads, load_gpt, read_manifest
+from .weights import load_eagle, load_exit_heads, load_gpt, read_manifest
 
 DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}  # the shipped small drafters
 
@@ -81,6 +81,9 @@ class GPTModels:
             return make_drafter(self.draft_name, self.target)
         if self.draft_name.startswith("early-exit"):
             return SharedExitDrafter(self.draft, self.draft_name)
+        if self.draft_name == "eagle":
+            from .eagle import EagleDrafter
+            return EagleDrafter(self.draft)
         return ModelDrafter(self.draft, self.draft_name)
 
 
@@ -100,7 +103,8 @@ def _load(draft: str, device: str, weights_dir) -> GPTModels:
     kind, _ = parse_spec(draft)
     small = {kind: _model(DRAFTS[kind], device, weights_dir)} if kind in DRAFTS else None
     heads = _exit_heads(device, weights_dir) if kind == "early-exit+head" else None
-    d = make_drafter(draft, target, small, heads)
+    eagle = load_eagle(weights_dir, torch.device(device)) if kind == "eagle" else None
+    d = make_drafter(draft, target, small, heads, eagle)
     model = getattr(d, "model", None)
     vocab = read_manifest(weights_dir)["vocab"]
     return GPTModels(target, model, CharTokenizer(vocab), torch.device(device), draft)

@@ -167,6 +167,14 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
                       drafter.passes - passes_before, rounds, scheme.name)
 
 
+def verify_pass(target, idx, cache, drafter, **layout) -> tuple:
+    """The target's pass over [last, drafts]: (logits (1, T, V), and its final hidden states (1, T, C)
+    if the drafter reads them (``features``: the EAGLE drafter), else None)."""
+    if hasattr(drafter, "features"):
+        return target(idx, cache, hidden=True, **layout)
+    return target(idx, cache, **layout), None
+
+
 def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=True, order="dfs",
               slid=False) -> Round:
     """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter."""
@@ -202,11 +210,14 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
         flat = [-1 if parents[j] < 0 else where[parents[j]] for j in seq]
         idx = torch.tensor([[last] + [drafts[j] for j in seq]], device=ctx.device)  # (1, N + 1)
         pos = torch.tensor(masks.tree_positions(flat, n), device=ctx.device)  # (N + 1,)
-        p_pass = sampling.row(target(idx, t_cache, pos=pos, mask=tree_decode.tree_mask(flat, n, ctx.device))[0])
+        mask = tree_decode.tree_mask(flat, n, ctx.device)
+        logits, feats = verify_pass(target, idx, t_cache, drafter, pos=pos, mask=mask)
+        p_pass = sampling.row(logits[0])
         p_dev = p_pass[[0] + [where[j] + 1 for j in range(len(drafts))]]  # (N + 1, V) back in node order
     else:
         idx = torch.tensor([[last] + drafts], device=ctx.device)  # (1, g + 1)
-        p_dev = sampling.row(target(idx, t_cache)[0])  # (g + 1, V): lower-right causal mask
+        logits, feats = verify_pass(target, idx, t_cache, drafter)
+        p_dev = sampling.row(logits[0])  # (g + 1, V): lower-right causal mask
     after = {"target": t_cache.length, "draft": d_len()}
     # steps 3-5: the scheme's verify on the host, the same walk as the toy sampler's
     verdict = (used or scheme).verify(drafts, p_dev.tolist(), q_host, u_test, u_final, rule, parents=parents)
@@ -223,6 +234,9 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
         ctx.ids.extend(emitted)
     if not tree:
         drafter.keep(ctx.view, len(ctx.view) - 1, crop)
+    if feats is not None:  # the EAGLE drafter re-reads the kept positions with the target's features
+        kept = [0] + [where[j] + 1 for j in path] if tree else list(range(t_cache.length - n))
+        drafter.features(ctx.view, feats[0, kept])
     ends = {"target": t_cache.length, "draft": d_len()}
     cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m], "after_crop": ends[m]}
              for m in start}

@@ -21,6 +21,10 @@ scheme's own, on the host), verification, residual, bonus, crop, the trace
   the verify pass, which recomputes them for all layers. A draft tree is
   laid out differently from the chain, so the tree decoder gives early exit
   its own K-layer cache (``ModelDrafter``);
+* ``eagle``: one narrow decoder layer over the target's own final hidden
+  state and the next token's embedding, read out through the target's final
+  norm and head (``specsim.gpt.eagle``, EAGLE-style; the decoder hands it the
+  verify pass's features);
 * ``lookup:N``: prompt lookup, model-free. It finds the most recent earlier
   occurrence of the last N tokens of the sequence and proposes what followed
   it, falling back to N - 1, ..., 1 tokens; with no match it proposes
@@ -236,11 +240,17 @@ class LookupDrafter(Drafter):
         return _one_hot(self.proposal[len(path)], self.vocab_size, self.device)  # q: mass 1 on the proposal
 
 
-def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None) -> Drafter:
+def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None,
+                 eagle=None) -> Drafter:
     """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
-    'trained' to loaded GPTs and ``exit_heads`` K to trained ``ExitHead``s
-    (``specsim.gpt.api.load_pair`` passes them)."""
+    'trained' to loaded GPTs, ``exit_heads`` K to trained ``ExitHead``s and ``eagle``
+    is the trained ``EagleLayer`` (``specsim.gpt.api.load_pair`` passes them)."""
     kind, n = parse_spec(spec)
+    if kind == "eagle":
+        from .eagle import Eagle, EagleDrafter
+        if eagle is None:
+            raise ValueError("the eagle drafter is not loaded")
+        return EagleDrafter(Eagle(target, eagle).eval())
     if kind == "lookup":
         return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
     if kind.startswith("early-exit"):

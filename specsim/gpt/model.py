@@ -188,7 +188,7 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False,
                 n_layers: int | None = None, pos: torch.Tensor | None = None, mask: torch.Tensor | None = None,
-                head: nn.Module | None = None):
+                head: nn.Module | None = None, hidden: bool = False):
         """Logits for the new positions: idx (B, T) -> (B, T, V), or (B, 1, V) with ``last_only``.
 
         With a cache (B = 1) the T positions follow the ``cache.length`` cached
@@ -200,6 +200,8 @@ class GPT(nn.Module):
         ``pos`` (T,) replaces the position ids n .. n + T - 1 and ``mask``
         (T, n + T) booleans the lower-right causal mask (True: may attend):
         a draft tree's siblings share a position and see only their ancestors.
+        ``hidden``: return (logits, final hidden states before the final norm
+        (B, T, C)), the features the EAGLE drafter reads (``specsim.gpt.eagle``).
         """
         B, T = idx.shape
         n = 0 if cache is None else cache.length
@@ -222,7 +224,8 @@ class GPT(nn.Module):
             x = x[:, -1:]  # (B, 1, C)
         if head is not None:
             return head(x)  # (B, T, V)
-        return self.lm_head(self.ln_f(x))  # (B, T, V)
+        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        return (logits, x) if hidden else logits
 
     def hidden_states(self, idx: torch.Tensor) -> list:
         """The residual stream after each block, no cache: [(B, T, C)] * n_layer."""

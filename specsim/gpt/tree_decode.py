@@ -56,7 +56,7 @@ def tree_drafter(draft) -> ModelDrafter:
     if hasattr(drafter, "own_cache"):  # early exit: a tree is laid out unlike the chain
         drafter = drafter.own_cache()
     if not isinstance(drafter, ModelDrafter):
-        raise ValueError(f"the {drafter.name} drafter cannot draft a tree; use distilled, trained or early-exit:K")
+        raise ValueError(f"the {drafter.name} drafter cannot draft a tree; use distilled, trained, eagle or early-exit:K")
     return drafter
 
 

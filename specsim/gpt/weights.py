@@ -3,12 +3,13 @@
 ``weights/manifest.json`` holds the tokenizer vocabulary and, per model
 (``target``, ``draft_distilled``, ``draft_trained``), the file name, its
 sha256, the ``GPTConfig`` and training notes; ``exit_heads`` holds the
-trained exit heads of the early-exit drafter, one per K, in one file. Tensors are stored in float16
+trained exit heads of the early-exit drafter, one per K, in one file; ``eagle`` the
+EAGLE drafter's own layer (``specsim.gpt.eagle``). Tensors are stored in float16
 (half the bytes) and loaded as float32; the tied head is stored once (as the
 token embedding). Nothing is unpickled: safetensors holds raw tensors only.
 
 >>> sorted(read_manifest()["models"])
-['draft_distilled', 'draft_trained', 'exit_heads', 'target']
+['draft_distilled', 'draft_trained', 'eagle', 'exit_heads', 'target']
 """
 from __future__ import annotations
 
@@ -112,6 +113,28 @@ def load_exit_heads(weights_dir=None, device="cpu") -> dict:
         raise WeightsError(f"{entry['file']} does not load with its manifest's config: {one_line(e)}") from None
     check_finite(state.items(), entry["file"])
     return heads
+
+
+def save_eagle(layer, out_dir: str, notes: dict | None = None) -> dict:
+    """Write ``eagle.safetensors`` (the EAGLE drafter's own layer, float16) and return its manifest entry."""
+    data, digest = _write(out_dir, "eagle.safetensors", layer.state_dict())
+    return {"file": "eagle.safetensors", "sha256": digest, "bytes": len(data), "dtype": "float16",
+            "config": layer.config.to_dict(), "parameters": sum(p.numel() for p in layer.parameters()),
+            "notes": notes or {}}
+
+
+def load_eagle(weights_dir=None, device="cpu"):
+    """The EAGLE drafter's trained layer (``specsim.gpt.eagle.EagleLayer``, float32, eval mode), checksum verified."""
+    from .eagle import EagleConfig, EagleLayer
+    entry, data = _checked(weights_dir, "eagle")
+    try:  # as in load_gpt: a broken entry or file is one line
+        layer = EagleLayer(EagleConfig.from_dict(entry["config"]))
+        state = {k: v.float() for k, v in st_load(data).items()}
+        layer.load_state_dict(state)
+    except Exception as e:
+        raise WeightsError(f"{entry['file']} does not load with its manifest's config: {one_line(e)}") from None
+    check_finite(state.items(), entry["file"])
+    return layer.to(device).eval()
 
 
 def save_model(model: GPT, out_dir: str, name: str, notes: dict | None = None) -> dict:

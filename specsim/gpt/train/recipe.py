@@ -14,7 +14,12 @@ Stages, in order:
   with cross-entropy instead, so that what distillation adds is told apart
   from what more steps add;
 * ``exit_heads``: one small ``ExitHead`` per K = 1 .. n_layer - 1 for the
-  early-exit drafter, KL(p || q_K) with the target frozen.
+  early-exit drafter, KL(p || q_K) with the target frozen;
+* ``eagle``: the EAGLE drafter's layer (``specsim.gpt.eagle.train_eagle``),
+  smooth L1 on the target's final features plus KL(p || q) of its read-out,
+  the target frozen; its notes record the teacher-forced alpha with a
+  standard error over validation windows, beside the distilled drafter's on
+  the same windows.
 
 Each stage writes its safetensors file and updates the manifest in
 ``out_dir``; later stages load the target from there. Every stage saves a
@@ -35,9 +40,9 @@ from . import corpus
 from ..config import PRESETS
 from ..tokenizer import ASCII_VOCAB, CharTokenizer
 from .loop import teacher_forced_alpha, train_exit_heads, train_lm
-from ..weights import load_gpt, read_manifest, save_exit_heads, save_model, update_manifest
+from ..weights import load_gpt, read_manifest, save_eagle, save_exit_heads, save_model, update_manifest
 
-STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads")
+STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads", "eagle")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ class Recipe:
     distill_lr: float = 1e-3
     exit_lr: float = 2e-3
     exit_rank: int = 64
+    eagle_steps: int = 2000
+    eagle_lr: float = 2e-3
+    eagle_width: int = 96
+    eagle_heads: int = 4
+    eagle_kl_weight: float = 1.0
     seed: int = 0
     target_preset: str = "target"
     draft_preset: str = "draft"
@@ -131,6 +141,8 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
         entry = save_exit_heads(heads, out_dir, notes | {"recipe": dict(recipe.__dict__)})
         update_manifest(out_dir, ASCII_VOCAB, {"exit_heads": entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
         return entry
+    elif stage == "eagle":
+        return _eagle_stage(out_dir, recipe, device, progress, train_ids, val_ids, ckpt)
     else:
         target = load_gpt("target", out_dir, device=device)
         if stage == "draft_distilled":
@@ -157,6 +169,35 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
     notes["recipe"] = dict(recipe.__dict__)
     entry = save_model(r.model, out_dir, name, notes)
     update_manifest(out_dir, ASCII_VOCAB, {name: entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
+    if os.path.exists(ckpt):
+        os.remove(ckpt)
+    return entry
+
+
+def _eagle_stage(out_dir, recipe: Recipe, device, progress, train_ids, val_ids, ckpt) -> dict:
+    """The ``eagle`` stage: train, measure alpha +- SE (and the distilled drafter's, when present), save."""
+    from ...stats import mean_se
+    from ..eagle import Eagle, train_eagle, window_alphas
+    target = load_gpt("target", out_dir, device=device)
+    layer, notes = train_eagle(target, train_ids, val_ids, recipe.eagle_steps, recipe.target_batch,
+                               lr=recipe.eagle_lr, seed=recipe.seed, width=recipe.eagle_width,
+                               n_head=recipe.eagle_heads, kl_weight=recipe.eagle_kl_weight, device=device,
+                               progress=progress, checkpoint=ckpt)
+    block = target.config.block_size
+    alphas = window_alphas(target, Eagle(target, layer).eval(), val_ids, block, device=device)
+    est = mean_se(alphas)
+    mean, se = est.value, est.se
+    notes["teacher_forced_alpha"] = round(mean, 4)
+    notes["teacher_forced_alpha_se"] = round(se, 4)
+    notes["alpha_windows"] = len(alphas)
+    if "draft_distilled" in read_manifest(out_dir)["models"]:
+        d = mean_se(window_alphas(target, load_gpt("draft_distilled", out_dir, device=device), val_ids, block,
+                                  device=device))
+        notes["distilled_same_windows"] = {"teacher_forced_alpha": round(d.value, 4),
+                                           "teacher_forced_alpha_se": round(d.se, 4)}
+    notes["recipe"] = dict(recipe.__dict__)
+    entry = save_eagle(layer, out_dir, notes)
+    update_manifest(out_dir, ASCII_VOCAB, {"eagle": entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
     if os.path.exists(ckpt):
         os.remove(ckpt)
     return entry
