@@ -10,8 +10,8 @@ put back as the widget's value on the page's next run.
 A link's setting (``?seed=5``, read by the page and passed as ``link``) wins
 once, on the run that first sees it: a later change made with the widget is
 not undone on the next rerun while the address still holds the link. A page
-that writes its settings back into the address (``to_url``) so that a reload
-restores them counts the written value as seen.
+writes the settings a link can carry back into the address (``to_url``), so a
+reload restores them; the written value counts as seen.
 """
 from __future__ import annotations
 
@@ -46,10 +46,15 @@ def forget(key: str) -> None:
         st.session_state.pop(k, None)
 
 
-def to_url(key: str, name: str, text: str) -> None:
-    """Write the widget ``key``'s value into the address as ``?name=text`` (a reload restores it), and
-    count it as the link already seen, so an arriving link with another value still wins."""
+def to_url(name: str, text: str, *keys: str) -> None:
+    """Write ``?name=text`` into the address (a reload then restores it) and count the values of the widgets
+    ``keys`` (the ones this parameter sets) as the link already seen, so a link with another value still wins.
+
+    Streamlit clears the address's parameters when the session moves to another page, so what one page
+    writes never reaches the next.
+    """
     if st.query_params.get(name) != text:
         st.query_params[name] = text
-    if key in st.session_state:
-        st.session_state[SEEN + key] = st.session_state[key]
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[SEEN + key] = st.session_state[key]
