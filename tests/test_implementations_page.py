@@ -94,3 +94,17 @@ def test_a_bad_name_is_one_error_and_the_page_still_renders(params, wanted):
 def test_a_context_the_model_lacks_and_a_bad_number_are_ignored():
     at = open_page({"preset": "zeros", "context": "q q", "tokens": "9"})
     assert not at.error and metrics(at)["TV from p (N = 2)"] == "0"
+
+
+def test_the_chart_is_the_entrys_joint_against_its_target():
+    import json
+
+    from specsim.labs.judge import joints
+    at = open_page({"system": "medusa-typical", "preset": "zeros", "context": "z"})
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    model, e = load_model("zeros"), impl.IMPLEMENTATIONS["medusa-typical"]
+    produced, wanted = joints(model, ("z",), e.scheme, e.rule, 2, e.target(model))
+    outcomes = sorted(set(produced) | set(wanted))
+    bars = {d["name"]: d["y"] for d in spec["data"]}
+    assert bars["produced by the rule"] == [float(produced.get(t, 0)) for t in outcomes]
+    assert bars["target"] == [float(wanted.get(t, 0)) for t in outcomes]

@@ -11,6 +11,8 @@ from parts import cached, memory, model_editor, widgets
 from sections import tryit
 from specsim import toy
 from specsim.labs import implementations as impl
+from specsim.labs.judge import joints
+from specsim.plots import rounds as plots_rounds
 from specsim.plots.charts import exact_dec, shorten
 
 NAMES = list(impl.IMPLEMENTATIONS)
@@ -30,6 +32,13 @@ def gallery(model_json: str, context: tuple, n_tokens: int) -> dict:
 def family(name: str, n_tokens: int) -> impl.Proof:
     """The entry proved on the presets and the checker's random family (the same for every model shown)."""
     return impl.prove(impl.get(name), n_tokens)
+
+
+@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
+def next_tokens(model_json: str, context: tuple, n_tokens: int, name: str) -> tuple:
+    """(produced, wanted): the entry's next-N joint on its scheme, and the joint it means to produce."""
+    model, entry = toy.loads_model(model_json), impl.get(name)
+    return joints(model, context, impl.scheme_for(entry), entry.rule, n_tokens, entry.target(model))
 
 
 def verdict(report, proof) -> bool:
@@ -97,11 +106,16 @@ m3.metric("tokens per round", exact_dec(r.tokens_per_round),
     + (f"its output is exactly {entry.intended}" + (" in exact arithmetic (its floats: below)." if r.float_hazard
                                                      else ".") if exact else
        f"not exact: TV {exact_dec(r.total_variation)} here from {entry.intended}."))
+produced, wanted = next_tokens(model.to_json(), context, n_tokens, name)
+st.plotly_chart(plots_rounds.distribution_vs_target(
+    sorted(set(produced) | set(wanted)), produced, wanted,
+    f"{name}: next {n_tokens} token(s) after \"{shorten(' '.join(context))}\", target: {entry.intended}"),
+    key="impl-bars")
 st.markdown(f"**Uniforms:** {entry.uniforms}  \n**How a round closes:** {entry.closing}")
 
 st.subheader("The float hazard")
 if r.float_hazard is None:
-    st.info(f"No uniform is compared with a ratio ({entry.uniforms}): this entry has no float edge of this kind.")
+    st.info("No uniform is compared with a ratio (see Uniforms above): this entry has no float edge of this kind.")
 else:
     h1, h2 = st.columns(2)
     h1.metric("probability per round", f"{float(r.float_hazard):.3g}",
