@@ -4,7 +4,8 @@ Each entry runs on its own kind of scheme (``specs.rule_and_scheme``) and its ro
 rule on the GPT's float rows: greedy drafts are q's argmax, Medusa keeps a draft only above its
 entropy threshold and closes with p's argmax, llama.cpp's chain stops after a draft below p_min,
 EAGLE-2's children are q's top tokens. With greedy rows every entry gives plain greedy decoding's
-tokens; Medusa's greedy entry gives them at any temperature (its target is greedy decoding).
+tokens; Medusa's greedy entry gives them at any temperature (its target is greedy decoding). Exactly, on
+the shipped models' float64 rows, every exact entry's first token is the intended one and the lossy ones' is not.
 """
 import json
 
@@ -60,6 +61,31 @@ def test_every_entry_runs_on_the_gpt_by_its_rule(pair, name):
                     for k, x in enumerate(r.drafts)]
             assert kept[:len(path)] == [True] * len(path) and (len(path) == len(kept) or not kept[len(path)])
             assert closing == argmax(p[len(path)])  # replacement and bonus alike
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from specsim.gpt.exact_adapter import GPTPair
+    torch.set_num_threads(1)
+    return GPTPair.from_shipped()
+
+
+EXACT_TOL = 1e-9  # float64 rows: the exact entries' first token equals the intended row to rounding
+LOSSY_TV = 0.05  # the two lossy entries are further than this after either context (measured: 0.71 after "for i in ")
+
+
+@pytest.mark.parametrize("ctx", ["for i in ", "def "])
+def test_first_token_on_the_gpts_float64_rows_is_the_intended_one_for_exact_entries(shipped, ctx):
+    """The exact engine on the shipped models (float64 copies): one round of each entry on its own scheme
+    (chains of one draft), its first emitted token against p, or against p's argmax for Medusa's greedy path."""
+    from specsim.rule import total_variation
+    ctx = tuple(ctx)
+    for name, entry in impl.IMPLEMENTATIONS.items():
+        rule, scheme = rule_and_scheme(name, Chain(1), given=entry.kind != "tree")
+        dist = scheme.enumerate(shipped, ctx, rule, limit=1)
+        first = [dist.outcomes.get((ch,), 0) for ch in shipped.vocab]
+        tv = total_variation(first, entry.target(shipped).p(ctx))
+        assert (tv < EXACT_TOL) if entry.expected_exact else (tv > LOSSY_TV), (name, tv)
 
 
 def test_entries_resolve_to_their_rules():
