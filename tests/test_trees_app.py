@@ -108,7 +108,8 @@ def test_compare_table_is_the_library_compare():
     at = open_trees()
     assert at.slider(key="trees-budget").max == scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work)
     at.slider(key="trees-budget").set_value(3).run()
-    rows = compare.compare(SEED, ("a",), 3)
+    rows = scheme_view.budget_rows(SEED, ("a",), 3)  # every fixed scheme, then the adaptive ones (issue 26)
+    assert {r["scheme"] for r in compare.compare(SEED, ("a",), 3)} < {r["scheme"] for r in rows}
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
     assert table["scheme"].tolist() == [r["scheme"] for r in rows]
     assert table["E[tokens per round]"].tolist() == [str(r["expected_tokens"]) for r in rows]
@@ -116,7 +117,8 @@ def test_compare_table_is_the_library_compare():
     curve = scheme_view.best_by_budget(rows, 3)
     chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
                  if any(t.get("name") == "tree:distinct" for t in json.loads(c.proto.spec)["data"]))
-    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]] for k in scheme_view.FAMILIES}
+    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]]
+                                                          for k in scheme_view.FAMILIES + scheme_view.ADAPTIVE_FAMILIES}
 
 
 def test_block_vs_chain_table_is_the_exact_engine():
@@ -170,5 +172,6 @@ def test_tiny_gpt_section_runs_a_real_tree_and_measures_every_scheme():
     next(b for b in at.button if b.label.startswith("Measure every scheme")).click().run()
     assert not at.exception and not at.error
     table = next(t.value for t in at.dataframe if "tokens / pass" in t.value.columns)
-    assert list(table["scheme"]) == ["chain:4", "block:4", "tree:1,1,1,1", "tree:2,1", "tree:2,1:distinct", "tree:4"]
+    assert list(table["scheme"]) == ["chain:4", "block:4", "tree:1,1,1,1", "tree:2,1", "tree:2,1:distinct", "tree:4",
+                                     "chain:max=4,stop=0.45", "tree:dynamic,budget=4,depth=3,topk=2"]
     assert (table["tokens / pass"] >= 1).all() and (table["drafted"] == 4).all()

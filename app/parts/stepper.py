@@ -84,8 +84,9 @@ def _keep_time(s: dict, speed: float) -> None:
 
 # -- what one event looks like ----------------------------------------------------------------------
 def round_figure(trace, e: int, title: str):
-    """The figure of event ``e``: a chain's or a block's event figure, or the tree drawn as far as it is known."""
-    if trace.scheme.kind != "tree":
+    """The figure of event ``e``: a chain's or a block's event figure, or the drafted layout (a tree, a dynamic
+    tree as the drafter grew it this round, a confidence chain as long as it ran) drawn as far as it is known."""
+    if not tree_view.drawn_as_tree(trace.scheme):
         return plots_rounds.event_figure(trace, e)
     at = tree_view.at_event(trace, e)
     return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
@@ -96,7 +97,8 @@ def tree_rows(model, trace, e: int, key: str) -> None:
     at = tree_view.at_event(trace, e)
     rows = tree_view.rows_after(at["steps"], at["k"])
     if rows is not None:
-        st.plotly_chart(charts.pq_bars(model.vocab, rows[0], rows[1], "after the rejection: p' (the residual) and q'"),
+        what = "the rejected token removed" if trace.scheme.kind == "dynamic" else "the residual"
+        st.plotly_chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
                         key=f"{key}-rows")
         st.caption("The next child of this node (or the closing token) is judged against these rows, "
                    "not against the node's own p and q.")
@@ -135,13 +137,13 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
         st.plotly_chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
-        if scheme.kind != "tree":
+        if not tree_view.drawn_as_tree(scheme):
             st.caption(tokens.EVENT_MARKS)
     with right:
         st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                     unsafe_allow_html=True)
         st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
-        if scheme.kind == "tree":
+        if scheme.kind in ("tree", "dynamic"):  # a confidence chain closes at its first rejection: no p', q'
             tree_rows(model, trace, e, key)
         if aside is not None:
             aside(s)

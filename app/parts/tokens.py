@@ -103,7 +103,7 @@ def round_html(trace, event_index: int = -1, number: int | None = None) -> str:
     n = len(trace.events())
     known = tree_view.node_statuses(trace, event_index % n)
     statuses = known["statuses"]
-    shown = known["tested"] if trace.scheme.kind == "tree" else range(len(statuses))
+    shown = known["tested"] if tree_view.drawn_as_tree(trace.scheme) else range(len(statuses))
     parts = [boundary_html(number)] if number is not None else []
     parts += [token_html(trace.drafts[j], "draft" if statuses[j] == "accepted" else statuses[j]) for j in shown]
     if known["closing"] is not None:
@@ -141,7 +141,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     the tree nodes' names ("1", "1.2", ...; ``tree_view.sibling_paths``).
     """
     scheme = as_scheme(scheme)
-    kind, gamma, tree = ev["kind"], scheme.depth, scheme.kind == "tree"
+    kind, gamma, tree = ev["kind"], scheme.depth, tree_view.drawn_as_tree(scheme)
     ev = {k: (md(v) if isinstance(v, str) and k in ("token",) else v) for k, v in ev.items()}
     for k in ("context", "discarded", "tokens"):
         if k in ev:
@@ -167,7 +167,8 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind in ("accept", "reject"):
         u, a, x = ev["u"], ev["acceptance"], ev["token"]
         if node:
-            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}"
+            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if scheme.kind != "dynamic" else \
+                f"p'(x) = {a} (a chosen child is a point mass, kept with p'(x))"
             return f"**{node}** (**{x}**): u = {u:.3f} {'<' if kind == 'accept' else '≥'} {why}: " + \
                 ("**accepted**, the walk goes down" if kind == "accept" else "**rejected**")
         why = f"min(1, p/q) = {a} (p({x}) = {ev['p_x']}, q({x}) = {ev['q_x']})"
@@ -175,6 +176,9 @@ def describe_event(ev: dict, scheme, names=None) -> str:
             return f"**position {ev['position'] + 1}**: u = {u:.3f} < {why}: **keep {x}**"
         return f"**position {ev['position'] + 1}**: u = {u:.3f} ≥ {why}: **reject {x}**"
     if kind == "update":
+        if scheme.kind == "dynamic":
+            return ("after the rejection the child's token is removed from p' and p' renormalized: the next "
+                    "sibling (or the closing token) is judged against it")
         return ("after the rejection p' ← normalize(max(0, p' − q')) and q' ← "
                 + ("q without the tried tokens" if scheme.drafts == "distinct" else "q")
                 + ": the next sibling (or the closing token) is judged against these rows")

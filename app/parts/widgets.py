@@ -11,6 +11,7 @@ import streamlit as st
 
 from parts import memory, model_editor
 from specsim import bounds, schemes, toy
+from specsim.schemes.adaptive import stop_text
 from specsim.plots.charts import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
 
 UPLOAD = "upload a JSON file…"
@@ -224,8 +225,12 @@ def _shorthand(params, kinds):
     return None
 
 
+KIND_LABELS = {"confidence": "confidence chain", "dynamic": "dynamic tree"}  # the radio's words for a kind
+
+
 def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"), max_gamma: int = 8):
-    """Pick a scheme in the sidebar: its kind, then γ (a chain or a block) or the tree's shape and drafts.
+    """Pick a scheme in the sidebar: its kind, then γ (a chain or a block), the tree's shape and drafts,
+    a confidence chain's most drafts, threshold and confidence, or a dynamic tree's budget, depth and top-k.
 
     Starts from ``?scheme=`` (``scheme_query``) or ``default``. γ goes up to the largest value whose
     exact round is within the work limit. Returns the scheme, or None after one ``st.error`` line.
@@ -234,8 +239,12 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
     kind = memory.remember(f"{key}-kind", base.kind, link.kind if link else None, valid=lambda k: k in kinds)
     if len(kinds) > 1:
         kind = st.radio("verification", kinds, key=f"{key}-kind", horizontal=True,
+                        format_func=lambda k: KIND_LABELS.get(k, k),
                         help="chain: token by token; block: the drafted chain as a whole; tree: several children "
-                             "per position, one target pass")
+                             "per position, one target pass; confidence chain: stop drafting when the drafter is "
+                             "unsure; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
+    if kind in ("confidence", "dynamic"):
+        return _adaptive_picker(key, kind, link if link is not None and link.kind == kind else None, max_gamma)
     if kind in ("chain", "block"):
         top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
                              model, max_gamma)
@@ -266,4 +275,44 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
 def _in_url(key: str, scheme):
     """The picked scheme into the address (``?scheme=``), so a reload opens it again."""
     memory.to_url("scheme", scheme.name, *(f"{key}-{k}" for k in ("kind", "gamma", "shape", "drafts")))
+    return scheme
+
+
+def _adaptive_picker(key: str, kind: str, link, most: int):
+    """The settings of a confidence-stopped chain or of a dynamic tree (``specsim.schemes.adaptive``,
+    ``specsim.schemes.dynamic_tree``), from ``link`` (a scheme of this kind) or the defaults."""
+    whole = lambda hi: lambda v: isinstance(v, int) and 1 <= v <= hi  # noqa: E731
+    if kind == "confidence":
+        memory.remember(f"{key}-max", 6, min(link.gamma, most) if link else None, valid=whole(most))
+        gamma = int(st.number_input("most drafts (max)", 1, most, key=f"{key}-max",
+                                    help="the chain never drafts more than this many tokens a round"))
+        memory.remember(f"{key}-stop", "0.45", stop_text(link.stop) if link else None, valid=lambda t: isinstance(t, str))
+        stop = st.text_input("stop below (threshold)", key=f"{key}-stop",
+                             help="stop after a draft whose confidence is below this, strictly between 0 and 1 "
+                                  "(0.45 or 9/20); that draft is still verified")
+        memory.remember(f"{key}-on", "top", link.on if link else None, valid=lambda o: o in ("top", "draft"))
+        on = st.radio("confidence", ("top", "draft"), key=f"{key}-on", horizontal=True,
+                      help="top: the drafter's top probability at the position; draft: q of the token drafted "
+                           "(Hugging Face's assistant_confidence_threshold)")
+        if capped_text(stop, "the threshold", 20) is None:
+            return None
+        text = f"chain:max={gamma},stop={stop.strip()}" + (",on=draft" if on == "draft" else "")
+    else:
+        memory.remember(f"{key}-nodes", 6, min(link.budget, most) if link else None, valid=whole(most))
+        nodes = int(st.number_input("budget: nodes kept", 1, most, key=f"{key}-nodes",
+                                    help="the best-scored candidates kept for verification"))
+        memory.remember(f"{key}-depth", 3, min(link.depth, most) if link else None, valid=whole(most))
+        depth = int(st.number_input("depth", 1, most, key=f"{key}-depth", help="levels grown (at most the budget)"))
+        memory.remember(f"{key}-topk", 2, min(link.topk, most) if link else None, valid=whole(most))
+        topk = int(st.number_input("top-k", 1, most, key=f"{key}-topk",
+                                   help="each expanded node's most probable tokens; the top-k nodes of a level "
+                                        "are expanded"))
+        text = f"tree:dynamic,budget={nodes},depth={depth},topk={topk}"
+    try:
+        scheme = schemes.parse(text)
+    except ValueError as e:
+        st.error(one_line(e))
+        return None
+    keys = ("kind", "max", "stop", "on", "nodes", "depth", "topk")
+    memory.to_url("scheme", scheme.name, *(f"{key}-{k}" for k in keys))
     return scheme

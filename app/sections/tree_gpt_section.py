@@ -15,7 +15,8 @@ from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view
 
-SCHEMES = "chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4"  # 4 drafted tokens each
+SCHEMES = ("chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4;"
+           "chain:max=4,stop=0.45;tree:dynamic,budget=4,depth=3,topk=2")  # 4 drafted tokens each (the last two: at most)
 MAX_CHARS = 120
 MAX_RUNS = 16  # tree generations kept (each a few rounds of small lists)
 
@@ -110,7 +111,8 @@ def same_work_note(rows: list) -> str | None:
 
 
 def _bench_view(store) -> None:
-    st.markdown(f"Every scheme with a budget of 4 drafted tokens (`{SCHEMES}`), interleaved with plain "
+    st.markdown(f"Every scheme with a budget of 4 drafted tokens (`{SCHEMES}`; the confidence chain drafts at most 4, "
+                "the dynamic tree keeps 4 nodes), interleaved with plain "
                 "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
                 "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
     if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:

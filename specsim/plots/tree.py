@@ -26,8 +26,10 @@ from .charts import FONT, exact, style
 STATUS_COLOR = {"accepted": OVERLAP_COLOR, "rejected": RESIDUAL_COLOR, "not reached": PANEL, "testing": WHITE}
 CLOSING_COLOR = {"bonus": BONUS_COLOR, "correct": P_COLOR}
 # one colour and dash per family of schemes (``specsim.views.scheme_view.FAMILIES``)
-KIND_COLOR = {"chain": Q_COLOR, "block": RESIDUAL_COLOR, "tree": OVERLAP_COLOR, "tree:distinct": P_COLOR}
-KIND_DASH = {"chain": "solid", "block": "dash", "tree": "dot", "tree:distinct": "dashdot"}
+KIND_COLOR = {"chain": Q_COLOR, "block": RESIDUAL_COLOR, "tree": OVERLAP_COLOR, "tree:distinct": P_COLOR,
+              "confidence": BONUS_COLOR, "dynamic": DARK_GREY}
+KIND_DASH = {"chain": "solid", "block": "dash", "tree": "dot", "tree:distinct": "dashdot",
+             "confidence": "longdash", "dynamic": "longdashdot"}
 
 
 def tree_figure(context, nodes, steps, k: int, title: str | None = None) -> go.Figure:

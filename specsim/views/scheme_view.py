@@ -20,9 +20,12 @@ from __future__ import annotations
 from .. import bounds, exact
 from ..labs import compare
 from ..sampling import num, trace_round
-from ..schemes import Block, Chain
+from ..schemes import Block, Chain, ConfidenceChain, DynamicTree
+from ..schemes.adaptive import equal_cost_chain
 
 FAMILIES = ("chain", "block", "tree", "tree:distinct")  # one curve each in ``best_by_budget``
+ADAPTIVE_FAMILIES = ("confidence", "dynamic")  # and one each of these when the rows have such a scheme
+STOP, DEPTH, TOPK = "0.45", 3, 2  # the adaptive schemes compared when the page's scheme is not one of them
 MAX_BUDGET = 6  # the page's budget slider; compare.MAX_BUDGET is the library's own limit
 
 
@@ -62,9 +65,25 @@ def chain_vs_block(pair, gamma: int) -> list:
     return rows
 
 
-def check_budget(pair, budget: int, limit=None) -> None:
-    """Refuse ``compare.compare(pair, context, budget)`` (``compare.check``, one line)."""
+def check_budget(pair, budget: int, limit=None, scheme=None) -> None:
+    """Refuse ``budget_rows(pair, context, budget, scheme)`` (``compare.check``, one line): the fixed schemes
+    within the budget, then the adaptive ones."""
     compare.check(pair, budget, limit=limit)
+    compare.check(pair, named=adaptive_schemes(budget, scheme), limit=limit)
+
+
+def budget_rows(pair, context, budget: int, scheme=None) -> list:
+    """``compare.compare`` rows of every fixed scheme within ``budget`` and of ``adaptive_schemes(budget,
+    scheme)``, confidence chains with their fixed chain at equal drafts (``with_equal_cost``), most expected
+    tokens first (fewer drafted tokens first on a tie), as ``compare.compare`` orders them.
+
+    >>> from specsim.toy import load_model
+    >>> [(r["scheme"], str(r["expected_tokens"])) for r in budget_rows(load_model("seed"), ("a",), 1)]
+    [('chain:1', '19/10'), ('block:1', '19/10'), ('tree:1', '19/10'), ('tree:1:distinct', '19/10'), \
+('chain:max=1,stop=0.45', '19/10'), ('tree:dynamic,budget=1,depth=1,topk=1', '8/5')]
+    """
+    rows = compare.compare(pair, context, budget) + compare.compare(pair, context, named=adaptive_schemes(budget, scheme))
+    return sorted(with_equal_cost(pair, context, rows), key=lambda r: (-r["expected_tokens"], r["drafted_tokens"]))
 
 
 def largest_budget(pair, hi: int = MAX_BUDGET, limit=None) -> int:
@@ -87,10 +106,12 @@ def best_by_budget(rows, budget: int) -> dict:
     """From ``compare.compare`` rows: for b = 1..budget, the best scheme of each family drafting <= b tokens.
 
     Returns {"budgets": [1..budget], family: [expected tokens], family + " scheme": [scheme name]} for
-    each of ``FAMILIES``; a family with no scheme at b (never, for b >= 1) would get None.
+    each of ``FAMILIES`` and each of ``ADAPTIVE_FAMILIES`` with a row; a family with no scheme at b
+    (never, for b >= 1, with ``budget_rows``) would get None.
     """
     out = {"budgets": list(range(1, budget + 1))}
-    for fam in FAMILIES:
+    present = {family(r) for r in rows}
+    for fam in FAMILIES + tuple(f for f in ADAPTIVE_FAMILIES if f in present):
         values, labels = [], []
         for b in out["budgets"]:
             fit = [r for r in rows if family(r) == fam and r["drafted_tokens"] <= b]
@@ -99,3 +120,32 @@ def best_by_budget(rows, budget: int) -> dict:
             labels.append(None if best is None else best["scheme"])
         out[fam], out[fam + " scheme"] = values, labels
     return out
+
+
+def adaptive_schemes(budget: int, scheme=None) -> list:
+    """For b = 1..budget: a confidence-stopped chain of at most b drafts and a dynamic tree of b nodes.
+
+    The threshold and confidence (``on``), the depth and top-k are ``scheme``'s when it is of that
+    kind, else ``STOP``, ``DEPTH`` and ``TOPK``; depth and top-k are capped at b.
+
+    >>> [s.name for s in adaptive_schemes(2)]
+    ['chain:max=1,stop=0.45', 'tree:dynamic,budget=1,depth=1,topk=1', 'chain:max=2,stop=0.45', 'tree:dynamic,budget=2,depth=2,topk=2']
+    """
+    stop, on = (scheme.stop, scheme.on) if isinstance(scheme, ConfidenceChain) else (STOP, "top")
+    depth, topk = (scheme.depth, scheme.topk) if isinstance(scheme, DynamicTree) else (DEPTH, TOPK)
+    return [s for b in range(1, budget + 1)
+            for s in (ConfidenceChain(b, stop, on), DynamicTree(b, min(depth, b), min(topk, b)))]
+
+
+def with_equal_cost(pair, context, rows) -> list:
+    """``compare.compare`` rows, each confidence chain's with ``fixed_at_equal_drafts``: the exact tokens per
+    round of fixed chains drafting as many tokens on average (``schemes.adaptive.equal_cost_chain``).
+
+    >>> from specsim.toy import load_model
+    >>> m = load_model("seed")
+    >>> rows = with_equal_cost(m, ("a",), compare.compare(m, ("a",), named=["chain:max=6,stop=0.45"]))
+    >>> rows[0]["expected_tokens"], rows[0]["expected_drafts"], rows[0]["fixed_at_equal_drafts"]
+    (Fraction(227247, 62500), Fraction(8513, 2500), Fraction(17687079, 5000000))
+    """
+    return [{**r, "fixed_at_equal_drafts": equal_cost_chain(pair, tuple(context), r["expected_drafts"])}
+            if r["kind"] == "confidence" else r for r in rows]

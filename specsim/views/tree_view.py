@@ -32,6 +32,20 @@ from fractions import Fraction
 
 STATUSES = ("not reached", "testing", "accepted", "rejected")
 CLOSING = ("correct", "bonus")  # the kinds of a round's closing token
+CHAINS = ("chain", "confidence")  # kinds whose rejection discards every later draft
+
+
+def drawn_as_tree(scheme) -> bool:
+    """Whether a round of ``scheme`` is drawn node by node from its drafted layout: a tree (fixed or
+    dynamic: EAGLE-2's layout is read from the round's drafted parents) or a chain whose length
+    varies (a confidence-stopped chain drafts 1..G, a path of its own length each round).
+
+    >>> from specsim.schemes import parse
+    >>> [drawn_as_tree(parse(s)) for s in ("chain:3", "block:3", "tree:2,1", "chain:max=6,stop=0.45",
+    ...                                    "tree:dynamic,budget=6,depth=3,topk=2")]
+    [False, False, True, True, True]
+    """
+    return scheme.kind in ("tree", "dynamic", "confidence")
 
 
 def drafted_tree(trace) -> list:
@@ -69,7 +83,7 @@ def node_statuses(trace, event_index: int) -> dict:
     (['pending', 'pending', 'pending'], ['accepted', 'rejected', 'discarded'], ('correct', 'b'))
     """
     status, tested, closing = [], [], None
-    chain = trace.scheme.kind == "chain"
+    chain = trace.scheme.kind in CHAINS
     for ev in trace.events()[:event_index + 1]:
         kind = ev["kind"]
         if kind == "draft":
@@ -206,6 +220,8 @@ def rows_after(steps, k: int):
     token left to draft has q' = None in the trace: zeros here."""
     for s in reversed(steps[:k]):
         if s["kind"] == "reject":
+            if "p" not in s:  # a chain's rejection closes the round: no rows are updated
+                return None
             p = [Fraction(v) for v in s["p"]]
             return p, [Fraction(v) for v in s["q"]] if s["q"] is not None else [Fraction(0)] * len(p)
         if s["kind"] == "accept":
