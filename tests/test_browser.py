@@ -488,3 +488,84 @@ def test_page_renders(server, page, path):
     screenshot(page, f"page-{path or 'home'}")
     shot(page, f"page-{path or 'home'}", 420)  # a phone's width: test-artifacts/page-NAME-420.png
     no_exception(page)
+
+
+# -- issue 23: one model for every toy page, settings that survive a page switch ----------------------
+
+def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamma(server, page):
+    """Type into the model editor's table on Exactness (p after "a": 3/5 becomes 2), see the one-line error
+    naming the row, normalize, use the model; the Round stepper and the Residual explorer then show it. On
+    the stepper, seed 5, γ 2 and event 4 survive a visit to another page, and the address carries them."""
+    open_page(page, server, "exactness")
+    side = page.locator('[data-testid="stSidebar"]')
+    side.get_by_role("button", name="edit this model").click()
+    dialog = page.locator('[role="dialog"]')
+    grid = dialog.locator('[data-testid="stDataFrame"]')
+    grid.wait_for(timeout=30_000)
+    wait_idle(page)
+    error = dialog.locator('[data-testid="stAlertContentError"]')
+    for attempt in range(3):  # a keystroke that lands while the grid redraws can be lost: a person types again
+        page.wait_for_timeout(1000)  # the dialog slides in: measure the table where it comes to rest
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 20, box["y"] + 35 + 17)  # row 1 (p after "a"), its context cell
+        for key in ("ArrowRight", "ArrowRight"):  # to token a's cell
+            page.wait_for_timeout(300)
+            page.keyboard.press(key)
+        page.wait_for_timeout(300)
+        page.keyboard.press("Enter")  # the cell's editor: a text box over the grid
+        editor = page.locator("textarea.gdg-input")
+        try:
+            editor.wait_for(timeout=5_000)
+        except Exception:  # playwright's TimeoutError
+            print(f"\nthe cell editor did not open (attempt {attempt + 1})")
+            continue
+        editor.fill("2")
+        editor.press("Enter")
+        try:
+            sync_api.expect(error).to_have_text(
+                "row 1 (p after “a”): sums to 12/5, not 1 (press normalize to rescale it)", timeout=15_000)
+            break
+        except AssertionError:
+            print(f"\nthe cell edit was not taken (attempt {attempt + 1}); typing again")
+            page.keyboard.press("Escape")
+    else:
+        raise AssertionError("typing into the model table never reached the server")
+    click(page, "normalize")
+    sync_api.expect(error).to_have_count(0, timeout=30_000)
+    click(page, "use this model")
+    sync_api.expect(page.locator('[role="dialog"]')).to_have_count(0, timeout=30_000)
+    wait_idle(page)
+    sync_api.expect(page.locator('[data-testid="stAlertContentSuccess"]').first).to_contain_text("of model edited")
+    no_exception(page)
+
+    side.get_by_role("link", name="Residual explorer").click()
+    wait_idle(page)
+    p_row = page.get_by_label("p: target distribution")
+    sync_api.expect(p_row).to_have_value("5/6, 1/8, 1/24", timeout=30_000)  # 2, 3/10, 1/10 normalized
+    side.get_by_role("link", name="Round stepper").click()
+    wait_idle(page)
+    sync_api.expect(side.get_by_role("combobox", name="toy model")).to_have_value("your edited model")
+
+    for label, value in (("seed", "5"), ("γ: draft length", "2")):
+        box = side.get_by_role("spinbutton", name=label)
+        box.fill(value)
+        box.press("Enter")
+        wait_idle(page)
+    status = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]',
+                          has_text=re.compile(r"^round \d+ · event")).first
+    sync_api.expect(status).to_contain_text("round 1 · event 1 of", timeout=30_000)
+    for _ in range(3):
+        click(page, "Next step")
+    sync_api.expect(status).to_contain_text("round 1 · event 4 of", timeout=30_000)
+    wait_idle(page)
+    assert "seed=5" in page.url and "scheme=chain%3A2" in page.url, page.url
+    side.get_by_role("link", name="Speedup").click()
+    wait_idle(page)
+    assert "seed=" not in page.url  # Streamlit drops the parameters on a page switch: memory brings them back
+    side.get_by_role("link", name="Round stepper").click()
+    wait_idle(page)
+    sync_api.expect(status).to_contain_text("round 1 · event 4 of", timeout=30_000)
+    assert side.get_by_role("spinbutton", name="seed").input_value() == "5"
+    assert side.get_by_role("spinbutton", name="γ: draft length").input_value() == "2"
+    assert "seed=5" in page.url and "scheme=chain%3A2" in page.url, page.url
+    no_exception(page)
