@@ -86,6 +86,8 @@ def test_a_dynamic_round_is_drawn_with_the_layout_it_drafted_event_by_event():
         assert line.endswith(tokens.describe_event(ev, trace.scheme, names))
         if ev["kind"] in ("accept", "reject"):
             assert f"p'(x) = {ev['acceptance']}" in line and "min(1, p'(x)/q'(x))" not in line
+        if ev["kind"] == "draft":
+            assert "chosen, not sampled" in line
         last = drawn_nodes(at)
         at.button(key="trees-next").click().run()
         assert not at.exception
@@ -198,3 +200,10 @@ def test_tiny_gpt_section_runs_a_dynamic_tree_and_draws_its_drafted_mask():
     drafted = [names.index(n.rsplit(".", 1)[0]) if "." in n else -1 for n in names]
     assert tree_view.sibling_paths(drafted) == names
     assert [row[-len(rows):] for row in grid] == masks.tree_grid(drafted, 0).astype(int).tolist()
+
+
+def test_a_huge_threshold_box_is_refused_without_echo():
+    at = open_trees({"scheme": CONFIDENT})
+    at.text_input(key="trees-stop").set_value("0." + "4" * 5000).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "4" * 30 not in at.error[0].value and len(at.error[0].value) < 300

@@ -150,7 +150,9 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind == "draft":
         where = f"**draft {node}** (depth {ev['position'] + 1})" if node else \
             f"**draft {ev['position'] + 1} of {gamma}**"
-        return f"{where}: after “{' '.join(ev['context'])}” the drafter samples **{ev['token']}** from q"
+        how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if scheme.kind == "dynamic" else \
+            "samples **{}** from q"
+        return f"{where}: after “{' '.join(ev['context'])}” the drafter " + how.format(ev['token'])
     if kind == "verify":
         if tree:
             return (f"**verify**: one target pass computes p at the root and after each of the "
