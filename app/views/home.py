@@ -45,7 +45,7 @@ with left:
         st.markdown("- " + tokens.describe_event(ev, GAMMA))
 with right:
     st.plotly_chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
-nav.page_link("stepper", "Step through many rounds, your own model and seed: Round stepper")
+nav.page_link("stepper", "Round stepper: more rounds, your seed")  # one line at 420 px
 
 st.subheader("Where to go")
 cols = st.columns(2)

@@ -162,8 +162,8 @@ for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels 
     fig = plots_gpt.draft_rows(vocab, p_rows[s:e], q_rows[s:e], r.drafts[s:e], r.acceptance[s:e], r.u[s:e],
                                r.accepted_flags[s:e])
     if len(r.drafts) > DRAFTS_PER_CHART:
-        fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q at "
-                                     "each drafted position (the draft outlined)")
+        fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q, "
+                                     "the draft outlined")  # one line at 420 px
     st.plotly_chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
 with st.expander("Which logit row of the verify pass scored which draft"):
     st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],

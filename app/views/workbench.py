@@ -67,7 +67,7 @@ with chart:
     # each cell shows the TV to 3 decimals (an exact fraction such as 1369/62500 does not fit a cell on a
     # phone); the hover and the metrics below keep the exact fraction
     grid.update_traces(texttemplate="%{z:.3f}", textfont_size=11, selector=dict(type="heatmap"))
-    grid.update_layout(height=380, yaxis_title="β (acceptance exponent)", xaxis_title="λ (residual weight)")
+    grid.update_layout(height=380, yaxis_title="β", xaxis_title="λ (residual weight)")  # short: a phone cuts long titles
     for trace, size in (("your rule", 40), ("exact point", 50)):  # rings around the cell's number, not on it
         grid.update_traces(marker_size=size, selector=lambda t, name=trace: (t.name or "").startswith(name))
     st.plotly_chart(grid, key="wb-grid")
