@@ -92,19 +92,21 @@ def test_bench_figures_from_scripted_timings(pair, monkeypatch):
         return Timing([next(plain_s if result[0].mode == "plain" else spec_s)], result)
 
     monkeypatch.setattr(bench, "measure", fake_measure)
+    monkeypatch.setattr(bench, "bench_clock", lambda device: ("wall time", bench.time.perf_counter))
     monkeypatch.setattr(bench, "round_costs", lambda *a, **k: next(step))
     d = bench.bench(pair, [3], n_tokens=12, repeats=3, prompts=["def f(x):\n"])
     assert calls[2:] == ["plain", "speculative", "speculative", "plain", "plain", "speculative"]  # rotated
     r = d["results"][0]
     assert r["speedup"] == round(1.0 / 0.5, 4) and r["speedup_interval"] == [round(1.1 / 0.7, 4), 2.0]
-    c, v = 1e-4 / 1e-3, 1.4e-3 / 1e-3  # minima of each cost over the repeats
-    assert r["cost"] == round(c, 4) and r["verify_ratio"] == round(v, 4)
+    step = [1.2 / 12, 1.0 / 12, 1.1 / 12]  # plain decoding's seconds per token: the target step
+    c, v = 1e-4 / min(step), 1.4e-3 / min(step)  # minima of each cost over the repeats
+    assert r["cost"] == round(c, 4) and r["verify_ratio"] == round(v, 4) and d["step_ms"]["plain"] == round(1e3 / 12, 4)
     predicted = r["tokens_per_round"] / (3 * c + v)
     assert r["refined_speedup"] == pytest.approx(predicted, abs=1e-4)
     assert r["ratio"] == pytest.approx(2.0 / predicted, abs=1e-3)
-    per_repeat = [(1.2 / 0.6) / (r["tokens_per_round"] / (3 * 0.1 + 1.5)),
-                  (1.0 / 0.5) / (r["tokens_per_round"] / (3 * 0.15 + 1.0)),
-                  (1.1 / 0.7) / (r["tokens_per_round"] / (3 * 1 / 11 + 1.4 / 1.1))]
+    per_repeat = [(p / s) / (r["tokens_per_round"] / (3 * dr / t + vr / t))
+                  for p, s, t, dr, vr in zip((1.2, 1.0, 1.1), (0.6, 0.5, 0.7), step, (1e-4, 3e-4, 1e-4),
+                                             (1.5e-3, 2e-3, 1.4e-3))]
     assert r["ratio_interval"] == pytest.approx([min(per_repeat), max(per_repeat)], abs=1e-3)
     assert r["spread"]["speculative"] == pytest.approx(0.6 / 0.5 - 1, abs=1e-4)
     assert d["statistic"] == "minimum over repeats" and d["ratio_coverage"] == 0.75 and d["noisy"] is False
