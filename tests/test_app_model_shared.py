@@ -267,22 +267,3 @@ def test_a_link_to_speedup_beats_a_remembered_alpha():
     go(at, "views/home.py")
     go(at, "views/speedup.py", {"alpha": "0.9", "c": "0.2"})
     assert at.slider(key="sp-alpha").value == 0.9 and at.slider(key="sp-cost").value == 0.2
-
-
-def test_pages_write_their_link_settings_into_the_address():
-    """A reload keeps what the address holds: the pages write back the settings a link carries."""
-    at = open_page("views/stepper.py")
-    at.number_input(key="stepper-seed").set_value(5).run()
-    at.number_input(key="stepper-gamma").set_value(2).run()
-    at.selectbox(key="stepper-ctx").set_value(("b",)).run()
-    params = ok(at).query_params
-    assert (params["seed"], params["scheme"], params["context"]) == ("5", "chain:2", "b")
-    reload = open_page("views/stepper.py", dict(params))  # a new session, same address
-    assert reload.number_input(key="stepper-seed").value == 5 and reload.number_input(key="stepper-gamma").value == 2
-    assert reload.selectbox(key="stepper-ctx").value == ("b",)
-    at = open_page("views/speedup.py")
-    at.slider(key="sp-alpha").set_value(0.63).run()
-    assert ok(at).query_params["alpha"] == "0.63" and at.query_params["c"] == "0.05"
-    at = open_page("views/pitfalls.py")
-    at.selectbox(key="pit-rule").set_value("always-accept").run()
-    assert ok(at).query_params["rule"] == "always-accept" and at.query_params["scheme"] == "chain:2"

@@ -495,7 +495,7 @@ def test_page_renders(server, page, path):
 def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamma(server, page):
     """Type into the model editor's table on Exactness (p after "a": 3/5 becomes 2), see the one-line error
     naming the row, normalize, use the model; the Round stepper and the Residual explorer then show it. On
-    the stepper, seed 5, γ 2 and event 4 survive a visit to another page, and the address carries them."""
+    the stepper, seed 5, γ 2 and event 4 survive a visit to another page."""
     open_page(page, server, "exactness")
     side = page.locator('[data-testid="stSidebar"]')
     side.get_by_role("button", name="edit this model").click()
@@ -558,14 +558,11 @@ def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamm
         click(page, "Next step")
     sync_api.expect(status).to_contain_text("round 1 · event 4 of", timeout=30_000)
     wait_idle(page)
-    assert "seed=5" in page.url and "scheme=chain%3A2" in page.url, page.url
     side.get_by_role("link", name="Speedup").click()
     wait_idle(page)
-    assert "seed=" not in page.url  # Streamlit drops the parameters on a page switch: memory brings them back
     side.get_by_role("link", name="Round stepper").click()
     wait_idle(page)
     sync_api.expect(status).to_contain_text("round 1 · event 4 of", timeout=30_000)
     assert side.get_by_role("spinbutton", name="seed").input_value() == "5"
     assert side.get_by_role("spinbutton", name="γ: draft length").input_value() == "2"
-    assert "seed=5" in page.url and "scheme=chain%3A2" in page.url, page.url
     no_exception(page)

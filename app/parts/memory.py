@@ -9,9 +9,12 @@ put back as the widget's value on the page's next run.
 
 A link's setting (``?seed=5``, read by the page and passed as ``link``) wins
 once, on the run that first sees it: a later change made with the widget is
-not undone on the next rerun while the address still holds the link. A page
-writes the settings a link can carry back into the address (``to_url``), so a
-reload restores them; the written value counts as seen.
+not undone on the next rerun while the address still holds the link; a reload
+opens the page on what the address holds.
+
+The pages do not write their settings into the address: Streamlit turns every
+change of ``st.query_params`` into a new browser history entry, so Back would
+step through settings instead of returning to the lesson that linked the page.
 """
 from __future__ import annotations
 
@@ -38,23 +41,3 @@ def remember(key: str, default, link=None, valid=None):
         state[key] = default
     state[PREFIX + key] = state[key]
     return state[key]
-
-
-def forget(key: str) -> None:
-    """Drop the remembered value of ``key`` (the next ``remember`` starts from its default)."""
-    for k in (key, PREFIX + key):
-        st.session_state.pop(k, None)
-
-
-def to_url(name: str, text: str, *keys: str) -> None:
-    """Write ``?name=text`` into the address (a reload then restores it) and count the values of the widgets
-    ``keys`` (the ones this parameter sets) as the link already seen, so a link with another value still wins.
-
-    Streamlit clears the address's parameters when the session moves to another page, so what one page
-    writes never reaches the next.
-    """
-    if st.query_params.get(name) != text:
-        st.query_params[name] = text
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[SEEN + key] = st.session_state[key]

@@ -253,7 +253,7 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
         memory.remember(f"{key}-gamma", min(g0, top), wanted, valid=lambda g: isinstance(g, int) and 1 <= g <= top)
         gamma = int(st.number_input("γ: draft length", 1, top, key=f"{key}-gamma",
                                     help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
-        return _in_url(key, schemes.parse(f"{kind}:{gamma}"))
+        return schemes.parse(f"{kind}:{gamma}")
     tree_link = link is not None and link.kind == "tree"
     memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.kind == "tree" else "2,2,1",
                     ",".join(map(str, link.shape)) if tree_link else None, valid=lambda t: isinstance(t, str))
@@ -266,16 +266,10 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
     if capped_text(shape, "the tree shape", 40) is None:
         return None
     try:
-        return _in_url(key, schemes.parse(f"tree:{shape}:{drafts}"))
+        return schemes.parse(f"tree:{shape}:{drafts}")
     except ValueError as e:
         st.error(one_line(e))
         return None
-
-
-def _in_url(key: str, scheme):
-    """The picked scheme into the address (``?scheme=``), so a reload opens it again."""
-    memory.to_url("scheme", scheme.name, *(f"{key}-{k}" for k in ("kind", "gamma", "shape", "drafts")))
-    return scheme
 
 
 def _adaptive_picker(key: str, kind: str, link, most: int):
@@ -309,10 +303,7 @@ def _adaptive_picker(key: str, kind: str, link, most: int):
                                         "are expanded"))
         text = f"tree:dynamic,budget={nodes},depth={depth},topk={topk}"
     try:
-        scheme = schemes.parse(text)
+        return schemes.parse(text)
     except ValueError as e:
         st.error(one_line(e))
         return None
-    keys = ("kind", "max", "stop", "on", "nodes", "depth", "topk")
-    memory.to_url("scheme", scheme.name, *(f"{key}-{k}" for k in keys))
-    return scheme

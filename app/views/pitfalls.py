@@ -38,7 +38,6 @@ memory.remember("pit-rule", names[0], wanted if wanted in names else None, valid
 controls, chart = st.columns([1, 2])  # the chart beside the rule and its numbers: on a projector all fit one screen
 name = controls.selectbox("rule", names, key="pit-rule", format_func=title,
                           help="every broken rule for this scheme, and the correct one to compare")
-memory.to_url("rule", name, "pit-rule")  # with ?scheme=: a reload opens this rule again
 pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
 lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, scheme.name, n_tokens)}
 result, correct = lab[name], lab["correct"]

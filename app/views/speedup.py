@@ -25,8 +25,6 @@ cost_f = controls.slider("c: drafter step cost / target step", 0.0, C_MAX, step=
 memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA)
 max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
-memory.to_url("alpha", f"{alpha_f:g}", "sp-alpha")  # a reload restores α and c
-memory.to_url("c", f"{cost_f:g}", "sp-cost")
 
 curve = cached.speedup_curve(alpha, cost, max_gamma)
 verdict = formulas.best_gamma_verdict(alpha, cost, max_gamma)

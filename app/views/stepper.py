@@ -35,8 +35,6 @@ with st.sidebar:
         scheme = widgets.scheme_picker(KEY, model, "chain:3", max_gamma=MAX_GAMMA)
         memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
-        memory.to_url("seed", str(seed), f"{KEY}-seed")  # a reload restores seed, context and scheme
-        memory.to_url("context", " ".join(context), f"{KEY}-ctx")
         memory.remember(f"{KEY}-speed", 0.6)
         speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], key=f"{KEY}-speed")
 if model is None or scheme is None:

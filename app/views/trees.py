@@ -48,7 +48,6 @@ with st.sidebar:
         scheme = widgets.scheme_picker(KEY, model, "tree:2,2,1", kinds=("tree", "dynamic", "confidence"))
         memory.remember(f"{KEY}-seed", 0, widgets.query_int(params.get("seed"), 0, SEED_MAX))
         seed = int(st.number_input("seed", 0, SEED_MAX, key=f"{KEY}-seed"))
-        memory.to_url("seed", str(seed), f"{KEY}-seed")  # a reload restores seed and scheme
         memory.remember(f"{KEY}-speed", 1.0)
         speed = st.select_slider("play speed (seconds per event)", [0.5, 1.0, 2.0], key=f"{KEY}-speed")
 if model is None:
@@ -154,7 +153,6 @@ top = scheme_view.largest_budget(model, limit=bounds.LIMITS.interactive_work)
 budget = widgets.int_slider("budget: drafted tokens per round", 1, top, min(4, top), key=f"{KEY}-budget",
                             link=widgets.query_int(params.get("budget"), 1, top),
                             help=f"up to {top}: the largest budget whose every scheme is within the work limit")
-memory.to_url("budget", str(budget), f"{KEY}-budget")
 picked = scheme.name if scheme is not None and scheme.kind in ("confidence", "dynamic") else None
 if widgets.within_bounds(scheme_view.check_budget, model, budget, scheme=scheme):
     rows = compare_rows(model.to_json(), context, budget, picked)
