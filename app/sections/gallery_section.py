@@ -42,8 +42,12 @@ def table_rows(rows) -> list:
 
 def show(device: str) -> None:
     st.header("Drafter gallery")
-    st.markdown("Four ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
-                "trained on the corpus alone), **prompt lookup** (copy what followed the last 3 characters the "
+    st.markdown("Five ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
+                "trained on the corpus alone), **EAGLE** (one narrow layer that reads the target's own last "
+                "hidden state and the next character's embedding, predicts the next hidden state and reads it "
+                "out through the target's final norm and head: the target's understanding of the context for "
+                "the price of one small layer, so it accepts more than a small GPT of its size), **prompt "
+                "lookup** (copy what followed the last 3 characters the "
                 "last time they occurred: no model, c ≈ 0, a one-hot q) and **early exit** (the target's own "
                 "first 2 layers, on the target's KV cache, with its final norm and head, or with a small exit "
                 "head trained to match p: `+head`). Each is measured at γ = 4 against plain decoding "

@@ -41,7 +41,9 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
     temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
     draft = f4.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
-                              "trained on the corpus alone; lookup:3: prompt lookup (copies what followed the last "
+                              "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
+                              "hidden state and the next character's embedding, read out through the target's "
+                              "final norm and head (EAGLE); lookup:3: prompt lookup (copies what followed the last "
                               "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
