@@ -70,13 +70,24 @@ def test_bad_shapes_and_dtypes_are_one_line():
 # -- one step -------------------------------------------------------------------------------------
 
 def test_step_cost_by_hand_memory_then_compute_bound():
-    hw = cpu_from(1e6, 1e6, overhead=1e-3, dtype="bf16")
+    hw = cpu_from(1e6, 1e6, overhead=1e-3, dtype="bf16", overlap=True)
     s = step_cost(TOY, hw, batch=1, context=4)
     assert (s.bytes, s.flops, s.bound) == (3660 + 160 + 40, 3660 + 200, "memory")
     assert math.isclose(s.seconds, 3860 / 1e6 + 1e-3, rel_tol=TOL)
     s = step_cost(TOY, hw, batch=2, context=4, positions=3)  # queries see 5, 6, 7 keys
     assert (s.bytes, s.flops, s.bound) == (3660 + 320 + 240, 2 * (3 * 3660 + 40 * 18), "compute")
     assert math.isclose(s.seconds, 23400 / 1e6 + 1e-3, rel_tol=TOL)
+
+
+def test_a_cpu_adds_memory_and_compute_time_a_gpu_takes_the_larger():
+    """cpu_from's default: memory and compute take turns (one core), so a pass costs their sum."""
+    serial, overlapped = cpu_from(1e6, 1e6, overhead=1e-3, dtype="bf16"), cpu_from(1e6, 1e6, 1e-3, "bf16", overlap=True)
+    assert not serial.overlap and overlapped.overlap and HARDWARE["h100-sxm"].overlap
+    s, o = step_cost(TOY, serial, 2, 4, 3), step_cost(TOY, overlapped, 2, 4, 3)
+    assert (s.bytes, s.flops) == (o.bytes, o.flops) == (3660 + 320 + 240, 2 * (3 * 3660 + 40 * 18))
+    assert math.isclose(s.seconds, (4220 + 23400) / 1e6 + 1e-3, rel_tol=TOL)
+    assert math.isclose(o.seconds, 23400 / 1e6 + 1e-3, rel_tol=TOL)
+    assert tensor_parallel(serial, 2).overlap is False
 
 
 def test_kv_window_bounds_reads_and_attention():
@@ -106,8 +117,8 @@ def test_serving_point_is_refined_speedup_of_c_and_v():
 
 
 def test_toy_round_by_hand():
-    """Toy pair on 1 MB/s, 1 MFLOP/s, no overhead, batch 1, context 4, γ = 2, α = 1/2."""
-    hw = cpu_from(1e6, 1e6, dtype="bf16")
+    """Toy pair on 1 MB/s, 1 MFLOP/s, no overhead, batch 1, context 4, γ = 2, α = 1/2, overlapped."""
+    hw = cpu_from(1e6, 1e6, dtype="bf16", overlap=True)
     p = serving_point(TOY, TOY_DRAFT, hw, 1, 4, 0.5, 2)
     target = 3660 + 4 * 40 + 40  # bytes: memory-bound (3860 FLOPs)
     d = TOY_DRAFT

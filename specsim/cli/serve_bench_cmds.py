@@ -104,7 +104,7 @@ def _checked(handler):
 
 
 KEYS = ["batch", "gamma", "tokens_per_s", "min_max", "speedup", "predicted_speedup", "tokens_per_round", "v",
-        "predicted_v", "v_ratio", "serial_v", "bound"]
+        "predicted_v", "v_ratio", "bound"]
 
 
 def cmd_serve_bench(args) -> int:
@@ -126,10 +126,10 @@ def cmd_serve_bench(args) -> int:
               f"GFLOP/s; calibrated overhead per pass (B = 1 step {cal['step_b1_ms']['target']} / "
               f"{cal['step_b1_ms']['draft']} ms minus the roofline): target {cal['overhead_ms']['target']} ms, "
               f"drafter {cal['overhead_ms']['draft']} ms; every predicted figure follows from these "
-              "(serial_v: the same terms added, not overlapped).")
+              "(memory and compute time added: one CPU core does them in turn).")
         rows = [[r["batch"], r["gamma"], r["tokens_per_s"], "-".join(str(x) for x in r["tokens_per_s_min_max"]),
                  r["speedup"], r["predicted_speedup"], r["tokens_per_round"], r["v"], r["predicted_v"],
-                 r["v_ratio"], r["serial_v"], r["bound"]] for r in run["rows"]]
+                 r["v_ratio"], r["bound"]] for r in run["rows"]]
         print(table(rows, KEYS))
         w = run["worst_v"]
         print(f"crossover batch: measured {run['crossover_batch'] or 'none in the list'}, predicted "

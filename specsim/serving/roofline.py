@@ -9,6 +9,8 @@ tokens over ``context`` cached ones, takes (``step_cost``)::
     FLOPs   = batch x sum over the new positions i = 1..positions of
               2 x streamed params + 4 x layers x heads x head size x (cached + i)
     seconds = max(bytes / bandwidth, FLOPs / peak) + overhead
+            (or their sum, on hardware whose memory and compute take turns:
+            ``Hardware.overlap`` False, as for one CPU core)
 
 ``cached`` is ``context``, or ``min(context, kv_window)`` for a drafter that
 keeps a bounded cache (a StreamingLLM-style window, as MagicDec assumes).
@@ -48,7 +50,7 @@ Example: the one-layer toy of ``specsim.serving.models`` on a machine of
 >>> from specsim.serving.hardware import cpu_from
 >>> toy = ModelShape("toy", layers=1, d_model=10, n_heads=1, n_kv_heads=1, head_dim=10, d_ff=20,
 ...                  vocab=100, tied_embeddings=False, gated_mlp=False, source="by hand")
->>> hw = cpu_from(1e6, 1e6, dtype="bf16")
+>>> hw = cpu_from(1e6, 1e6, dtype="bf16", overlap=True)
 >>> s = step_cost(toy, hw, batch=1, context=4)  # KV: 4 x 40 read, 40 written; FLOPs 2 x 1830 + 4 x 10 x 5
 >>> s.weight_bytes, s.kv_read_bytes, s.kv_write_bytes, s.bytes, s.flops
 (3660, 160, 40, 3860, 3860)
@@ -127,7 +129,8 @@ def step_cost(model, hw, batch: int, context: int, positions: int = 1, dtype: st
     total = weights + kv_read + kv_write
     memory_s, compute_s = total / hw.bandwidth_bytes_per_s, flops / hw.peak(dtype)
     return StepCost(batch, context, positions, weights, kv_read, kv_write, total, flops, memory_s, compute_s,
-                    hw.step_overhead_s, max(memory_s, compute_s) + hw.step_overhead_s,
+                    hw.step_overhead_s,
+                    (max(memory_s, compute_s) if hw.overlap else memory_s + compute_s) + hw.step_overhead_s,
                     "memory" if memory_s >= compute_s else "compute")
 
 
