@@ -113,8 +113,10 @@ def test_the_picker_makes_each_adaptive_scheme():
     at.text_input(key="trees-stop").set_value("2/5").run()
     at.radio(key="trees-on").set_value("draft").run()
     assert player(at).trace.scheme == ConfidenceChain(6, "0.4", "draft")
-    assert at.query_params["scheme"] == "chain:max=6,stop=0.4,on=draft"  # a reload opens it again
     assert not at.error and not at.exception
+    at.switch_page("views/speedup.py").run()  # the session remembers the scheme across pages
+    at.switch_page("views/trees.py").run()
+    assert player(at).trace.scheme == ConfidenceChain(6, "0.4", "draft")
 
 
 @pytest.mark.parametrize("field, value, words", [("trees-stop", "1.5", "strictly between 0 and 1"),
