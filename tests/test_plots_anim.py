@@ -36,7 +36,7 @@ def check_player(fig, n_frames: int, speed: float) -> None:
     steps = fig.layout.sliders[0].steps
     assert [list(s.args[0]) for s in steps] == [[n] for n in names] and [s.label for s in steps] == names
     play, pause = fig.layout.updatemenus[0].buttons
-    assert play.args[0] is None and play.args[1]["frame"]["duration"] == round(speed * 1000)
+    assert play.args[0] is None and play.args[1]["frame"]["duration"] == plots_anim.frame_duration(speed)
     assert play.args[1]["mode"] == "immediate" and play.args[1]["transition"]["duration"] == 0
     assert list(pause.args[0]) == [None]
 
