@@ -69,7 +69,8 @@ tryit.back_to_lesson()
 st.markdown(
     "A server decodes a **batch** of sequences together. One forward pass reads the weights once for the "
     "whole batch and each sequence's own KV cache, and does the arithmetic of every position: its time is "
-    "**max(bytes / bandwidth, FLOPs / peak)** plus a fixed overhead. At batch 1 the pass is memory-bound, "
+    "**max(bytes / bandwidth, FLOPs / peak)** plus a fixed overhead on a GPU, which overlaps the two (on "
+    "`cpu`, one core takes turns, so the two times add). At batch 1 the pass is memory-bound, "
     "so verifying γ + 1 positions costs about one step and speculation pays; as the batch grows the pass "
     "turns compute-bound, verification costs up to γ + 1 steps and the gain goes. Every figure comes from "
     "the roofline of `specsim serving` (model shapes and hardware datasheets, cited in `specsim serving --list`).")
