@@ -267,3 +267,18 @@ def test_a_link_to_speedup_beats_a_remembered_alpha():
     go(at, "views/home.py")
     go(at, "views/speedup.py", {"alpha": "0.9", "c": "0.2"})
     assert at.slider(key="sp-alpha").value == 0.9 and at.slider(key="sp-cost").value == 0.2
+
+
+def test_the_tiny_gpt_settings_survive_a_round_trip_through_another_page():
+    """The Tiny GPT's form (prompt, γ, drafter, seed) is remembered like a toy page's settings."""
+    at = open_page("views/tiny_gpt.py")
+    at.text_area(key="gpt-prompt").set_value("x = 1\nx = ")
+    at.slider(key="gpt-gamma").set_value(6)
+    at.selectbox(key="gpt-draft").set_value("lookup:3")
+    at.number_input(key="gpt-seed").set_value(7)
+    ok(at.button[0].click().run())
+    go(at, "views/speedup.py")
+    go(at, "views/tiny_gpt.py")
+    assert (at.text_area(key="gpt-prompt").value, at.slider(key="gpt-gamma").value,
+            at.selectbox(key="gpt-draft").value, at.number_input(key="gpt-seed").value) == ("x = 1\nx = ", 6, "lookup:3", 7)
+    assert not at.error

@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from parts import gpt_runs, tokens, widgets
+from parts import gpt_runs, memory, tokens, widgets
 from sections import gallery_section, gpt_stats_section, tryit
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
@@ -31,14 +31,19 @@ st.markdown("A character-level GPT **target** and a much smaller **drafter** run
             "**lower-right** causal mask over its KV cache, and both caches are **rolled back** to the "
             "accepted prefix.")
 
+DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY_DRAFTERS[0],
+            "gpt-device": "auto", "gpt-seed": 0}
+for key, default in DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
+    memory.remember(key, default)
+
 with st.expander("Settings", expanded=True), st.form("gpt-form"):
     f1, f2 = st.columns(2)
-    prompt = f1.text_area("prompt", "def ", key="gpt-prompt", help="newline and printable ASCII", height=100)
-    n_tokens = f2.slider("characters to generate", 8, 400, 80, key="gpt-n",
+    prompt = f1.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
+    n_tokens = f2.slider("characters to generate", 8, 400, key="gpt-n",
                          help="more characters give more rounds and smaller standard errors")
-    gamma = f2.slider("γ: draft length", 1, 8, 4, key="gpt-gamma")
+    gamma = f2.slider("γ: draft length", 1, 8, key="gpt-gamma")
     f3, f4, f5, f6 = st.columns(4)
-    temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, 1.0, 0.1, key="gpt-temp")
+    temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
     draft = f4.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
                               "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
@@ -48,7 +53,7 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
     device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
-    seed = int(f6.number_input("seed", 0, 2**31 - 1, 0, key="gpt-seed"))
+    seed = int(f6.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
 
