@@ -30,7 +30,11 @@ falls with depth faster than teacher forcing suggests.
 Training (``train_eagle``, the recipe's stage ``eagle``): the target frozen,
 on random windows of the corpus, the loss is the paper's pair, feature
 regression (smooth L1 between f^_j and f_j) plus ``kl_weight`` times the
-KL(p || q) of the read-out against the target's row.
+KL(p || q) of the read-out against the target's row. Half the windows read
+their features with Gaussian noise added (``noise``, its standard
+deviation): a draft after the first reads a *predicted* feature, which is
+off by about that much, and EAGLE trains with noisy features for the same
+reason (the paper uses uniform noise).
 
 Without a cache the module is the teacher-forced drafter (its inputs are the
 target's real features at every slot), which is what
@@ -271,9 +275,13 @@ def window_alphas(target, draft, data: torch.Tensor, block: int, windows: int = 
 
 def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps: int, batch_size: int = 8,
                 block: int = 256, lr: float = 2e-3, warmup: int = 50, seed: int = 0, width: int = 128,
-                n_head: int = 4, kl_weight: float = 1.0, device="cpu", progress: bool = True,
+                n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, device="cpu", progress: bool = True,
                 checkpoint: str | None = None, checkpoint_every: int = 50) -> tuple[EagleLayer, dict]:
     """Train an ``EagleLayer`` on the frozen target: smooth L1 on the features plus ``kl_weight`` x KL(p || q).
+
+    ``noise``: the standard deviation of Gaussian noise added to the input
+    features of the second half of each batch's windows (drawn from the
+    run's seeded generator, so a resumed run draws the same).
 
     Resumable like ``train.loop.train_lm`` (``checkpoint``: the run's whole
     state every ``checkpoint_every`` steps, resumed after its checks). Returns
@@ -289,7 +297,7 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     opt = torch.optim.AdamW(layer.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, target) | {
-        "kl_weight": kl_weight}
+        "kl_weight": kl_weight, "noise": noise}
     losses, curve, start, before, parts = [], [], 0, 0.0, []
     if checkpoint and os.path.exists(checkpoint):
         losses, curve, start, before = train_checkpoint.resume(checkpoint, key, layer, opt, gen)
@@ -309,6 +317,8 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
             h = h.float()
             log_p = F.log_softmax(logits.float().view(-1, config.vocab_size), dim=-1)  # (B*T, V)
             f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)  # slot j reads f_{j-1}
+            if noise:  # half the windows read noisy features, as drafts read predicted ones
+                f[batch_size // 2:] += noise * torch.randn(f[batch_size // 2:].shape, generator=gen).to(device)
             pred = layer(f, target.wte(x))  # (B, T, C)
             reg = F.smooth_l1_loss(pred, h)
             log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).view(-1, config.vocab_size), dim=-1)
@@ -333,9 +343,11 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     layer.eval()
     tail = parts[-20:] or [(float("nan"), float("nan"))]
     notes = {"steps": steps, "batch": batch_size, "block": block, "lr": lr, "seed": seed, "width": width,
-             "n_head": n_head, "kl_weight": kl_weight, "seconds": round(before + time.time() - t0, 1),
+             "n_head": n_head, "kl_weight": kl_weight, "noise": noise,
+             "seconds": round(before + time.time() - t0, 1),
              "loss": f"smooth L1 on the target's final features + {kl_weight} x KL(p || q) of the read-out, "
-                     "target frozen",
+                     "target frozen" + (f", Gaussian noise (sd {noise}) on half the windows' features"
+                                        if noise else ""),
              "final_smooth_l1": round(sum(r for r, _ in tail) / len(tail), 4),
              "final_kl": round(sum(k for _, k in tail) / len(tail), 4),
              "curve": [[s, round(v, 4)] for s, v in curve]}

@@ -17,7 +17,7 @@ Stages, in order:
   early-exit drafter, KL(p || q_K) with the target frozen;
 * ``eagle``: the EAGLE drafter's layer (``specsim.gpt.eagle.train_eagle``),
   smooth L1 on the target's final features plus KL(p || q) of its read-out,
-  the target frozen; its notes record the teacher-forced alpha with a
+  the target frozen, half the windows reading noisy features; its notes record the teacher-forced alpha with a
   standard error over validation windows, beside the distilled drafter's on
   the same windows.
 
@@ -62,9 +62,10 @@ class Recipe:
     exit_rank: int = 64
     eagle_steps: int = 2000
     eagle_lr: float = 2e-3
-    eagle_width: int = 96
+    eagle_width: int = 128
     eagle_heads: int = 4
     eagle_kl_weight: float = 1.0
+    eagle_noise: float = 2.0
     seed: int = 0
     target_preset: str = "target"
     draft_preset: str = "draft"
@@ -181,7 +182,8 @@ def _eagle_stage(out_dir, recipe: Recipe, device, progress, train_ids, val_ids, 
     target = load_gpt("target", out_dir, device=device)
     layer, notes = train_eagle(target, train_ids, val_ids, recipe.eagle_steps, recipe.target_batch,
                                lr=recipe.eagle_lr, seed=recipe.seed, width=recipe.eagle_width,
-                               n_head=recipe.eagle_heads, kl_weight=recipe.eagle_kl_weight, device=device,
+                               n_head=recipe.eagle_heads, kl_weight=recipe.eagle_kl_weight,
+                               noise=recipe.eagle_noise, device=device,
                                progress=progress, checkpoint=ckpt)
     block = target.config.block_size
     alphas = window_alphas(target, Eagle(target, layer).eval(), val_ids, block, device=device)
