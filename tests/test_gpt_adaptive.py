@@ -77,6 +77,21 @@ def test_a_confidence_chain_stops_where_its_rule_says(pair):
     assert g.draft_passes == sum(len(r.drafts) for r in g.rounds)  # one drafter pass per draft
 
 
+@pytest.mark.parametrize("name", ["tree:dynamic,budget=3,depth=3,topk=2", "tree:dynamic,budget=4,depth=3,topk=2",
+                                  "tree:dynamic,budget=5,depth=4,topk=3"])
+def test_every_drafter_row_of_a_dynamic_tree_is_a_fresh_forward_of_its_path(pair, name):
+    """Also where a level feeds one node beside earlier non-ancestor slots: it must not attend to them."""
+    for prompt in (PROMPT, "def f(x):\n    return ", "class A:\n"):
+        ids = pair.tokenizer.encode(prompt)
+        drafter = ModelDrafter(pair.draft, "distilled")
+        drafter.start(ids)
+        with torch.inference_mode():
+            tree = draft_tree(drafter, ids, parse(name), Sampling(), None, CORRECT)
+            for path, row in tree.by_path.items():
+                q = torch.softmax(pair.draft(torch.tensor([ids + list(path)]))[0, -1], -1)
+                torch.testing.assert_close(torch.tensor(row), q, atol=ATOL, rtol=0)
+
+
 def test_a_dynamic_trees_rows_are_the_drafters_on_each_path_one_pass_per_level(pair):
     ids = pair.tokenizer.encode(PROMPT)
     drafter = ModelDrafter(pair.draft, "distilled")

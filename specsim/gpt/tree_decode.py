@@ -98,7 +98,9 @@ def feed_level(drafter: ModelDrafter, new: list, sampling, dev: dict, host: dict
         slots[p] = len(slot_parents) - 1
     grid = masks.tree_grid(slot_parents, base - 1)[-len(new):]  # (len(new), base + fed paths)
     pos = masks.tree_positions(slot_parents, base - 1)[-len(new):]
-    mask = None if len(new) == 1 else torch.from_numpy(grid).to(device)  # one node sees every key
+    # the tree mask even for one new node: an earlier level may hold slots that are not its ancestors
+    # (a dynamic tree expands only its best nodes)
+    mask = torch.from_numpy(grid).to(device)
     idx = torch.tensor([[p[-1] for p in new]], device=device)  # (1, len(new))
     rows = sampling.row(model(idx, cache, pos=torch.tensor(pos, device=device), mask=mask)[0])  # (len, V)
     for p, row, row_host in zip(new, rows, rows.tolist()):
