@@ -60,7 +60,7 @@ def num(x, form: str = "exact", digits: int = 4) -> str:
 
 # -- argument types -----------------------------------------------------------
 
-def _argtype(name: str, parse):
+def argtype(name: str, parse):
     """An argparse type from ``parse``; its ValueError becomes argparse's one-line error."""
     def check(text):
         try:
@@ -113,7 +113,7 @@ def max_work_arg(p) -> None:
     Its default is $SPECSIM_MAX_WORK when set, else ``LIMITS.cli_work`` (about a minute of exact
     work); argparse parses a string default with the same type, so a bad variable is one line too.
     """
-    p.add_argument("--max-work", dest="max_work", metavar="STEPS", type=_argtype("max-work", parse_max_work),
+    p.add_argument("--max-work", dest="max_work", metavar="STEPS", type=argtype("max-work", parse_max_work),
                    default=os.environ.get(MAX_WORK_ENV, str(LIMITS.cli_work)),
                    help=f"the work limit in exact steps (default ${MAX_WORK_ENV} or {LIMITS.cli_work:,}, about "
                         "a minute here); the command's other limits (sampled draws, block chains, GPT "
@@ -155,7 +155,7 @@ def gamma_type(name: str = "gamma"):
     """argparse type: one draft length, checked by ``check_gamma``."""
     def parse(text):
         return check_gamma(parse_whole(text, name), name)
-    return _argtype(name, parse)
+    return argtype(name, parse)
 
 
 gamma_arg = gamma_type("gamma")
@@ -179,7 +179,7 @@ def parse_seed(text: str) -> int:
     return int(text)
 
 
-seed_arg = _argtype("seed", parse_seed)
+seed_arg = argtype("seed", parse_seed)
 
 
 def parse_gammas(text: str) -> list[int]:
@@ -211,7 +211,7 @@ def parse_gammas(text: str) -> list[int]:
     return sorted(values)
 
 
-gammas_arg = _argtype("gammas", parse_gammas)
+gammas_arg = argtype("gammas", parse_gammas)
 
 
 # -- the verification scheme --------------------------------------------------------
@@ -236,8 +236,8 @@ def scheme_help(many: bool = False) -> str:
             "block:G, --tree W1,W2 is tree:W1,W2 and --drafts D adds :D")
 
 
-scheme_arg = _argtype("scheme", lambda text: _schemes().parse(text))  # one scheme
-schemes_arg_list = _argtype("scheme", lambda text: _schemes().parse_list(text))  # 'a;b;c'
+scheme_arg = argtype("scheme", lambda text: _schemes().parse(text))  # one scheme
+schemes_arg_list = argtype("scheme", lambda text: _schemes().parse_list(text))  # 'a;b;c'
 
 
 def add_scheme_option(p, many: bool = False, flag: str = "--scheme") -> None:
@@ -271,7 +271,7 @@ def add_shorthand_options(p, gamma: int | None = 3, verify: bool = True, tree: b
         p.add_argument("--verify", choices=["token", "block"], default=None,
                        help="token-wise (default) or block verification of the chain: --verify block is block:γ")
     if tree:
-        p.add_argument("--tree", type=_argtype("tree", _tree_shape), metavar="W1,W2,...",
+        p.add_argument("--tree", type=argtype("tree", _tree_shape), metavar="W1,W2,...",
                        help="verify a draft tree of widths W1,W2,...: shorthand for tree:W1,W2,...")
         p.add_argument("--drafts", choices=["iid", "distinct"], default=None,
                        help="tree children drafted iid (with replacement, default) or distinct")
@@ -337,8 +337,8 @@ def scheme_keys(scheme) -> dict:
 
 # The temperature convention, the same on the toy and the torch path: a number
 # >= 0 (a Fraction when the text is exact, e.g. "1/2"), where 0 means greedy.
-temperature_arg = _argtype("temperature", transforms.parse_temperature)
-top_p_arg = _argtype("top-p", transforms.parse_top_p)  # (0, 1], as a Fraction
+temperature_arg = argtype("temperature", transforms.parse_temperature)
+top_p_arg = argtype("top-p", transforms.parse_top_p)  # (0, 1], as a Fraction
 
 
 # -- models and contexts ----------------------------------------------------------

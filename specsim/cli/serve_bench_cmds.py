@@ -6,12 +6,11 @@ whole run, raisable with --max-work) and the printing.
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 from .. import bounds
 from ..bounds import parse_whole
-from .common import (TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table,
+from .common import (argtype, TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table,
                      temperature_arg)
 
 MAX_BATCH, MAX_GAMMA = 64, 16  # specsim.gpt.batch's limits (a test checks they agree)
@@ -54,31 +53,21 @@ def parse_threads(text: str) -> list:
     return sorted({1 if t == "1" else os.cpu_count() or 1 for t in items})
 
 
-def _type(name, parse):
-    def check(text):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    check.__name__ = name
-    return check
-
-
 def add_serve_bench(sub, needs_torch) -> None:
     """Register `gpt serve-bench` on the gpt sub-parsers; ``needs_torch`` wraps the handler."""
     p = sub.add_parser("serve-bench", help="batched plain vs speculative tokens/s per batch size, beside the "
                                            "roofline's prediction (v, crossover batch)")
-    p.add_argument("--batch", type=_type("batch", lambda t: parse_list(t, "batch", 1, MAX_BATCH)),
+    p.add_argument("--batch", type=argtype("batch", lambda t: parse_list(t, "batch", 1, MAX_BATCH)),
                    default=[1, 2, 4, 8, 16, 32], help=f"batch sizes, e.g. 1,2,4,8 or 1-4 (each 1 .. {MAX_BATCH}; "
                                                       "default 1,2,4,8,16,32)")
-    p.add_argument("--gammas", type=_type("gammas", lambda t: parse_list(t, "gammas", 0, MAX_GAMMA)),
+    p.add_argument("--gammas", type=argtype("gammas", lambda t: parse_list(t, "gammas", 0, MAX_GAMMA)),
                    default=list(range(7)),
                    help="draft lengths, 0 = plain (always run): e.g. 0-6 or 0,2,4 (default 0-6)")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=32,
                    help=f"tokens per sequence (1 .. {MAX_TOKENS}; default 32)")
     p.add_argument("--repeats", type=int_in_range("repeats", 1, MAX_REPEATS), default=3,
                    help="interleaved repeats (default 3)")
-    p.add_argument("--threads", type=_type("threads", parse_threads), default=[1],
+    p.add_argument("--threads", type=argtype("threads", parse_threads), default=[1],
                    help="torch threads: 1, all or 1,all (default 1)")
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0)

@@ -6,13 +6,12 @@ measures this CPU first (about 1 s).
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import asdict, replace
 
 from ..bounds import parse_whole
 from ..serving import hardware as hw_presets
 from ..serving import models, roofline
-from .common import GAMMAS_HELP, gammas_arg, int_in_range, num, number, print_json, shown, table
+from .common import argtype, GAMMAS_HELP, gammas_arg, int_in_range, num, number, print_json, shown, table
 
 MAX_BATCHES = 64  # batch sizes on one command line
 MAX_CONTEXT = 10_000_000
@@ -49,23 +48,13 @@ def parse_scheme(text: str):
     return parse(text)
 
 
-def _type(name, parse):
-    def check(text):
-        try:
-            return parse(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-    check.__name__ = name
-    return check
-
-
 def register(sub) -> None:
     p = sub.add_parser("serving", help="roofline cost of a model pair on a GPU: best γ per batch, crossover batch")
     p.add_argument("--target", default="llama-3-8b", help="target model preset (default llama-3-8b; --list)")
     p.add_argument("--draft", default="llama-3.2-1b", help="drafter preset (default llama-3.2-1b; --list)")
     p.add_argument("--hardware", default="h100-sxm",
                    help="hardware preset (default h100-sxm; --list), or cpu: measure this CPU (about 1 s)")
-    p.add_argument("--batch", type=_type("batch", parse_batches), default=[1, 8, 64],
+    p.add_argument("--batch", type=argtype("batch", parse_batches), default=[1, 8, 64],
                    help=f"batch sizes, comma-separated (default 1,8,64; each 1..{roofline.MAX_BATCH:,})")
     p.add_argument("--context", type=int_in_range("context", 1, MAX_CONTEXT), default=1024,
                    help="cached tokens per sequence (default 1024)")
@@ -73,7 +62,7 @@ def register(sub) -> None:
                    help="acceptance rate α in [0, 1] (default 0.8)")
     p.add_argument("--dtype", choices=list(models.DTYPE_BYTES), default=None,
                    help="weights, caches and arithmetic (default bf16; fp32 on cpu)")
-    p.add_argument("--scheme", type=_type("scheme", parse_scheme), default="chain",
+    p.add_argument("--scheme", type=argtype("scheme", parse_scheme), default="chain",
                    help="chain or block (γ searched over --gammas, default chain), or one fixed scheme: chain:4, "
                         "block:4, tree:2,2,1 (a tree needs --tokens)")
     p.add_argument("--gammas", type=gammas_arg, default=list(range(1, 11)),

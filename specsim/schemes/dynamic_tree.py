@@ -46,7 +46,7 @@ from ..bounds import LIMITS
 from ..rule import CORRECT, acceptance_probability
 from .base import RoundDistribution, expected_length
 from .masks import tree_grid, tree_positions
-from .tree import Tree, TreeRule, without
+from .tree import Tree, TreeRule, emitter, without
 
 
 class PointMassRule(TreeRule):
@@ -158,12 +158,7 @@ class DynamicTree(Tree):
             kids[a].append(j)
         outcomes, accepted = defaultdict(int), [0] * (self.depth + 1)
 
-        def emit_row(emitted, prob, row, what):
-            if row is None or not any(v > 0 for v in row):
-                raise ValueError(f"rule {tr.name!r}: the {what} row has no positive entry")
-            for y, ry in enumerate(row):
-                if ry:
-                    outcomes[emitted + (vocab[y],)] += prob * ry
+        emit_row = emitter(outcomes, vocab, tr.name)
 
         def node(j, emitted, prob):
             i = len(emitted)

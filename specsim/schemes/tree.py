@@ -65,6 +65,19 @@ def without(q, tried):
     return [v / mass for v in kept]
 
 
+def emitter(outcomes, vocab, rule_name):
+    """The closing step of an exact tree walk: ``emit_row(emitted, prob, row, what)`` adds
+    ``emitted + (y,)`` with ``prob * row[y]`` to ``outcomes`` for every token y; a row with no
+    positive entry is a one-line error naming the rule and the row (``what``: bonus, fallback)."""
+    def emit_row(emitted, prob, row, what):
+        if row is None or not any(v > 0 for v in row):
+            raise ValueError(f"rule {rule_name!r}: the {what} row has no positive entry")
+        for y, ry in enumerate(row):
+            if ry:
+                outcomes[emitted + (vocab[y],)] += prob * ry
+    return emit_row
+
+
 class TreeRule:
     """How a node verifies its children; ``CORRECT_TREE`` is the exact rule.
 
@@ -206,12 +219,7 @@ class Tree:
         outcomes = defaultdict(int)
         accepted = [0] * (depth + 1)
 
-        def emit_row(emitted, prob, row, what):
-            if row is None or not any(v > 0 for v in row):
-                raise ValueError(f"rule {tr.name!r}: the {what} row has no positive entry")
-            for y, ry in enumerate(row):
-                if ry:
-                    outcomes[emitted + (vocab[y],)] += prob * ry
+        emit_row = emitter(outcomes, vocab, tr.name)
 
         def node(emitted, prob):
             i = len(emitted)
