@@ -151,6 +151,11 @@ def _child(conn, fn, args, kwargs) -> None:
         torch.set_num_threads(1)  # one core for the job, the other for the server's light pages
     except ImportError:
         pass
+    try:  # and below the server in the scheduler's order: a light page's run goes first
+        import os
+        os.nice(10)
+    except (AttributeError, OSError):  # no nice on this platform, or not allowed
+        pass
     try:
         conn.send(("ok", fn(*args, **kwargs)))
     except BaseException as e:  # noqa: BLE001  anything, as one line for the page
