@@ -219,6 +219,12 @@ def test_cli_refusals_are_one_line(cli):
         assert code == 2 and len(err.strip().splitlines()) == 1, argv
 
 
+def test_check_rule_names_the_entries_when_the_target_is_neither_a_file_nor_an_entry(cli):
+    code, out, err = cli("check-rule", "vlm")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "PATH.py:ClassName" in err and "vllm" in err and "'vlm'" in err
+
+
 def test_check_rule_takes_an_entry(cli, cli_json):
     assert cli_json("check-rule", "vllm", "--models", "3", "--gammas", "1-2")["exact"] is True
     code, out, _ = cli("check-rule", "medusa-typical", "--models", "3")

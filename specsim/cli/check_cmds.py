@@ -82,9 +82,15 @@ def rule_gammas(args) -> list:
 
 
 def gallery_entry(target: str):
-    """The implementations-gallery entry named ``target`` (instead of PATH.py:ClassName), or None."""
+    """The implementations-gallery entry named ``target`` (instead of PATH.py:ClassName), or None for a
+    PATH.py:ClassName; a name that is neither is a one-line error listing the entries."""
     from ..labs import implementations
-    return None if ".py:" in target else implementations.IMPLEMENTATIONS.get(target)
+    if ":" in target:
+        return None
+    if target not in implementations.IMPLEMENTATIONS:
+        raise ValueError(f"expected PATH.py:ClassName or an entry of `specsim implementations` "
+                         f"({', '.join(implementations.IMPLEMENTATIONS)}), got {target[:80]!r}")
+    return implementations.IMPLEMENTATIONS[target]
 
 
 def cmd_check_rule(args) -> int:
