@@ -29,23 +29,50 @@ def test_measured_alpha_matches_the_trace(pair):
     assert len(g.tokens) <= round(emitted) < len(g.tokens) + 4 + 1  # one round's overshoot past 40
 
 
-def test_quick_measure(pair, monkeypatch):
-    monkeypatch.setattr(bench, "QUICK_STEPS", 2)
-    monkeypatch.setattr(bench, "QUICK_REPEATS", 1)
+def test_quick_measure(pair):
     m = bench.quick_measure(pair, "def ", 16, 3, temperature=1.0, seed=2, runs=2)
     assert m.generation.tokens == api.speculative_generate(pair, "def ", 16, 3, seed=2).tokens
     assert m.runs == 2 and m.speedup == m.seconds["plain"] / m.seconds["speculative"] > 0
     assert set(m.costs["draft"]) == {3} and m.rates["alpha"] == pytest.approx(m.generation.alpha)
+    own = bench.in_round_costs([m.generation], 3)  # c and v: the kept run's own rounds, in plain steps
+    assert m.costs["target"] == m.seconds["plain"] / 16 and m.costs["verify"][3] == own["verify"]
+    assert m.rates["cost"] == pytest.approx(own["draft"] / m.costs["target"], rel=1e-12)
+    assert set(m.spreads) == {"speculative", "plain"} and all(x >= 0 for x in m.spreads.values())
 
 
-def test_quick_measure_temperature_zero_is_greedy(pair, monkeypatch):
-    monkeypatch.setattr(bench, "QUICK_STEPS", 2)
-    monkeypatch.setattr(bench, "QUICK_REPEATS", 1)
+def test_quick_measure_temperature_zero_is_greedy(pair):
     m = bench.quick_measure(pair, "def ", 12, 2, temperature=0, seed=7, runs=1)
     assert m.generation.tokens == api.speculative_generate(pair, "def ", 12, 2, greedy=True, seed=0).tokens
     assert api.sampling(0).greedy and not api.sampling(0.5).greedy
     with pytest.raises(ValueError, match="temperature must be >= 0"):
         api.sampling(-1)
+
+
+def test_a_clock_times_every_round_and_changes_no_token(pair):
+    """With a clock the trace is the same; each round has its three parts, the generation its two
+    phases, and the rounds' parts fit inside the decoding time they are part of."""
+    import time
+    for scheme in ("chain:3", "block:3", "tree:2,1"):
+        plain = api.speculative_generate(pair, "def f(x):\n", 30, scheme, seed=5)
+        timed = api.speculative_generate(pair, "def f(x):\n", 30, scheme, seed=5, clock=time.perf_counter)
+        assert timed.tokens == plain.tokens and plain.seconds is None and plain.rounds[0].seconds is None
+        assert [r.to_dict() for r in timed.rounds] == [r.to_dict() for r in plain.rounds]
+        assert all(set(r.seconds) == {"draft", "verify", "decide"} and min(r.seconds.values()) >= 0
+                   for r in timed.rounds)
+        assert set(timed.seconds) == {"prefill", "decode"} and timed.seconds["prefill"] > 0
+        assert sum(sum(r.seconds.values()) for r in timed.rounds) <= timed.seconds["decode"]
+    g = api.plain_generate(pair, "def ", 10, clock=time.perf_counter)
+    assert g.tokens == api.plain_generate(pair, "def ", 10).tokens and g.seconds["decode"] > 0
+
+
+def test_in_round_costs_on_a_slid_generation_counts_the_refill_as_prefill(pair):
+    """A generation past the window slides it: the re-fill is prefill, not a round's cost."""
+    import time
+    window = pair.target.config.block_size
+    g = api.speculative_generate(pair, "def ", window, 4, seed=1, clock=time.perf_counter)
+    assert any(r.slid for r in g.rounds)
+    c = bench.in_round_costs([g], 4)
+    assert min(c.values()) > 0 and c["host"] < c["verify"]  # the walk and the crop: less than a target pass
 
 
 # -- the statistics of the trustworthy bench (no wall clock: timings are scripted) -----------------
@@ -67,46 +94,42 @@ def test_spread_and_noisy():
     assert not bench.noisy({3: 1.9, 4: 2.0}, {3: (1.8, 2.0), 4: (1.95, 2.04)})  # width 0.09 < lead 0.1
 
 
-def test_round_costs_at_the_given_positions_and_bad_positions_in_one_line(pair):
-    ids = pair.tokenizer.encode("def f(x):\n    return x\n")
-    c = bench.round_costs(pair.target, pair.draft, ids, [10, 30, 20], 3)
-    assert set(c) == {"target", "draft", "verify"} and all(v > 0 for v in c.values())
-    for bad in ([0], [pair.target.config.block_size - 3]):
-        with pytest.raises(ValueError, match="positions must lie in") as e:
-            bench.round_costs(pair.target, pair.draft, ids, bad, 3)
-        assert "\n" not in str(e.value)
-
-
 def test_bench_figures_from_scripted_timings(pair, monkeypatch):
-    """Scripted wall times and step costs (the generations run for real): every figure is the
-    minimum over repeats, intervals are [min, max] of the per-repeat values, ratio = speedup / prediction."""
-    from specsim.bench.timing import Timing
+    """Scripted clock readings (the generations run for real, their times are replaced): every figure is
+    the minimum over repeats, intervals are [min, max] of the per-repeat values, c and v come from the
+    rounds' own times in units of plain decoding's time per token, ratio = speedup / prediction."""
     plain_s, spec_s = iter([9.0, 1.2, 1.0, 1.1]), iter([9.0, 0.6, 0.5, 0.7])  # first: the warm-up
-    step = iter([{"target": 1e-3, "draft": 1e-4, "verify": 1.5e-3}, {"target": 2e-3, "draft": 3e-4, "verify": 2e-3},
-                 {"target": 1.1e-3, "draft": 1e-4, "verify": 1.4e-3}])
-    calls = []
+    calls, real_plain, real_spec = [], bench.plain_generate, bench.speculative_generate
 
-    def fake_measure(fn, repeats=1, warmup=0, sync=None):
-        result = fn()
-        calls.append(result[0].mode)
-        return Timing([next(plain_s if result[0].mode == "plain" else spec_s)], result)
+    def scripted(real, times, split):
+        def run(*args, **kwargs):
+            g = real(*args, **kwargs)
+            calls.append(g.mode)
+            g.seconds = {"prefill": 0.25, "decode": next(times)}
+            for r in g.rounds:  # each round: drafting, verifying, the rest, shares of the decoding time
+                r.seconds = {k: f * g.seconds["decode"] / len(g.rounds) for k, f in split.items()}
+            return g
+        return run
 
-    monkeypatch.setattr(bench, "measure", fake_measure)
-    monkeypatch.setattr(bench, "bench_clock", lambda device: ("wall time", bench.time.perf_counter))
-    monkeypatch.setattr(bench, "round_costs", lambda *a, **k: next(step))
+    monkeypatch.setattr(bench, "plain_generate", scripted(real_plain, plain_s, {}))
+    monkeypatch.setattr(bench, "speculative_generate",
+                        scripted(real_spec, spec_s, {"draft": 0.3, "verify": 0.6, "decide": 0.05}))
     d = bench.bench(pair, [3], n_tokens=12, repeats=3, prompts=["def f(x):\n"])
     assert calls[2:] == ["plain", "speculative", "speculative", "plain", "plain", "speculative"]  # rotated
-    r = d["results"][0]
+    r, rounds = d["results"][0], None
     assert r["speedup"] == round(1.0 / 0.5, 4) and r["speedup_interval"] == [round(1.1 / 0.7, 4), 2.0]
+    rounds = len(api.speculative_generate(pair, "def f(x):\n", 12, 3).rounds)  # the same seed, the same rounds
     step = [1.2 / 12, 1.0 / 12, 1.1 / 12]  # plain decoding's seconds per token: the target step
-    c, v = 1e-4 / min(step), 1.4e-3 / min(step)  # minima of each cost over the repeats
+    c, v = 0.3 * 0.5 / rounds / 3 / min(step), 0.6 * 0.5 / rounds / min(step)  # the minima over repeats
     assert r["cost"] == round(c, 4) and r["verify_ratio"] == round(v, 4) and d["step_ms"]["plain"] == round(1e3 / 12, 4)
+    assert r["host_ratio"] == round(0.1 * 0.5 / rounds / min(step), 4)  # decoding minus drafting and verifying
     predicted = r["tokens_per_round"] / (3 * c + v)
     assert r["refined_speedup"] == pytest.approx(predicted, abs=1e-4)
     assert r["ratio"] == pytest.approx(2.0 / predicted, abs=1e-3)
-    per_repeat = [(p / s) / (r["tokens_per_round"] / (3 * dr / t + vr / t))
-                  for p, s, t, dr, vr in zip((1.2, 1.0, 1.1), (0.6, 0.5, 0.7), step, (1e-4, 3e-4, 1e-4),
-                                             (1.5e-3, 2e-3, 1.4e-3))]
+    per_repeat = [(p / s) / (r["tokens_per_round"] / (0.9 * s / rounds / t)) for p, s, t in
+                  zip((1.2, 1.0, 1.1), (0.6, 0.5, 0.7), step)]
     assert r["ratio_interval"] == pytest.approx([min(per_repeat), max(per_repeat)], abs=1e-3)
     assert r["spread"]["speculative"] == pytest.approx(0.6 / 0.5 - 1, abs=1e-4)
+    assert r["speedup_with_prefill"] == pytest.approx((1.0 + 0.25) / (0.5 + 0.25), abs=1e-4)
+    assert d["prefill_ms"] == {"plain": 250.0, 3: 250.0} and d["costs"] == "timed inside the rounds"
     assert d["statistic"] == "minimum over repeats" and d["ratio_coverage"] == 0.75 and d["noisy"] is False

@@ -85,10 +85,7 @@ def test_bad_tree_and_block_input_is_one_line_exit_2(cli, argv, message):
 
 def test_bench_schemes_json_keys(cli, monkeypatch):
     from specsim.gpt.measure import bench
-    from specsim.gpt.measure import bench_schemes
     monkeypatch.setattr(bench, "N_PROMPTS", 1)  # keys only: keep it quick
-    monkeypatch.setattr(bench_schemes, "COST_STEPS", 2)
-    monkeypatch.setattr(bench_schemes, "COST_REPEATS", 1)
     code, out, err = cli("gpt", "bench", "--schemes", "chain:2;block:2;tree:2,1;tree:2:distinct", "--tokens", "8",
                          "--repeats", "1", "--device", "cpu", "--json")
     assert code == 0, err

@@ -124,11 +124,17 @@ if check:
                 help="(1 − α^(γ+1)) / (1 − α): what i.i.d. acceptances at the measured α would give")
 m = st.columns(3)
 m[0].metric("c measured", f"{cost:.3f}", help=f"drafter step {costs['draft'][gamma] * 1e3:.2f} ms / target step "
-                                              f"{costs['target'] * 1e3:.2f} ms; verifying γ + 1 positions costs "
-                                              f"{verify_ratio:.2f} target steps")
+                                              f"{costs['target'] * 1e3:.2f} ms (plain decoding's time per character); "
+                                              f"verifying γ + 1 positions costs {verify_ratio:.2f} target steps; both "
+                                              "timed inside this run's own rounds")
+runs_note = (f"the fastest of {result.runs} interleaved runs each; the median run was "
+             f"{result.spreads['plain']:.0%} (plain) and {result.spreads['speculative']:.0%} (speculative) slower "
+             "than the fastest"
+             if result.runs > 1 else "one run each")
 m[1].metric("speedup measured", f"{result.speedup:.2f}×",
-            help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms "
-                 f"for {n_tokens} characters on {pair.device} (fastest of {result.runs} runs each)")
+            help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms of "
+                 f"decoding (the prompt's prefill apart) for {n_tokens} characters on {pair.device}, {result.clock}: "
+                 f"{runs_note}")
 if check:
     lo, hi = (float(formulas.speedup(min(max(a, 0.0), 1.0), gamma, cost))
               for a in (check["alpha"].value - check["alpha"].se, check["alpha"].value + check["alpha"].se))

@@ -324,16 +324,19 @@ def cmd_bench(args) -> int:
     if args.json:
         print_json(result)
         return 0
-    keys = ["gamma", "alpha", "cost", "verify_ratio", "tokens_per_round", "spec_tokens_per_s", "speedup",
-            "speedup_interval", "refined_speedup", "ratio", "ratio_interval", "formula_speedup"]
+    keys = ["gamma", "alpha", "cost", "verify_ratio", "host_ratio", "tokens_per_round", "spec_tokens_per_s",
+            "speedup", "speedup_interval", "refined_speedup", "ratio", "ratio_interval", "formula_speedup"]
     rows = [[r[k] if "interval" not in k else f"{r[k][0]:.3f}-{r[k][1]:.3f}" for k in keys] for r in result["results"]]
     print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
           f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} interleaved "
-          f"repeats; every time the minimum over repeats (load only adds time), plain "
-          f"{result['plain_tokens_per_s']} tokens/s")
+          f"repeats, {result['clock']}; every time the minimum over repeats (load only adds time); plain decoding "
+          f"{result['plain_tokens_per_s']} tokens/s ({result['step_ms']['plain']} ms a token)")
     print(table(rows, keys))
+    print("c (cost), v (verify_ratio) and host_ratio: a drafter step, a verify pass and the rest of a round, timed "
+          "inside the rounds, in plain decoding's time per token; speedups compare decoding (prefill apart)")
     print(f"intervals: [min, max] over repeats (the ratio's covers its median with probability "
-          f"{result['ratio_coverage']:.4g}); ratio = speedup / refined_speedup (this run's c and v)")
+          f"{result['ratio_coverage']:.4g}); ratio = speedup / refined_speedup, tokens_per_round / (gamma c + v): "
+          "what host_ratio leaves of it")
     print(f"best gamma: {result['best_gamma']}" + ("  noisy, rerun (its spread is wider than its lead)"
                                                      if result["noisy"] else ""))
     if result["slides"]:
@@ -343,7 +346,7 @@ def cmd_bench(args) -> int:
 
 
 SCHEME_KEYS = ["scheme", "drafted_tokens", "alpha", "tokens_per_pass", "verify_cost", "draft_passes_per_round",
-               "tokens_per_s", "speedup", "slides"]
+               "tokens_per_s", "speedup", "speedup_interval", "slides"]
 
 
 def _schemes(args) -> int:
@@ -357,8 +360,9 @@ def _schemes(args) -> int:
         return 0
     print(f"device {result['device']}, {result['threads']} thread(s), drafter {result['draft']}, temperature "
           f"{result['temperature']}, {result['prompts']} held-out prompts x {result['tokens']} tokens; plain "
-          f"{result['plain_tokens_per_s']} tokens/s (target step {result['target_step_ms']} ms); speedup: median "
-          f"of {result['repeats']} interleaved runs")
+          f"{result['plain_tokens_per_s']} tokens/s (target step {result['target_step_ms']} ms); verify_cost timed "
+          f"inside the rounds, in target steps; speedup: the fastest of {result['repeats']} interleaved runs each, "
+          "with [min, max] over runs")
     print(table([[_fmt(r[k]) for k in SCHEME_KEYS] for r in result["schemes"]], SCHEME_KEYS))
     return 0
 
@@ -378,14 +382,14 @@ def _rules(args) -> int:
         return 0
     print(f"device {result['device']}, {result['threads']} thread(s), drafter {result['draft']}, temperature "
           f"{result['temperature']}, {result['prompts']} held-out prompts x {result['tokens']} tokens; plain "
-          f"{result['plain_tokens_per_s']} tokens/s; speedup: median of {result['repeats']} interleaved runs")
+          f"{result['plain_tokens_per_s']} tokens/s; speedup: the fastest of {result['repeats']} interleaved runs each")
     print(table([[_fmt(r[k]) for k in RULE_KEYS] for r in result["rules"]], RULE_KEYS))
     print("verdict: the gallery's exact proof on the toy presets and random models (`specsim implementations`)")
     return 0
 
 
-GALLERY_KEYS = ["drafter", "alpha", "alpha_se", "cost", "tokens_per_pass", "drafted_per_round", "best_gamma",
-                "formula_speedup", "speedup"]
+GALLERY_KEYS = ["drafter", "alpha", "alpha_se", "cost", "verify_ratio", "tokens_per_pass", "drafted_per_round",
+                "best_gamma", "formula_speedup", "speedup", "speedup_interval"]
 
 
 def _gallery(args) -> int:
@@ -398,7 +402,8 @@ def _gallery(args) -> int:
         return 0
     st = result["settings"]
     print(f"device {st['device']}, {st['threads']} thread(s), gamma {st['gamma']}, temperature {st['temperature']}, "
-          f"{st['tokens']} tokens per prompt; speedup: median of {st['repeats']} interleaved runs")
+          f"{st['tokens']} tokens per prompt, {st['clock']}; c and v timed inside the rounds, in plain decoding's "
+          f"time per token; speedup: the fastest of {st['repeats']} interleaved runs each, with [min, max] over runs")
     for name, rows in result["sets"].items():
         print(f"\n{name} prompts")
         print(table([[_fmt(r[k]) for k in GALLERY_KEYS] for r in rows], GALLERY_KEYS))
@@ -406,6 +411,8 @@ def _gallery(args) -> int:
 
 
 def _fmt(v):
+    if isinstance(v, list):  # an interval
+        return f"{v[0]:.3f}-{v[1]:.3f}"
     return round(v, 3) if isinstance(v, float) else v
 
 

@@ -148,7 +148,7 @@ def _check_n(n_tokens):
 def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=None, temperature: float = 1.0,
                          top_k: int | None = None, top_p: float | None = None, greedy: bool = False, seed: int = 0,
                          crop: bool = True, rule="correct", order: str = "dfs", limit=None,
-                         gamma: int | None = None) -> Generation:
+                         gamma: int | None = None, clock=None) -> Generation:
     """Speculative decoding of ``n_tokens`` characters after ``prompt`` with any scheme; same seed, same trace.
 
     ``scheme``: ``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, a grammar string
@@ -156,7 +156,8 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     (default chain:4; ``gamma=G`` is the same shorthand);
     ``rule``: a rule object or its name (``rule_named``); ``order``: how a
     tree is flattened for its verify pass (dfs or bfs: the layout, never the tokens);
-    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work), else the default bound."""
+    ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work), else the default bound;
+    ``clock``: time each round's steps (``decode.speculative_generate``)."""
     from ..bounds import check_gpt
     from ..schemes import as_scheme
     _check_n(n_tokens)
@@ -167,7 +168,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     lower = "the number of tokens or " + ("the tree" if scheme.kind == "tree" else "γ")
     check_gpt(n_tokens, scheme.drafted_tokens, len(pair.vocab), limit=limit, lower=lower)
     g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, scheme,
-                                    sampling(temperature, top_k, top_p, greedy), seed, crop, rule, order)
+                                    sampling(temperature, top_k, top_p, greedy), seed, crop, rule, order, clock)
     g.text = pair.tokenizer.decode(g.tokens)
     for r in g.rounds:
         r.text = pair.tokenizer.decode(r.emitted)
@@ -197,10 +198,11 @@ def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1),
 
 def plain_generate(pair: GPTModels, prompt: str, n_tokens: int, temperature: float = 1.0,
                    top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
-                   seed: int = 0) -> Generation:
-    """Plain decoding with the target alone (one target pass per character)."""
+                   seed: int = 0, clock=None) -> Generation:
+    """Plain decoding with the target alone (one target pass per character); ``clock``: split its time
+    into prefill and decoding (``decode.plain_generate``)."""
     _check_n(n_tokens)
     g = decode.plain_generate(pair.target, encode_prompt(pair, prompt), n_tokens,
-                              sampling(temperature, top_k, top_p, greedy), seed)
+                              sampling(temperature, top_k, top_p, greedy), seed, clock)
     g.text = pair.tokenizer.decode(g.tokens)
     return g

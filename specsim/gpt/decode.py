@@ -101,26 +101,61 @@ class Context:
         return True
 
 
+class Stopwatch:
+    """Splits a generation's time into filling the caches (the prompt, and any slide of the window) and
+    decoding; with no clock it records nothing. ``seconds()``: {"prefill", "decode"}, or None."""
+
+    def __init__(self, clock, device):
+        self.clock, self.device = clock, device
+        self.prefill = 0.0
+        self.t0 = self.mark() if clock else None
+
+    def mark(self) -> float:
+        sync_device(self.device)
+        return self.clock()
+
+    def prefilled(self, since: float | None) -> None:
+        """Count the time from ``since`` (a ``now()``) to now as filling the caches."""
+        if self.clock:
+            self.prefill += self.mark() - since
+
+    def now(self) -> float | None:
+        return self.mark() if self.clock else None
+
+    def seconds(self) -> dict | None:
+        if not self.clock:
+            return None
+        total = self.mark() - self.t0
+        return {"prefill": self.prefill, "decode": total - self.prefill}
+
+
 @torch.inference_mode()
 def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampling(),
-                   seed: int = 0) -> Generation:
-    """Autoregressive decoding with the cache: one target pass per token."""
+                   seed: int = 0, clock=None) -> Generation:
+    """Autoregressive decoding with the cache: one target pass per token.
+    ``clock`` (optional): split the time into prefill and decoding (``Generation.seconds``)."""
     device = target.wte.weight.device
+    watch = Stopwatch(clock, device)
     gen = torch.Generator(device).manual_seed(seed)
+    since = watch.now()
     ctx = Context([target], prompt_ids, device)
+    watch.prefilled(since)
     cache, out = ctx.caches[0], []
     for _ in range(n_tokens):
-        ctx.make_room(1)
+        since = watch.now()
+        if ctx.make_room(1):
+            watch.prefilled(since)
         logits = target(ctx.pending, cache, last_only=True)[0, -1]  # (V,)
         ctx.pending = _sample(sampling.row(logits), gen).view(1, 1)
         out.append(int(ctx.pending))
         ctx.ids.append(out[-1])
-    return Generation(list(prompt_ids), out, "plain", target_passes=n_tokens)
+    return Generation(list(prompt_ids), out, "plain", target_passes=n_tokens, seconds=watch.seconds())
 
 
 @torch.inference_mode()
 def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sampling: Sampling = Sampling(),
-                         seed: int = 0, crop: bool = True, rule=CORRECT, order: str = "dfs") -> Generation:
+                         seed: int = 0, crop: bool = True, rule=CORRECT, order: str = "dfs",
+                         clock=None) -> Generation:
     """Speculative decoding of ``n_tokens`` with any scheme and rule; same seed, same trace.
 
     ``scheme``: a ``specsim.schemes`` value (``Chain(4)``, ``Block(4)``,
@@ -129,6 +164,13 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     ``TreeRule`` for a tree. ``crop=False`` skips step 6 on a chain (the
     pitfall: the output changes). ``order``: how a tree is flattened for the
     verify pass (``dfs`` or ``bfs``; the tokens do not depend on it).
+    ``clock``: a function returning seconds (``time.perf_counter``,
+    ``time.process_time``); when given, every round records how long its
+    steps took (``Round.seconds``: drafting, the verify pass with its rows
+    brought to the host, and the rest) and the generation splits its time
+    into prefill and decoding (``Generation.seconds``) -- what the benchmark
+    times the costs c and v with, inside the rounds they are costs of. The
+    trace does not depend on it.
 
     ``draft`` is any ``specsim.gpt.drafters.Drafter`` (a small GPT, early exit,
     prompt lookup) or a bare GPT. A chain drafter may propose fewer than gamma
@@ -142,7 +184,9 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
         raise ValueError("crop=False is the chain's pitfall; a tree always keeps its accepted path")
     drafter = tree_decode.tree_drafter(draft) if tree else as_drafter(draft)
     device = target.wte.weight.device
+    watch = Stopwatch(clock, device)
     rng = toy_sampling.make_rng(seed)
+    since = watch.now()
     ctx = Context([target], prompt_ids, device, window=drafter.window)
     need = scheme.drafted_tokens + 2  # root, drafts, and the closing token
     if need > ctx.window // 2:
@@ -151,20 +195,23 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     if hasattr(drafter, "attach"):  # early exit shares the target's cache
         drafter.attach(ctx.caches[0])
     drafter.start(ctx.view)
+    watch.prefilled(since)
     passes_before = drafter.passes
     out, rounds = [], []
     while len(out) < n_tokens:
+        since = watch.now()
         slid = ctx.make_room(need)
         if slid:
             drafter.start(ctx.view)
-        r = one_round(target, drafter, ctx, scheme, sampling, rng, rule, crop, order, slid)
+            watch.prefilled(since)
+        r = one_round(target, drafter, ctx, scheme, sampling, rng, rule, crop, order, slid, clock)
         if not r.emitted:
             raise ValueError(f"rule {rule.name!r} emitted nothing in a round without drafts: the generation "
                              "would never end")
         rounds.append(r)
         out.extend(r.emitted)
     return Generation(list(prompt_ids), out[:n_tokens], "speculative", len(rounds),
-                      drafter.passes - passes_before, rounds, scheme.name)
+                      drafter.passes - passes_before, rounds, scheme.name, seconds=watch.seconds())
 
 
 def verify_pass(target, idx, cache, drafter, **layout) -> tuple:
@@ -176,8 +223,10 @@ def verify_pass(target, idx, cache, drafter, **layout) -> tuple:
 
 
 def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=True, order="dfs",
-              slid=False) -> Round:
-    """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter."""
+              slid=False, clock=None) -> Round:
+    """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter;
+    ``clock`` (optional) times its steps (``Round.seconds``)."""
+    stamps = [clock()] if clock else None
     t_cache, tree = ctx.caches[0], isinstance(scheme, Tree)
     n, last = t_cache.length, int(ctx.pending)
     d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)  # noqa: E731
@@ -202,6 +251,9 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
 
         drafts, parents = used.draft(q_at, u_draft, rule) if used else ([], [])
         drafter.done()
+    if clock:
+        sync_device(ctx.device)
+        stamps.append(clock())
     before = {"target": n, "draft": d_len()}
     # step 2: one target pass over [last, drafts]
     if tree:
@@ -218,9 +270,12 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
         idx = torch.tensor([[last] + drafts], device=ctx.device)  # (1, g + 1)
         logits, feats = verify_pass(target, idx, t_cache, drafter)
         p_dev = sampling.row(logits[0])  # (g + 1, V): lower-right causal mask
+    p_host = p_dev.tolist()  # the rows the walk reads, on the host (as the drafts' q rows are)
+    if clock:
+        stamps.append(clock())
     after = {"target": t_cache.length, "draft": d_len()}
     # steps 3-5: the scheme's verify on the host, the same walk as the toy sampler's
-    verdict = (used or scheme).verify(drafts, p_dev.tolist(), q_host, u_test, u_final, rule, parents=parents)
+    verdict = (used or scheme).verify(drafts, p_host, q_host, u_test, u_final, rule, parents=parents)
     path = verdict.path
     # step 6: keep the prefix, the last token and the accepted path in both caches
     emitted = [drafts[j] for j in path] + ([] if verdict.closing is None else [verdict.closing])
@@ -242,5 +297,16 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
              for m in start}
     q_rows = torch.stack([r for r in q_dev if r is not None]) if any(r is not None for r in q_dev) else \
         p_dev[:0]  # (rows drawn from, V)
+    seconds = None
+    if clock:
+        sync_device(ctx.device)
+        stamps.append(clock())
+        seconds = dict(zip(("draft", "verify", "decide"), (b - a for a, b in zip(stamps, stamps[1:]))))
     return Round((used or scheme).name if drafts else "none", n, last, drafts, parents, q_rows, p_dev, u_test,
-                 verdict, emitted, cache, slid)
+                 verdict, emitted, cache, slid, seconds=seconds)
+
+
+def sync_device(device) -> None:
+    """Wait for an accelerator's queued work (a no-op on the CPU), so that a clock reads finished work."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()

@@ -5,18 +5,21 @@ gallery reports
 
 * ``alpha`` = accepted / verified drafts over all rounds, with its standard
   error (``specsim.stats.ratio_se`` over rounds that verified a draft);
-* ``cost`` c = seconds per drafted token / seconds per target step
-  (``bench.step_costs`` for model drafters; for prompt lookup, the median
-  time of one ``propose`` divided by gamma);
+* ``cost`` c = seconds per drafted token and ``verify_ratio`` v = seconds
+  per verify pass, both timed inside the speculative rounds themselves
+  (``bench.in_round_costs``) and counted in plain decoding's seconds per
+  token in the same repeat; for prompt lookup a "drafted token" is a
+  proposal slot (its rounds may propose fewer than gamma);
 * ``tokens_per_pass`` = generated tokens / target passes (plain decoding: 1);
 * ``drafted_per_round``: lookup proposes fewer than gamma tokens when its
   match is short or absent;
 * ``best_gamma`` and ``formula_speedup``: ``specsim.formulas.best_gamma`` with
   the measured alpha and c over gamma = 1..``MAX_GAMMA`` (the i.i.d. formula:
   for lookup, whose drafts are not i.i.d. and vary in length, a rough guide);
-* ``speedup``: plain seconds / speculative seconds for the same prompts,
-  seeds and number of tokens, the median over ``repeats`` interleaved runs
-  (every wall time by ``specsim.bench.timing.measure``).
+* ``speedup``: plain decoding seconds / speculative decoding seconds for the
+  same prompts, seeds and number of tokens (prefill apart), each the
+  minimum over ``repeats`` interleaved runs (``speedup_interval``: [min,
+  max] of the per-repeat speedups); the clock is ``bench.bench_clock``'s.
 
 Two prompt sets: ``heldout`` (``bench.heldout_prompts``: held-out corpus
 files) and ``repetitive`` (``repetitive_prompts``: a held-out code block of at
@@ -25,13 +28,10 @@ continuation repeats earlier lines -- where lookup shines).
 """
 from __future__ import annotations
 
-import statistics
-
 import torch
 
 from .. import formulas
 from ..stats import ratio_se
-from ..bench.timing import measure
 from . import api
 from .measure import bench
 from .train import corpus
@@ -90,10 +90,16 @@ def alpha_estimate(generations) -> dict:
     return out
 
 
-def drafter_cost(pair, ids, gamma: int, sampling, prefix: int) -> dict:
-    """Seconds per target step and per drafted token, and their ratio c (``bench.pair_step_costs``)."""
-    costs = bench.pair_step_costs(pair, ids, gamma, sampling, prefix=prefix)
-    target, per_token = costs["target"], costs["draft"][gamma]
+def drafter_cost(pair, ids, gamma: int, sampling, tokens: int = 40, seed: int = 0) -> dict:
+    """Seconds per target step and per drafted token, and their ratio c, timed as ``bench`` does: one
+    plain and one speculative generation of ``tokens`` after ``ids`` (each after an untimed one), c
+    from the speculative rounds' own drafting time (``bench.in_round_costs``)."""
+    _, clock = bench.bench_clock(pair.device)
+    for timed in (False, True):
+        plain = plain_generate(pair.target, ids, tokens, sampling, seed, clock=clock)
+        spec = speculative_generate(pair.target, pair.drafter(), ids, tokens, gamma, sampling, seed, clock=clock)
+    target = plain.seconds["decode"] / tokens
+    per_token = bench.in_round_costs([spec], gamma)["draft"]
     return {"target_s": target, "draft_s": per_token, "cost": per_token / target}
 
 
@@ -104,37 +110,43 @@ def run_set(pairs: dict, prompts: list, n_tokens: int, gamma: int, temperature: 
     ids = [any_pair.tokenizer.encode(p) for p in prompts]
     sampling = api.sampling(temperature)
     target = any_pair.target
-    sync = (lambda: torch.cuda.synchronize()) if any_pair.device.type == "cuda" else None
+    _, clock = bench.bench_clock(any_pair.device)
 
     def plain():
-        return [plain_generate(target, i, n_tokens, sampling, seed + s) for s, i in enumerate(ids)]
+        return [plain_generate(target, i, n_tokens, sampling, seed + s, clock=clock) for s, i in enumerate(ids)]
 
     def spec(pair):
-        return lambda: [speculative_generate(target, pair.drafter(), i, n_tokens, gamma, sampling, seed + s)
-                        for s, i in enumerate(ids)]
+        return [speculative_generate(target, pair.drafter(), i, n_tokens, gamma, sampling, seed + s, clock=clock)
+                for s, i in enumerate(ids)]
 
-    measure(plain, warmup=1)  # warm-up
-    ratios = {name: [] for name in pairs}
-    gens = {}
+    decoding = lambda gens: sum(g.seconds["decode"] for g in gens)  # noqa: E731
+    plain()  # warm-up: every arm once, untimed
+    for pair in pairs.values():
+        spec(pair)
+    t_plain, t_spec, costs, gens = [], {name: [] for name in pairs}, {name: [] for name in pairs}, {}
     for _ in range(repeats):  # interleave plain and every drafter in each repeat
-        t_plain = measure(plain, sync=sync).seconds[0]
+        t_plain.append(decoding(plain()))
         for name, pair in pairs.items():
-            t = measure(spec(pair), sync=sync)
-            gens[name] = t.result
-            ratios[name].append(t_plain / t.seconds[0])
+            gens[name] = spec(pair)
+            t_spec[name].append(decoding(gens[name]))
+            costs[name].append(bench.in_round_costs(gens[name], gamma))
+    step = min(t_plain) / (len(ids) * n_tokens)  # plain decoding's seconds per token: the target step
     rows = []
     for name, pair in pairs.items():
         est = alpha_estimate(gens[name])
-        cost = drafter_cost(pair, ids[0], gamma, sampling, prefix=n_tokens // 2)
+        cost = min(c["draft"] for c in costs[name]) / step
         passes = sum(g.target_passes for g in gens[name])
+        speedups = [p / t for p, t in zip(t_plain, t_spec[name])]
         row = {"drafter": name, "alpha": est["alpha"], "alpha_se": est["alpha_se"],
-               "verified": est["verified"], "cost": cost["cost"],
+               "verified": est["verified"], "cost": cost,
+               "verify_ratio": min(c["verify"] for c in costs[name]) / step,
                "tokens_per_pass": len(ids) * n_tokens / passes,
                "drafted_per_round": est["drafted"] / est["rounds"],
-               "speedup": statistics.median(ratios[name]), "speedups": ratios[name]}
+               "speedup": min(t_plain) / min(t_spec[name]), "speedup_interval": [min(speedups), max(speedups)],
+               "speedups": speedups}
         a = est["alpha"]
         if a == a:  # not nan
-            g_best, s_best = formulas.best_gamma(min(max(a, 0.0), 0.999999), max(cost["cost"], 1e-9), MAX_GAMMA)
+            g_best, s_best = formulas.best_gamma(min(max(a, 0.0), 0.999999), max(cost, 1e-9), MAX_GAMMA)
             row.update(best_gamma=g_best, formula_speedup=float(s_best))
         else:
             row.update(best_gamma=None, formula_speedup=None)
@@ -155,7 +167,8 @@ def gallery(drafters=DEFAULT_DRAFTERS, sets=("heldout", "repetitive"), n_tokens:
     pairs = {spec: api.load_pair(spec, device) for spec in drafters}
     out = {"settings": {"drafters": list(drafters), "tokens": n_tokens, "gamma": gamma,
                         "temperature": temperature, "repeats": repeats, "seed": seed,
-                        "device": str(next(iter(pairs.values())).device),
+                        "device": str(next(iter(pairs.values())).device), "statistic": "minimum over repeats",
+                        "clock": bench.bench_clock(next(iter(pairs.values())).device)[0],
                         "threads": torch.get_num_threads()}, "sets": {}}
     for k, name in enumerate(sets):
         if progress:

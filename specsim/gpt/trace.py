@@ -34,6 +34,7 @@ class Round:
     cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
     slid: bool = False
     text: str | None = None  # the emitted characters, set by ``specsim.gpt.api``
+    seconds: dict | None = None  # with a clock: {"draft", "verify", "decide"}: the time of steps 1, 2 and 3-6
 
     @property
     def accepted(self) -> int:
@@ -165,6 +166,7 @@ class Generation:
     rounds: list = field(default_factory=list)
     scheme: str | None = None  # the scheme's grammar string (None: plain decoding)
     text: str | None = None  # the generated characters, set by ``specsim.gpt.api``
+    seconds: dict | None = None  # with a clock: {"prefill": filling the caches (and any slide), "decode": the rest}
 
     @property
     def gamma(self) -> int | None:

@@ -35,8 +35,8 @@ import torch
 
 from ...bench.timing import measure
 from .. import decode
-from .bench import heldout_prompts, sync_device
-from ..decode import Sampling
+from .bench import heldout_prompts
+from ..decode import Sampling, sync_device
 
 DECODERS = ("specsim_plain", "specsim_spec", "hf_plain", "hf_assisted_gamma", "hf_assisted_default",
             "hf_assisted_heuristic")

@@ -26,11 +26,10 @@ from .. import api
 
 from ... import sampling as toy_sampling
 from ...schemes import Tree, masks
-from ..decode import Sampling, Context, one_round
+from ..decode import Sampling, Context, one_round, sync_device
 from ..drafters import ModelDrafter
 from ..exact_adapter import GPTPair
 from ..tree_decode import tree_mask
-from .bench import sync_device
 
 PROMPT = "def __init__(self, "
 GREEDY_TOKENS = 120  # characters of greedy text compared per scheme

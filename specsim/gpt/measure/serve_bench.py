@@ -55,7 +55,8 @@ from ...serving.models import MODELS
 from ...serving.roofline import step_cost
 from .. import api
 from ..batch import MAX_BATCH, MAX_GAMMA, BatchCache, batch_generate, forward
-from .bench import heldout_prompts, sync_device
+from ..decode import sync_device
+from .bench import heldout_prompts
 
 DEFAULT_BATCHES = (1, 2, 4, 8, 16, 32)
 DEFAULT_GAMMAS = tuple(range(0, 7))
