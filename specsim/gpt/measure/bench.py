@@ -67,8 +67,8 @@ def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
     """Measured alpha, tokens per round, cost and verify ratio, and the two speedups they predict.
 
     ``accepted_per_round`` lists K (drafts accepted) of each round of
-    speculative runs with draft length ``gamma``; ``costs`` is what
-    ``step_costs`` returned for that gamma. A round checks K + 1 drafts
+    speculative runs with draft length ``gamma``; ``costs``: seconds of
+    {"target": a step, "draft": {gamma: a drafter step}, "verify": {gamma: a pass}}. A round checks K + 1 drafts
     (gamma when all are accepted) and emits K + 1 tokens.
     alpha = accepted / checked drafts; cost = drafter step / target step;
     verify_ratio = verify pass over gamma + 1 positions / target step.

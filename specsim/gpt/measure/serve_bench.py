@@ -32,8 +32,9 @@ maximum, as on a GPU, predicted v about 1 up to batch 4 where this CPU
 measured up to 2.5.
 
 Measured v(B, γ): the same passes timed alone (``pass_times``) after
-``context`` cached positions, each with the sampling transform of its rows,
-as ``specsim.gpt.measure.bench.step_costs`` times them at batch 1; the
+``context`` cached positions, each with the sampling transform of its rows
+(the batch-1 bench, ``specsim.gpt.measure.bench``, times them inside real
+rounds instead; batched rounds are ragged, so here they are timed alone); the
 median over repeats of verify / plain step in the same repeat.
 
 The crossover batch: the first batch size of the list at which no γ >= 1
