@@ -71,6 +71,20 @@ def test_bench_json_shape(cli, monkeypatch):
     assert [r["gamma"] for r in d["results"]] == [1, 3] and all(keys <= set(r) for r in d["results"])
 
 
+def test_bench_text_output(cli, monkeypatch):
+    """The table a person reads: every gamma a row, the clock and the unit of c and v said, the best gamma."""
+    from specsim.gpt.measure import bench
+    monkeypatch.setattr(bench, "N_PROMPTS", 1)
+    code, out, err = cli("gpt", "bench", "--gammas", "1,2", "--tokens", "8", "--repeats", "2", "--device", "cpu")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "minimum over repeats" in lines[0] and "tokens/s" in lines[0] and "ms a token" in lines[0]
+    header = lines[1].split()
+    assert header[:5] == ["gamma", "alpha", "cost", "verify_ratio", "host_ratio"]
+    assert [line.split()[0] for line in lines[3:5]] == ["1", "2"]
+    assert "timed inside the rounds" in out and any(line.startswith("best gamma: ") for line in lines)
+
+
 @pytest.mark.parametrize("gammas", ["3-x", "0-2", "4-1", "65"])
 def test_bad_gammas_is_one_line_exit_2(cli, gammas):
     code, _, err = cli("gpt", "bench", "--gammas", gammas, "--device", "cpu")

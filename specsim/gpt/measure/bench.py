@@ -257,7 +257,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,
             "costs": "timed inside the rounds", "ratio_coverage": coverage(repeats),
-            "plain_spread": round(spread(seconds["plain"]), 4),
+            "plain_tokens_per_s": round(n_out / plain, 1), "plain_spread": round(spread(seconds["plain"]), 4),
             "step_ms": {"plain": round(min(step) * 1e3, 4), "draft": ms("draft"), "verify": ms("verify"),
                         "host": ms("host")},
             "prefill_ms": {a: round(min(prefill[a]) / len(ids) * 1e3, 4) for a in arms},
