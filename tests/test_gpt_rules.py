@@ -117,6 +117,16 @@ def test_generate_takes_an_entry_on_its_own_scheme(cli_json):
     assert cli_json(*base, "--rule", "vllm", "--gamma", "3")["scheme"] == "chain:3"
 
 
+def test_the_library_takes_an_entry_on_its_own_scheme_as_the_cli_does(pair):
+    """``api.speculative_generate(rule=ENTRY)`` without a scheme: the entry's own kind, as `gpt generate`."""
+    name = lambda rule, *scheme: api.speculative_generate(pair, "x = ", 6, *scheme, rule=rule).scheme  # noqa: E731
+    assert [name(r) for r in ("eagle2", "llama-cpp", "vllm", "correct")] == \
+        ["tree:2,1:distinct", "chain:max=4,stop=0.75", "chain:4", "chain:4"]
+    assert name("llama-cpp", "chain:2") == "chain:max=2,stop=0.75"
+    with pytest.raises(ValueError, match="eagle2 verifies a tree, not chain:3"):
+        api.speculative_generate(pair, "x = ", 6, "chain:3", rule="eagle2")
+
+
 @pytest.mark.parametrize("argv,message", [
     (["generate", "--prompt", "x", "--rule", "nonsense"], "unknown rule 'nonsense'"),
     (["generate", "--prompt", "x", "--rule", "eagle2", "--gamma", "3"], "eagle2 verifies a tree, not chain:3"),

@@ -26,7 +26,7 @@ import torch
 from . import decode
 from .decode import Generation, Sampling
 from .drafters import Drafter, ModelDrafter, SharedExitDrafter, make_drafter, parse_spec
-from .specs import rule_named
+from .specs import rule_and_scheme
 from .model import GPT
 from .tokenizer import CharTokenizer
 from .weights import load_eagle, load_exit_heads, load_gpt, read_manifest
@@ -154,7 +154,10 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     ``scheme``: ``Chain(4)``, ``Block(4)``, ``Tree((2, 2, 1))``, a grammar string
     ("chain:4", "block:4", "tree:2,2,1:distinct") or an int G for chain:G
     (default chain:4; ``gamma=G`` is the same shorthand);
-    ``rule``: a rule object or its name (``rule_named``); ``order``: how a
+    ``rule``: a rule object or its name (``rule_named``; a gallery entry of
+    ``specsim implementations`` verifies its own kind of scheme, as
+    ``specs.rule_and_scheme`` says: llama.cpp's a confidence-stopped chain,
+    a tree entry its own tree when no scheme is given); ``order``: how a
     tree is flattened for its verify pass (dfs or bfs: the layout, never the tokens);
     ``limit``: a ``specsim.bounds.Budget`` (the CLI's --max-work), else the default bound;
     ``clock``: time each round's steps (``decode.speculative_generate``)."""
@@ -163,8 +166,9 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     _check_n(n_tokens)
     if gamma is not None and scheme is not None:
         raise ValueError("give a scheme or gamma, not both")
-    scheme = as_scheme(gamma if gamma is not None else 4 if scheme is None else scheme)
-    rule = rule_named(rule)
+    given = gamma is not None or scheme is not None
+    rule, scheme = rule_and_scheme(rule, as_scheme(gamma if gamma is not None else 4 if scheme is None else scheme),
+                                   given)  # a gallery entry runs on its own kind of scheme (its own tree if none given)
     lower = "the number of tokens or " + ("the tree" if scheme.kind == "tree" else "γ")
     check_gpt(n_tokens, scheme.drafted_tokens, len(pair.vocab), limit=limit, lower=lower)
     g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, scheme,
