@@ -150,6 +150,31 @@ def refined_speedup(tokens_per_round, gamma: int, cost, verify_ratio):
     return tokens_per_round / (gamma * cost + verify_ratio)
 
 
+def alpha_needed(target_speedup, gamma: int, cost, verify_ratio=1, tol: float = 1e-9):
+    """The least alpha at which i.i.d. rounds of ``gamma`` drafts, with these costs, reach ``target_speedup``
+    (``refined_speedup`` of ``expected_tokens(alpha, gamma)``); None when even alpha = 1 falls short,
+    0.0 when alpha = 0 already reaches it. A float, by bisection to ``tol`` (tokens per round rise with alpha).
+
+    >>> round(alpha_needed(2, 3, 0.1, 1.2), 4)  # 2 x (3 c + v) = 3 tokens per round
+    0.8105
+    >>> round(float(expected_tokens(0.8105, 3)) / (3 * 0.1 + 1.2), 3)
+    2.0
+    >>> alpha_needed(3, 1, 0.1) is None  # at most 2 tokens per round for 1.1 target steps
+    True
+    """
+    _check(gamma=gamma, cost=cost)
+    reach = lambda a: float(expected_tokens(a, gamma)) / (gamma * cost + verify_ratio)  # noqa: E731
+    if reach(1.0) < target_speedup:
+        return None
+    if reach(0.0) >= target_speedup:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if reach(mid) >= target_speedup else (mid, hi)
+    return hi
+
+
 def exact_speedup(expected_tokens, gamma: int, cost):
     """Speedup of rounds whose exact expected tokens per round are known (not the i.i.d. formula).
 

@@ -148,3 +148,17 @@ def test_bootstrap_and_delta_method_agree_on_many_generations():
     delta = formulas.measured_vs_formula(ks, 4, clusters=gens)["gap_se"]
     boot = formulas.gap_bootstrap_se(ks, 4, gens, n_boot=4000, seed=0)
     assert boot == pytest.approx(delta, rel=0.2)  # 30 clusters: each estimate is itself ~13% noisy
+
+
+@pytest.mark.parametrize("target,gamma,cost,v", [(2, 3, 0.1, 1.2), (1.5, 1, 0.05, 1.0), (2, 6, 0.11, 2.2),
+                                                 (0.5, 2, 0.1, 1.0)])
+def test_alpha_needed_is_the_least_alpha_that_reaches_the_target(target, gamma, cost, v):
+    a = formulas.alpha_needed(target, gamma, cost, v)
+    reach = lambda x: float(formulas.expected_tokens(x, gamma)) / (gamma * cost + v)  # noqa: E731
+    assert reach(a) >= target - 1e-9
+    assert a == 0.0 or reach(a - 1e-6) < target  # a hair less falls short
+
+
+def test_alpha_needed_out_of_reach_is_none():
+    assert formulas.alpha_needed(2, 2, 0.2, 1.5) is None  # 3 tokens / 1.9 steps < 2 even at alpha = 1
+    assert formulas.alpha_needed(2, 2, 0.2, 1.0) is not None  # 3 / 1.4 > 2

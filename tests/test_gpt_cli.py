@@ -83,6 +83,7 @@ def test_bench_text_output(cli, monkeypatch):
     assert header[:5] == ["gamma", "alpha", "cost", "verify_ratio", "host_ratio"]
     assert [line.split()[0] for line in lines[3:5]] == ["1", "2"]
     assert "timed inside the rounds" in out and any(line.startswith("best gamma: ") for line in lines)
+    assert lines[-1].startswith("2x at gamma ")  # what alpha 2x would take (or that it is out of reach)
 
 
 @pytest.mark.parametrize("gammas", ["3-x", "0-2", "4-1", "65"])

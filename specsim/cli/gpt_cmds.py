@@ -339,6 +339,12 @@ def cmd_bench(args) -> int:
           "what host_ratio leaves of it")
     print(f"best gamma: {result['best_gamma']}" + ("  noisy, rerun (its spread is wider than its lead)"
                                                      if result["noisy"] else ""))
+    best = next(r for r in result["results"] if r["gamma"] == result["best_gamma"])
+    need = best["alpha_for_2x"]
+    print(f"2x at gamma {best['gamma']} with this run's c and v would take alpha >= {need} (i.i.d. rounds; measured "
+          f"{best['alpha']} +- {best['alpha_se']})" if need is not None else
+          f"2x at gamma {best['gamma']} is out of reach at any alpha with this run's c and v: "
+          f"(gamma + 1) / (gamma c + v) = {(best['gamma'] + 1) / (best['gamma'] * best['cost'] + best['verify_ratio']):.3f}")
     if result["slides"]:
         print(f"{result['slides']} generations slid the context window: their prefills are in the measured times, "
               "not in the prediction (lower --tokens)")

@@ -16,6 +16,10 @@ decoding's time per token), tokens per round, throughputs and three speedups:
   gap to 1 is the decoding loop's own work (``host_ratio``: the acceptance
   walk, cropping the caches, the loop).
 
+``alpha_for_2x`` says, from the same run's c and v, what acceptance rate
+i.i.d. rounds would need for 2x at that gamma (None: out of reach at any
+alpha, (gamma + 1) / (gamma c + v) < 2).
+
 How the numbers are made to hold still on a shared machine (``bench``):
 the costs are timed inside the very rounds whose speedup is measured
 (``Round.seconds``, ``in_round_costs``), the arms run interleaved in a
@@ -95,6 +99,10 @@ def bench_clock(device):
     if device.type == "cpu" and torch.get_num_threads() == 1:
         return "process CPU time", time.process_time
     return "wall time", time.perf_counter
+
+
+def _rounded(x, digits: int = 4):
+    return None if x is None else round(x, digits)
 
 
 def spread(seconds) -> float:
@@ -246,6 +254,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
             "formula_speedup": round(fig["formula_speedup"], 4),
             "refined_speedup": round(fig["refined_speedup"], 4),
             "ratio": round(speedup / fig["refined_speedup"], 4),
+            "alpha_for_2x": _rounded(formulas.alpha_needed(2, g, fig["cost"], fig["verify_ratio"])),
             "ratio_interval": [round(min(ratios), 4), round(max(ratios), 4)],
             "spread": {"speculative": round(spread(seconds[g]), 4),
                        **{k: round(spread([c[k] for c in costs[g]]), 4) for k in ("draft", "verify", "host")}}})
