@@ -56,14 +56,11 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _done(pg, title: str, timeout_ms: int = 120_000) -> None:
-    """Wait until ``pg`` shows a page titled ``title...`` and its run is over: the status widget's
-    running icon (``stStatusWidgetRunningIcon``, shown while the script runs) is gone."""
     pg.wait_for_function(
         """(title) => {
             const h = document.querySelector('[data-testid="stMainBlockContainer"] h1');
             const w = document.querySelector('[data-testid="stStatusWidget"]');
-            const running = document.querySelector('[data-testid="stStatusWidgetRunningIcon"]');
-            return h && h.innerText.startsWith(title) && !running && !(w && /Running|Stop/.test(w.innerText));
+            return h && h.innerText.startsWith(title) && !(w && /Running|Stop/.test(w.innerText));
         }""", arg=title, timeout=timeout_ms)
 
 
