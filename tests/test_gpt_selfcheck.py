@@ -24,8 +24,12 @@ def test_selfcheck_cli_passes_on_cpu_and_prints_json():
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["passed"] and report["device"] == "cpu"
-    assert len(report["checks"]) == 6 and all(c["passed"] for c in report["checks"])
-    assert report["bench"]["plain_tokens_per_s"] > 0 and report["bench"]["repeats"] == selfcheck.BENCH_REPEATS
+    names = [c["name"] for c in report["checks"]]
+    assert len(names) == 9 and all(c["passed"] for c in report["checks"])
+    assert "greedy eagle tree:2,2,1 = plain greedy" in names and "eagle cache = a fresh start" in names
+    b = report["bench"]
+    assert b["plain_tokens_per_s"] > 0 and b["repeats"] == selfcheck.BENCH_REPEATS and b["gamma"] in (2, 4)
+    assert b["speedup_interval"][0] <= b["speedup"] <= b["speedup_interval"][1] and 0 < b["ratio"] <= 1
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present: cuda is a valid device here")
@@ -61,3 +65,14 @@ def test_cache_check_measures_a_real_gap(pair, monkeypatch):
     monkeypatch.setattr(selfcheck, "_cache_gap", lambda model, cache, ids, device: real(model, cache, other(ids), device))
     check = selfcheck.check_caches(pair, rounds=2)  # compared against the wrong text: the last slot differs
     assert not check.passed and "inf" not in check.detail
+
+
+def test_eagle_cache_check_fails_when_the_target_features_are_not_handed_back(monkeypatch):
+    """The verify pass hands the kept positions' real features to the EAGLE drafter; drop them and the
+    drafter's state no longer matches a fresh start (its queue runs short)."""
+    from specsim.gpt.eagle import EagleDrafter
+    eagle = api.load_pair("eagle", device="cpu")
+    assert selfcheck.check_eagle_cache(eagle, rounds=3).passed
+    monkeypatch.setattr(EagleDrafter, "features", lambda self, ids, h: None)
+    check = selfcheck.check_eagle_cache(eagle, rounds=3)
+    assert not check.passed and "expected" in check.detail

@@ -11,12 +11,12 @@ from .common import print_json
 def add_selfcheck(sub, needs_torch) -> None:
     s = sub.add_parser("selfcheck", help="check the tiny GPT on a device: greedy equality, caches, mask, "
                                          "exactness, and a short bench (run this first on a GPU)",
-                       description="Loads the shipped pair on the device and checks that greedy chain, block "
-                                   "and tree speculative decoding emit plain greedy's text, that the KV caches "
-                                   "equal a fresh forward pass, that the tree mask equals the reference and "
-                                   "that the first emitted token follows p (exact engine, float64). Then times "
-                                   "plain and speculative generation in turn. Exit 0: all pass; 1: a check "
-                                   "failed; 2: bad input.")
+                       description="Loads the shipped pair and the EAGLE drafter on the device and checks that "
+                                   "greedy chain, block and tree speculative decoding emit plain greedy's text, "
+                                   "that the KV caches (and EAGLE's features) equal a fresh forward pass, that "
+                                   "the tree mask equals the reference and that the first emitted token follows "
+                                   "p (exact engine, float64). Then a short `gpt bench`. Exit 0: all pass; 1: a "
+                                   "check failed; 2: bad input.")
     s.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     s.add_argument("--no-bench", action="store_true", help="skip the timing")
     s.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,9 +37,10 @@ def cmd_selfcheck(args) -> int:
         print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.detail}")
     if report.bench:
         b = report.bench
-        spread = ", ".join(f"{k} {lo:.3f}-{hi:.3f} s" for k, (lo, hi) in b["spread_s"].items())
-        print(f"bench: plain {b['plain_tokens_per_s']} tokens/s, speculative chain:4 "
-              f"{b['speculative_tokens_per_s']} tokens/s: {b['speedup_fastest']}x, fastest of {b['repeats']} "
-              f"interleaved runs of {b['tokens']} tokens each (fastest-slowest: {spread})")
+        lo, hi = b["speedup_interval"]
+        print(f"bench ({b['tokens']} tokens, the fastest of {b['repeats']} interleaved runs, {b['clock']}): plain "
+              f"{b['plain_tokens_per_s']} tokens/s; best gamma {b['gamma']}: {b['spec_tokens_per_s']} tokens/s, "
+              f"{b['speedup']}x [{lo}-{hi}] against {b['refined_speedup']}x predicted from alpha {b['alpha']}, "
+              f"c {b['cost']}, v {b['verify_ratio']} (ratio {b['ratio']})")
     print("all checks passed" if report.passed else "SOME CHECKS FAILED")
     return 0 if report.passed else 1

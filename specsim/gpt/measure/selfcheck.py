@@ -2,14 +2,18 @@
 
 Each check compares one quantity computed two ways on the shipped pair, on the chosen device:
 
-1. greedy speculative decoding (chain, block, tree) emits exactly plain greedy decoding's text;
+1. greedy speculative decoding (chain, block, tree; and the EAGLE drafter's chain and tree) emits
+   exactly plain greedy decoding's text;
 2. after tree rounds that keep a gathered path, both KV caches equal a fresh forward pass over
    the accepted text (within ``CACHE_ATOL``: float32 logits computed in two attention shapes);
+   after sampled EAGLE rounds, its cache (keys, values, predicted features) and the queue of the
+   target's features equal a fresh start over the same text;
 3. the one-pass tree mask built on the device equals the numpy reference, cell for cell;
 4. the first emitted token of a γ = 1 round follows p: the exact engine enumerates the round on
    float64 copies of the models and the distribution equals p within ``EXACT_TOL``;
-5. a short interleaved bench: plain and speculative generation timed in turn, the fastest run of
-   each kept, so the ratio is a figure, not a verdict (no pass/fail on timings).
+5. a short bench (``bench.bench`` on one prompt, γ 2 and 4): the measured speedup with c and v
+   timed inside the rounds and the prediction from them, figures, not verdicts (no pass/fail on
+   timings).
 
 ``run_selfcheck`` returns a ``SelfCheck`` (a list of ``Check`` and the bench figures); the CLI
 prints one line per check. A device that is not there is refused by ``api.resolve_device`` in one
@@ -17,7 +21,6 @@ line before anything loads.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -26,7 +29,8 @@ from .. import api
 
 from ... import sampling as toy_sampling
 from ...schemes import Tree, masks
-from ..decode import Sampling, Context, one_round, sync_device
+from ..decode import Sampling, Context, one_round
+from ..decode import speculative_generate as decode_speculative
 from ..drafters import ModelDrafter
 from ..exact_adapter import GPTPair
 from ..tree_decode import tree_mask
@@ -61,17 +65,20 @@ class SelfCheck:
 
 
 # -- 1. greedy equality ------------------------------------------------------------------
-def check_greedy(pair) -> list:
+GREEDY_SCHEMES = {"distilled": ("chain:4", "block:4", "tree:2,2,1"), "eagle": ("chain:4", "tree:2,2,1")}
+
+
+def check_greedy(pair, schemes=GREEDY_SCHEMES["distilled"]) -> list:
+    """One check per scheme: greedy speculative decoding with ``pair``'s drafter = plain greedy."""
     plain = api.plain_generate(pair, PROMPT, GREEDY_TOKENS, greedy=True).tokens
-    runs = {"chain:4": api.speculative_generate(pair, PROMPT, GREEDY_TOKENS, 4, greedy=True),
-            "block:4": api.block_generate(pair, PROMPT, GREEDY_TOKENS, 4, greedy=True),
-            "tree:2,2,1": api.tree_generate(pair, PROMPT, GREEDY_TOKENS, (2, 2, 1), greedy=True)}
+    who = "" if pair.draft_name == "distilled" else f"{pair.draft_name} "
     out = []
-    for name, g in runs.items():
+    for name in schemes:
+        g = api.speculative_generate(pair, PROMPT, GREEDY_TOKENS, name, greedy=True)
         first = next((i for i, (a, b) in enumerate(zip(g.tokens, plain)) if a != b), None)
         detail = (f"{GREEDY_TOKENS} characters equal plain greedy in {g.target_passes} target passes"
                   if first is None else f"differs from plain greedy at character {first}")
-        out.append(Check(f"greedy {name} = plain greedy", first is None, detail))
+        out.append(Check(f"greedy {who}{name} = plain greedy", first is None, detail))
     return out
 
 
@@ -102,6 +109,30 @@ def check_caches(pair, rounds: int = 8) -> Check:
                  f"largest gap {worst:.1e} over {rounds} tree rounds (tolerance {CACHE_ATOL:.0e})")
 
 
+@torch.inference_mode()
+def check_eagle_cache(pair, rounds: int = 8) -> Check:
+    """Sampled EAGLE rounds (chain and tree, T = 1), then its state against a fresh start over the text."""
+    from ..eagle import EagleDrafter
+    device = next(pair.target.parameters()).device
+    worst = 0.0
+    for k, scheme in enumerate(("chain:3", "tree:2,2,1")):
+        drafter = EagleDrafter(pair.draft)
+        ids = pair.tokenizer.encode(PROMPT)
+        g = decode_speculative(pair.target, drafter, ids, rounds * 2, scheme, Sampling(), seed=k)
+        ids = ids + [t for r in g.rounds for t in r.emitted]
+        fresh = EagleDrafter(pair.draft)
+        fresh.start(ids)
+        real = pair.draft.features(ids[:-1])  # (L - 1, C): the target's features the drafter reads
+        n, c, f = drafter.fed, drafter.cache, fresh.cache
+        if c.length != n or c.queue is None or len(ids) - len(c.queue) != n:
+            return Check("eagle cache = a fresh start", False, f"{scheme}: {c.length} slots cached, {n} expected")
+        gaps = [(c.k[..., :n, :] - f.k[..., :n, :]), (c.v[..., :n, :] - f.v[..., :n, :]), (c.out[:n] - f.out[:n]),
+                (c.queue - real[n - 1:].to(c.queue.device))]
+        worst = max([worst] + [x.abs().max().item() for x in gaps if x.numel()])
+    return Check("eagle cache = a fresh start", worst <= CACHE_ATOL,
+                 f"largest gap {worst:.1e} after sampled chain and tree rounds (tolerance {CACHE_ATOL:.0e})")
+
+
 # -- 3. the tree mask --------------------------------------------------------------------------
 def check_tree_mask(device: torch.device) -> Check:
     cases = [(masks.shape_parents((2, 2, 1)), 5), (masks.shape_parents((3, 1), "bfs"), 0)]
@@ -122,35 +153,30 @@ def check_first_token(pair) -> Check:
 
 
 # -- 5. a short bench --------------------------------------------------------------------------
-def bench(pair, device: torch.device) -> dict:
-    """Plain and speculative (chain:4, T = 1) timed in turn; the fastest of ``BENCH_REPEATS`` each."""
-    times = {"plain": [], "chain:4": []}
-    for seed in range(BENCH_REPEATS):
-        for name in times:
-            sync_device(device)
-            start = time.perf_counter()
-            if name == "plain":
-                api.plain_generate(pair, PROMPT, BENCH_TOKENS, seed=seed)
-            else:
-                api.speculative_generate(pair, PROMPT, BENCH_TOKENS, 4, seed=seed)
-            sync_device(device)
-            times[name].append(time.perf_counter() - start)
-    fastest = {k: min(v) for k, v in times.items()}
-    return {"tokens": BENCH_TOKENS, "repeats": BENCH_REPEATS,
-            "plain_tokens_per_s": round(BENCH_TOKENS / fastest["plain"], 1),
-            "speculative_tokens_per_s": round(BENCH_TOKENS / fastest["chain:4"], 1),
-            "speedup_fastest": round(fastest["plain"] / fastest["chain:4"], 3),
-            "spread_s": {k: [round(min(v), 4), round(max(v), 4)] for k, v in times.items()}}
+BENCH_GAMMAS = (2, 4)
+
+
+def short_bench(pair) -> dict:
+    """``bench.bench`` on ``PROMPT``: plain and every gamma of ``BENCH_GAMMAS`` interleaved, the best gamma's
+    figures (its measured speedup with its interval, the prediction from the run's own c and v)."""
+    from .bench import bench
+    result = bench(pair, BENCH_GAMMAS, BENCH_TOKENS, repeats=BENCH_REPEATS, prompts=[PROMPT])
+    best = next(r for r in result["results"] if r["gamma"] == result["best_gamma"])
+    return {"tokens": BENCH_TOKENS, "repeats": BENCH_REPEATS, "clock": result["clock"],
+            "plain_tokens_per_s": best["plain_tokens_per_s"], "gamma": best["gamma"],
+            **{k: best[k] for k in ("spec_tokens_per_s", "speedup", "speedup_interval", "refined_speedup",
+                                    "ratio", "alpha", "cost", "verify_ratio")}}
 
 
 def run_selfcheck(device: str = "auto", with_bench: bool = True) -> SelfCheck:
     dev = api.resolve_device(device)
     pair = api.load_pair("distilled", device=str(dev))
+    eagle = api.load_pair("eagle", device=str(dev))
     report = SelfCheck(str(dev))
-    report.checks += check_greedy(pair)
-    report.checks.append(check_caches(pair))
+    report.checks += check_greedy(pair) + check_greedy(eagle, GREEDY_SCHEMES["eagle"])
+    report.checks += [check_caches(pair), check_eagle_cache(eagle)]
     report.checks.append(check_tree_mask(dev))
     report.checks.append(check_first_token(pair))
     if with_bench:
-        report.bench = bench(pair, dev)
+        report.bench = short_bench(pair)
     return report
