@@ -12,9 +12,10 @@ Starts ``streamlit run app`` on the loopback address, then:
      pages; each is timed from the request to ``script_finished``: the server alone.
    The two alternate, one at a time, so they never overlap.
 2. loaded: ``sessions`` other sessions open Trees and press "Measure every scheme" at
-   once (the tiny GPT bench, in a child process of the server); after ``settle``
-   seconds the same light timings are taken again, while the heavy work runs (the
-   loop stops early when it is over).
+   once (the tiny GPT bench, in a child process of the server); ``settle`` seconds
+   later (with ``ws``: after every session shows its spinner, i.e. its rerun has
+   reached the bench, then ``settle`` seconds) the same light timings are taken again,
+   while the heavy work runs (the loop stops early when it is over).
 3. the heavy sessions are waited for (bounded), each one's time to its table noted.
 
 ``--client`` chooses what the heavy sessions are: ``ws`` (default) websocket sessions
