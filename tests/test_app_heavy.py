@@ -42,3 +42,18 @@ class NiceWhenUnpickled:
 
 def test_the_call_reaches_the_child_only_once_it_is_below_the_server():
     assert heavy.in_child(abs, NiceWhenUnpickled()) == min(19, os.nice(0) + heavy.CHILD_NICE)
+
+
+def test_every_heavy_call_of_the_app_names_its_function_so_the_server_never_imports_torch():
+    """Each ``heavy.in_child`` call in app/ passes a "module:function" string: a function object would have
+    been imported in the server (its module pulls in torch: seconds of every session's interpreter)."""
+    import ast
+    from pathlib import Path
+    calls = []
+    for path in (Path(__file__).resolve().parent.parent / "app").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "in_child":
+                calls.append((path.name, node.args[0]))
+    assert len(calls) >= 2  # the Trees scheme bench and the drafter gallery
+    for name, first in calls:
+        assert isinstance(first, ast.Constant) and isinstance(first.value, str) and ":" in first.value, name

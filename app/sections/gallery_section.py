@@ -65,12 +65,10 @@ def show(device: str) -> None:
     key = (device, n_tokens, repeats, n_prompts)
     results = _results()
     if go and key not in results:
-        def measure():  # in a child process: a minute of torch work would hold the server's interpreter
-            from specsim.gpt import gallery
-
+        def measure():  # in a child process, imported there: torch would hold the server's interpreter
             with st.status("Timing plain decoding and every drafter…", expanded=True) as status:
-                out = heavy.in_child(gallery.gallery, DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats, 0, device,
-                                     n_prompts)
+                out = heavy.in_child("specsim.gpt.gallery:gallery", DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats,
+                                     0, device, n_prompts)
                 status.update(label="Drafter gallery measured", state="complete", expanded=False)
             return out
         try:
