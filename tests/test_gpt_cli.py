@@ -86,6 +86,16 @@ def test_bench_text_output(cli, monkeypatch):
     assert lines[-1].startswith("2x at gamma ")  # what alpha 2x would take (or that it is out of reach)
 
 
+@pytest.mark.parametrize("draft", ["eagle", "lookup:3"])
+def test_bench_over_gammas_takes_any_drafter(cli_json, monkeypatch, draft):
+    """--draft eagle or lookup:3 runs the gamma bench with that drafter (the gallery is --drafters)."""
+    from specsim.gpt.measure import bench
+    monkeypatch.setattr(bench, "N_PROMPTS", 1)
+    d = cli_json("gpt", "bench", "--draft", draft, "--gammas", "1,2", "--tokens", "8", "--repeats", "1",
+                 "--device", "cpu")
+    assert d["draft"] == draft and [r["gamma"] for r in d["results"]] == [1, 2]
+
+
 @pytest.mark.parametrize("gammas", ["3-x", "0-2", "4-1", "65"])
 def test_bad_gammas_is_one_line_exit_2(cli, gammas):
     code, _, err = cli("gpt", "bench", "--gammas", gammas, "--device", "cpu")

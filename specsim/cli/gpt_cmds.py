@@ -231,7 +231,7 @@ def check_bench_work(args) -> None:
     elif args.peer:  # specsim and transformers, plain and assisted, sampled and greedy (about)
         drafted, tokens = [args.gamma] * 6, args.tokens or gpt_hf_cmds.PEER_TOKENS
         repeats, lower = args.repeats or gpt_hf_cmds.PEER_REPEATS, "--tokens or --repeats"
-    elif args.target is None and (args.drafters or args.draft not in ("distilled", "trained")):
+    elif args.target is None and args.drafters:
         drafted, tokens = [args.gamma] * 2 * len(args.drafters or [args.draft]), args.tokens or 200  # two prompt sets
         lower = "--tokens, --repeats or --gamma"
     else:
@@ -315,7 +315,7 @@ def cmd_bench(args) -> int:
         return _schemes(args)
     if args.peer:
         return gpt_hf_cmds.cmd_peer(args, _pair(args))
-    gallery = args.target is None and (args.drafters or args.draft not in ("distilled", "trained"))
+    gallery = args.target is None and bool(args.drafters)
     args.tokens = args.tokens or (200 if gallery else 150)  # the gamma bench: no run slides the window
     args.repeats = args.repeats or (3 if gallery else BENCH_REPEATS)
     if gallery:

@@ -228,7 +228,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
                 gens[arm] = out
                 costs[arm].append(in_round_costs(out, arm))
     plain = min(seconds["plain"])
-    window = min(pair.target.config.block_size, pair.draft.config.block_size if pair.draft else 10**9)
+    window = min(pair.target.config.block_size, pair.drafter().window)
     slides = sum(len(i) + n_tokens > window for i in ids) + sum(
         any(r.slid for r in gen.rounds) for g in gammas for gen in gens[g])
     step = [t / n_out for t in seconds["plain"]]  # the target step: plain decoding's, per token
