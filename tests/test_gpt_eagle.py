@@ -192,3 +192,25 @@ def test_an_interrupted_eagle_stage_resumed_ends_with_the_same_weights(tiny, tmp
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
     assert notes["steps"] == 6 and len(notes["curve"]) == 6
     assert all(p.requires_grad for p in target.parameters())  # the target is given back trainable
+
+
+def test_unrolled_training_rows_are_the_chain_drafts_of_decoding(tiny):
+    """Depth d of ``unrolled`` at slot j is what the cached drafter gives the d-th draft of a chain whose
+    last real slot is j - d + 1 (the drafts being the text's own tokens)."""
+    from specsim.gpt.eagle import unrolled
+    target, layer, _ = tiny
+    model = Eagle(target, layer).eval()
+    ids = [(i * 3 + i // 11) % 13 + 10 for i in range(24)]
+    x = torch.tensor([ids])
+    with torch.inference_mode():
+        h = target(x, hidden=True)[1]
+        f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)
+        rows = unrolled(layer, f, target.wte(x), 3)[0].view(3, len(ids), -1)  # (depth, T, C)
+        worst = 0.0
+        for m in (1, 5, 12, 20):  # the first draft's slot
+            d = EagleDrafter(model)
+            d.start(ids[:m + 1])  # slots 0 .. m - 1 real, slot m queued with its real feature
+            for depth in range(3):
+                model(x[:, m + depth:m + depth + 1], d.cache)
+                worst = max(worst, _gap(d.cache.out[m + depth], rows[depth, m + depth]))
+    assert worst <= CACHE_ATOL

@@ -19,7 +19,7 @@ def tiny_data():
 
 def test_stages_train_save_and_reload(tmp_path):
     torch.set_num_threads(1)
-    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5,
+    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5, eagle_steps=30,
                     target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2, exit_rank=4,
                     target_preset="tiny-2", draft_preset="tiny")
     out = str(tmp_path)

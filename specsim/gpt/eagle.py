@@ -30,11 +30,16 @@ falls with depth faster than teacher forcing suggests.
 Training (``train_eagle``, the recipe's stage ``eagle``): the target frozen,
 on random windows of the corpus, the loss is the paper's pair, feature
 regression (smooth L1 between f^_j and f_j) plus ``kl_weight`` times the
-KL(p || q) of the read-out against the target's row. Half the windows read
-their features with Gaussian noise added (``noise``, its standard
-deviation): a draft after the first reads a *predicted* feature, which is
-off by about that much, and EAGLE trains with noisy features for the same
-reason (the paper uses uniform noise).
+KL(p || q) of the read-out against the target's row. A draft after the
+first reads a *predicted* feature, not a real one, and there are two ways
+to train for that. EAGLE adds noise to the features it trains on (here
+``noise``: Gaussian, on half the windows; the paper uses uniform noise).
+EAGLE-3 (Li, Wei, Zhang, Zhang, "EAGLE-3: Scaling up Inference
+Acceleration of Large Language Models via Training-Time Test",
+arXiv:2503.01840, 2025) trains on the drafts themselves: here ``unroll`` = k
+also scores every slot as the 2nd .. k-th draft of a chain, reading the
+layer's own predicted features (``unrolled``). The shipped layer is trained
+the second way (``train.recipe.Recipe``: ``eagle_unroll`` 3, no noise).
 
 Without a cache the module is the teacher-forced drafter (its inputs are the
 target's real features at every slot), which is what
@@ -273,15 +278,59 @@ def window_alphas(target, draft, data: torch.Tensor, block: int, windows: int = 
                                  device=device) for i in range(n)]
 
 
+def unroll_mask(T: int, depths: int) -> torch.Tensor:
+    """What each slot sees when ``depths`` copies of a T-slot window are laid end to end, copy d - 1
+    holding every slot as a depth-d draft: (depths * T, depths * T) boolean.
+
+    A depth-d draft at slot j sees the slots up to j - d + 1 as they were fed
+    with real features (copy 0) and its own chain's drafts, depth u at slot
+    j - d + u (copy u - 1), as in decoding.
+
+    >>> unroll_mask(3, 2).int().tolist()
+    [[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0], [0, 0, 0, 1, 0, 0], [1, 0, 0, 0, 1, 0], [1, 1, 0, 0, 0, 1]]
+    """
+    j = torch.arange(T)
+    rows = []
+    for d in range(depths):
+        row = torch.zeros(T, depths, T, dtype=torch.bool)
+        row[:, 0] = j[None, :] <= (j - d)[:, None]  # real slots up to j - d
+        for u in range(1, d + 1):  # the chain's own drafts
+            slot = j - d + u
+            ok = slot >= 0
+            row[j[ok], u, slot[ok]] = True
+        rows.append(row.view(T, depths * T))
+    return torch.cat(rows)
+
+
+def unrolled(layer: EagleLayer, f: torch.Tensor, e: torch.Tensor, depths: int) -> torch.Tensor:
+    """The layer's predicted features for every slot at draft depths 1 .. ``depths`` (teacher forcing
+    at depth 1): (B, depths * T, C), depth-major. Depth d + 1 reads depth d's prediction of the slot
+    before (the first slot reads zeros), through one pass over all the depths so far."""
+    T = e.size(1)
+    pred = layer(f, e)  # (B, T, C)
+    for d in range(2, depths + 1):
+        before = pred[:, -T:]  # (B, T, C): depth d - 1
+        f = torch.cat([f, torch.zeros_like(before[:, :1]), before[:, :-1]], dim=1)  # (B, d * T, C)
+        pred = layer(f, e.repeat(1, d, 1), mask=unroll_mask(T, d).to(e.device))
+    return pred
+
+
 def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps: int, batch_size: int = 8,
                 block: int = 256, lr: float = 2e-3, warmup: int = 50, seed: int = 0, width: int = 128,
-                n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, device="cpu", progress: bool = True,
-                checkpoint: str | None = None, checkpoint_every: int = 50) -> tuple[EagleLayer, dict]:
+                n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, unroll: int = 1, device="cpu",
+                progress: bool = True, checkpoint: str | None = None,
+                checkpoint_every: int = 50) -> tuple[EagleLayer, dict]:
     """Train an ``EagleLayer`` on the frozen target: smooth L1 on the features plus ``kl_weight`` x KL(p || q).
 
     ``noise``: the standard deviation of Gaussian noise added to the input
     features of the second half of each batch's windows (drawn from the
     run's seeded generator, so a resumed run draws the same).
+
+    ``unroll``: how many draft depths each window is trained at (EAGLE-3's
+    "training-time test"): depth 1 is the teacher-forced pass; at depth d
+    every slot reads the feature the layer predicted for the slot before it
+    at depth d - 1 and attends to what a depth-d draft sees in decoding
+    (``unroll_mask``); the loss is the mean over depths.
 
     Resumable like ``train.loop.train_lm`` (``checkpoint``: the run's whole
     state every ``checkpoint_every`` steps, resumed after its checks). Returns
@@ -297,7 +346,7 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     opt = torch.optim.AdamW(layer.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, target) | {
-        "kl_weight": kl_weight, "noise": noise}
+        "kl_weight": kl_weight, "noise": noise, "unroll": unroll}
     losses, curve, start, before, parts = [], [], 0, 0.0, []
     if checkpoint and os.path.exists(checkpoint):
         losses, curve, start, before = train_checkpoint.resume(checkpoint, key, layer, opt, gen)
@@ -319,10 +368,11 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
             f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)  # slot j reads f_{j-1}
             if noise:  # half the windows read noisy features, as drafts read predicted ones
                 f[batch_size // 2:] += noise * torch.randn(f[batch_size // 2:].shape, generator=gen).to(device)
-            pred = layer(f, target.wte(x))  # (B, T, C)
-            reg = F.smooth_l1_loss(pred, h)
-            log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).view(-1, config.vocab_size), dim=-1)
-            kl = F.kl_div(log_q, log_p, log_target=True, reduction="batchmean")
+            pred = unrolled(layer, f, target.wte(x), unroll)  # (B, unroll * T, C): depth 1, then 2, ...
+            reg = F.smooth_l1_loss(pred, h.repeat(1, unroll, 1))
+            log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).reshape(-1, config.vocab_size), dim=-1)
+            log_p_rows = log_p.view(*x.shape, -1).repeat(1, unroll, 1).reshape(log_q.shape)  # p for every depth
+            kl = F.kl_div(log_q, log_p_rows, log_target=True, reduction="batchmean")
             loss = reg + kl_weight * kl
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -343,11 +393,12 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     layer.eval()
     tail = parts[-20:] or [(float("nan"), float("nan"))]
     notes = {"steps": steps, "batch": batch_size, "block": block, "lr": lr, "seed": seed, "width": width,
-             "n_head": n_head, "kl_weight": kl_weight, "noise": noise,
+             "n_head": n_head, "kl_weight": kl_weight, "noise": noise, "unroll": unroll,
              "seconds": round(before + time.time() - t0, 1),
              "loss": f"smooth L1 on the target's final features + {kl_weight} x KL(p || q) of the read-out, "
                      "target frozen" + (f", Gaussian noise (sd {noise}) on half the windows' features"
-                                        if noise else ""),
+                                        if noise else "")
+                     + (f", drafts unrolled to depth {unroll} on the layer's own features" if unroll > 1 else ""),
              "final_smooth_l1": round(sum(r for r, _ in tail) / len(tail), 4),
              "final_kl": round(sum(k for _, k in tail) / len(tail), 4),
              "curve": [[s, round(v, 4)] for s, v in curve]}

@@ -16,8 +16,10 @@ Stages, in order:
 * ``exit_heads``: one small ``ExitHead`` per K = 1 .. n_layer - 1 for the
   early-exit drafter, KL(p || q_K) with the target frozen;
 * ``eagle``: the EAGLE drafter's layer (``specsim.gpt.eagle.train_eagle``),
-  smooth L1 on the target's final features plus KL(p || q) of its read-out,
-  the target frozen, half the windows reading noisy features; its notes record the teacher-forced alpha with a
+  smooth L1 on the target's final features plus ``eagle_kl_weight`` x KL(p || q)
+  of its read-out, the target frozen, every slot also trained as the 2nd and
+  3rd draft of a chain on the layer's own predicted features (``eagle_unroll``,
+  EAGLE-3's training-time test); its notes record the teacher-forced alpha with a
   standard error over validation windows, beside the distilled drafter's on
   the same windows.
 
@@ -60,12 +62,13 @@ class Recipe:
     distill_lr: float = 1e-3
     exit_lr: float = 2e-3
     exit_rank: int = 64
-    eagle_steps: int = 2000
+    eagle_steps: int = 2500
     eagle_lr: float = 2e-3
     eagle_width: int = 128
     eagle_heads: int = 4
-    eagle_kl_weight: float = 1.0
-    eagle_noise: float = 2.0
+    eagle_kl_weight: float = 4.0
+    eagle_noise: float = 0.0
+    eagle_unroll: int = 3
     seed: int = 0
     target_preset: str = "target"
     draft_preset: str = "draft"
@@ -183,7 +186,7 @@ def _eagle_stage(out_dir, recipe: Recipe, device, progress, train_ids, val_ids, 
     layer, notes = train_eagle(target, train_ids, val_ids, recipe.eagle_steps, recipe.target_batch,
                                lr=recipe.eagle_lr, seed=recipe.seed, width=recipe.eagle_width,
                                n_head=recipe.eagle_heads, kl_weight=recipe.eagle_kl_weight,
-                               noise=recipe.eagle_noise, device=device,
+                               noise=recipe.eagle_noise, unroll=recipe.eagle_unroll, device=device,
                                progress=progress, checkpoint=ckpt)
     block = target.config.block_size
     alphas = window_alphas(target, Eagle(target, layer).eval(), val_ids, block, device=device)
