@@ -116,3 +116,18 @@ def test_teacher_forced_alpha_is_the_fraction_rule_alpha_averaged_over_positions
     per_position = [exact_rule.alpha(a.tolist(), b.tolist()) for a, b in zip(p, q)]
     assert 0 < got < 1
     assert got == pytest.approx(sum(per_position) / len(per_position), abs=1e-5)  # float32 logits
+
+
+def test_cli_trains_the_eagle_stage_and_says_what_it_reached(tmp_path, cli):
+    """`gpt train --stage eagle --eagle-steps N` on a copy of the shipped target: one summary line with the
+    stage's own figures (its notes have no train/validation loss), the manifest entry written."""
+    import shutil
+    for name in ("target.safetensors", "draft_distilled.safetensors", "manifest.json"):
+        shutil.copy(str(weights.default_dir().joinpath(name)), tmp_path / name)
+    code, out, err = cli("gpt", "train", "--stage", "eagle", "--out", str(tmp_path), "--eagle-steps", "2",
+                         "--device", "cpu")
+    assert code == 0, err
+    line = out.strip().splitlines()[-1]
+    notes = json.loads((tmp_path / "manifest.json").read_text())["models"]["eagle"]["notes"]
+    assert notes["steps"] == 2 and line.startswith("eagle: 346240 parameters, smooth L1 ")
+    assert f"teacher-forced alpha {notes['teacher_forced_alpha']} +- {notes['teacher_forced_alpha_se']}" in line

@@ -137,9 +137,12 @@ def register(subparsers) -> None:
     t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
                                        "exit_heads", "eagle"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
-    for name in ("target", "more", "draft", "distill", "exit"):
+    for name in TRAIN_STEPS:
         t.add_argument(f"--{name}-steps", type=int_in_range(f"{name}-steps", 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    t.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
+                   help="torch CPU threads (default 1: the shipped weights were trained on one, and another "
+                        "count sums in another order, so the checksums would differ)")
     t.set_defaults(func=cmd_train)
 
     w = sub.add_parser("weights", help="what the shipped weights are and how they were trained (from the manifest)")
@@ -433,28 +436,40 @@ def cmd_weights(args) -> int:
     return 0
 
 
+TRAIN_STEPS = ("target", "more", "draft", "distill", "exit", "eagle")  # --NAME-steps sets Recipe.NAME_steps
+
+
+def train_summary(stage: str, notes: dict) -> str:
+    """One line on what a stage reached, from its manifest notes."""
+    if stage == "exit_heads":
+        alphas = ", ".join(f"K={k} {a['without_head']} -> {a['with_head']}"
+                           for k, a in notes["teacher_forced_alpha"].items())
+        return f"mean KL {notes['final_mean_kl']}, teacher-forced alpha without -> with head: {alphas}"
+    alpha = (f", teacher-forced alpha {notes['teacher_forced_alpha']}"
+             + (f" +- {notes['teacher_forced_alpha_se']}" if "teacher_forced_alpha_se" in notes else "")
+             if "teacher_forced_alpha" in notes else "")
+    if stage == "eagle":
+        return f"smooth L1 {notes['final_smooth_l1']}, KL {notes['final_kl']}{alpha}"
+    return f"train loss {notes['final_train_loss']}, validation loss {notes['val_loss']}{alpha}"
+
+
 @needs_torch
 def cmd_train(args) -> int:
     from dataclasses import replace
 
+    import torch
+
     from ..gpt.api import resolve_device
     from ..gpt.train.recipe import STAGES, Recipe, run_stage
+    torch.set_num_threads(args.threads)
     recipe = Recipe(seed=args.seed)
-    for name in ("target", "more", "draft", "distill", "exit"):
+    for name in TRAIN_STEPS:
         if getattr(args, f"{name}_steps"):
             recipe = replace(recipe, **{f"{name}_steps": getattr(args, f"{name}_steps")})
     device = resolve_device(args.device)
     stages = STAGES if args.stage == "all" else (args.stage,)
     for stage in stages:
         entry = run_stage(stage, args.out, recipe, device=device, progress=True)
-        notes = entry["notes"]
-        if stage == "exit_heads":
-            alphas = ", ".join(f"K={k} {a['without_head']} -> {a['with_head']}"
-                               for k, a in notes["teacher_forced_alpha"].items())
-            summary = f"mean KL {notes['final_mean_kl']}, teacher-forced alpha without -> with head: {alphas}"
-        else:
-            extra = f", teacher-forced alpha {notes['teacher_forced_alpha']}" if "teacher_forced_alpha" in notes else ""
-            summary = f"train loss {notes['final_train_loss']}, validation loss {notes['val_loss']}{extra}"
-        print(f"{stage}: {entry['parameters']} parameters, {summary}, {notes['seconds']} s -> "
-              f"{os.path.join(args.out, entry['file'])}")
+        print(f"{stage}: {entry['parameters']} parameters, {train_summary(stage, entry['notes'])}, "
+              f"{entry['notes']['seconds']} s -> {os.path.join(args.out, entry['file'])}")
     return 0
