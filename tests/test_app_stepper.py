@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specsim import sampling, toy
+from specsim import sampling, schemes, toy
 from specsim.schemes import Block, Chain, Tree
 from specsim.views import tree_view
 
@@ -39,7 +39,8 @@ def player(at, key="stepper"):
     return at.session_state[key]["player"]
 
 
-@pytest.mark.parametrize("scheme", [Chain(2), Block(3), Tree((2, 1)), Tree((2, 2), "distinct")])
+@pytest.mark.parametrize("scheme", [Chain(2), Block(3), Tree((2, 1)), Tree((2, 2), "distinct"),
+                                    schemes.parse("chain:max=3,stop=0.6"), schemes.parse("tree:dynamic,budget=3,depth=2,topk=2")])
 def test_every_scheme_steps_through_the_library_rounds(scheme):
     """Next walks the rounds ``sampling.generate`` gives for the seed, every event described once."""
     at = open_stepper({"scheme": scheme.name, "seed": "5"})

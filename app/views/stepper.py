@@ -1,4 +1,5 @@
-"""Round stepper: play seeded rounds of a chain, a block or a tree forward (or back) one event at a time.
+"""Round stepper: play seeded rounds of any scheme (a chain, a block, a tree, a confidence-stopped chain, a
+dynamic tree) forward (or back) one event at a time.
 
 The stepper is ``parts.stepper`` (the Trees page uses the same one): the
 rounds are ``specsim.sampling.trace_round`` calls on one
@@ -20,6 +21,7 @@ from specsim.views import replay
 
 KEY = "stepper"
 MAX_GAMMA = 8
+KINDS = ("chain", "block", "confidence", "tree", "dynamic")  # every scheme the one stepper plays
 
 st.title("Round stepper")
 tryit.back_to_lesson()
@@ -32,7 +34,7 @@ with st.sidebar:
         wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&scheme=chain:3
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
                                          link=tuple(wanted.split(" ")) if wanted else None)
-        scheme = widgets.scheme_picker(KEY, model, "chain:3", max_gamma=MAX_GAMMA)
+        scheme = widgets.scheme_picker(KEY, model, "chain:3", kinds=KINDS, max_gamma=MAX_GAMMA)
         memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
         memory.remember(f"{KEY}-speed", 0.6)
@@ -67,7 +69,10 @@ stepper.show(KEY, model, context, scheme, seed, speed, aside=tokens_per_pass)
 st.markdown("Each round: the drafter proposes γ tokens from **q**, one target pass computes **p**, "
             "drafts are kept left to right while **u < min(1, p/q)**, the first rejected one is replaced "
             "by a draw from the **residual**, and a full acceptance earns a **bonus** token. Pick **block** "
-            "to see the drafted chain judged as a whole, or **tree** for several children per position.")
+            "to see the drafted chain judged as a whole, **tree** for several children per position, "
+            "**confidence chain** for a chain that stops drafting when the drafter is unsure (its length varies "
+            "from round to round), or **dynamic tree** for EAGLE-2's tree, grown each round from the drafter's "
+            "rows (the Trees page compares them all within one drafting budget).")
 
 if scheme.kind == "chain":
     st.subheader("The whole round, played in your browser")
