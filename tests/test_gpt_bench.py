@@ -129,6 +129,7 @@ def test_bench_figures_from_scripted_timings(pair, monkeypatch):
     per_repeat = [(p / s) / (r["tokens_per_round"] / (0.9 * s / rounds / t)) for p, s, t in
                   zip((1.2, 1.0, 1.1), (0.6, 0.5, 0.7), step)]
     assert r["ratio_interval"] == pytest.approx([min(per_repeat), max(per_repeat)], abs=1e-3)
+    assert r["ratio"] == pytest.approx(per_repeat[1], abs=1e-3)  # the fastest speculative repeat's own ratio
     assert r["spread"]["speculative"] == pytest.approx(0.6 / 0.5 - 1, abs=1e-4)
     assert r["speedup_with_prefill"] == pytest.approx((1.0 + 0.25) / (0.5 + 0.25), abs=1e-4)
     assert d["prefill_ms"] == {"plain": 250.0, 3: 250.0} and d["costs"] == "timed inside the rounds"

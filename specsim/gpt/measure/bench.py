@@ -174,10 +174,9 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
 
     The costs are those of the rounds themselves (``in_round_costs``): c =
     one drafter step (a round's drafting / gamma) and v = one verify pass,
-    both in units of plain decoding's time per generated token in the same
-    repeat. Timed inside the rounds, a model pass finds the processor's
-    caches as decoding leaves them (the other model's weights just went
-    through), which a pass timed alone, over and over, does not. ``host``
+    both in units of plain decoding's time per generated token. Timed inside
+    the rounds, a model pass finds the processor's caches as decoding leaves
+    them, which a pass timed alone, over and over, need not. ``host``
     is the rest of a round (the acceptance walk, cropping the caches, the
     loop), in the same unit. ``refined_speedup`` = tokens per round /
     (gamma c + v) counts the model passes only, so ``ratio`` (measured /
@@ -188,11 +187,14 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     time (``bench_clock``; the result's ``clock``). The figure of every
     timing is its **minimum** over repeats: load on a shared machine only
     ever adds time, so the fastest run is the one least disturbed and the
-    closest to what the code costs; the speedup and the costs get the same
-    statistic, so their ratio compares like with like. Its spread is
-    ``spread`` (median / minimum - 1). The ratio's interval is [min, max] of
-    the same ratio computed repeat by repeat, which covers the per-repeat
-    median with probability ``coverage(repeats)`` (0.9375 for 5). ``noisy``
+    closest to what the code costs. The costs are those of the fastest
+    speculative repeat's own rounds, in units of the fastest plain step, so
+    the measured speedup and its prediction come from the same generations
+    and ``ratio`` is that repeat's own, inside the interval of the per-repeat
+    ratios. A timing's spread is ``spread`` (median / minimum - 1). The
+    ratio's interval is [min, max] of the same ratio computed repeat by
+    repeat, which covers the per-repeat median with probability
+    ``coverage(repeats)`` (0.9375 for 5). ``noisy``
     says when the best gamma's spread is wider than its lead. ``slides``
     counts the generations that slid the context window (their re-fills
     count as prefill).
@@ -234,7 +236,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     step = [t / n_out for t in seconds["plain"]]  # the target step: plain decoding's, per token
     results = []
     for g in gammas:
-        best = {k: min(c[k] for c in costs[g]) for k in ("draft", "verify", "host")}
+        best = costs[g][seconds[g].index(min(seconds[g]))]  # the fastest speculative repeat's own rounds
         fig = measured_and_predicted([k for gen in gens[g] for k in gen.accepted_per_round], g,
                                      {"target": min(step), "draft": {g: best["draft"]}, "verify": {g: best["verify"]}})
         per_repeat = [p / s for p, s in zip(seconds["plain"], seconds[g])]
