@@ -83,6 +83,9 @@ def test_lesson_links_to_pages_that_exist(path):
     assert pages
     missing = [p for p in pages if not (VIEWS / f"{p}.py").exists()]
     assert not missing, f"links to pages that do not exist: {missing}"
+    # another lesson is named by its number, not linked: a link from the Lessons page to itself changes only
+    # the query, and the browser's Back button then does not bring the first lesson back
+    assert "lessons" not in pages, "a link to the Lessons page from a lesson"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
