@@ -163,7 +163,7 @@ def alpha_needed(target_speedup, gamma: int, cost, verify_ratio=1, tol: float = 
     True
     """
     _check(gamma=gamma, cost=cost)
-    reach = lambda a: float(expected_tokens(a, gamma)) / (gamma * cost + verify_ratio)  # noqa: E731
+    reach = lambda a: float(refined_speedup(expected_tokens(a, gamma), gamma, cost, verify_ratio))  # noqa: E731
     if reach(1.0) < target_speedup:
         return None
     if reach(0.0) >= target_speedup:

@@ -139,7 +139,8 @@ m[1].metric("speedup measured", f"{result.speedup:.2f}×",
                  f"{runs_note}")
 if check:
     def predicted(a):  # i.i.d. tokens per round at alpha, over this run's round cost
-        return float(formulas.expected_tokens(min(max(a, 0.0), 1.0), gamma)) / (gamma * cost + verify_ratio)
+        return float(formulas.refined_speedup(formulas.expected_tokens(min(max(a, 0.0), 1.0), gamma), gamma, cost,
+                                              verify_ratio))
     a, se = check["alpha"].value, check["alpha"].se
     m[2].metric("speedup, formula with this run's c and v", f"{predicted(a):.2f}× ({predicted(a - se):.2f}–"
                 f"{predicted(a + se):.2f})",

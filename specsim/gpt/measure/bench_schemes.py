@@ -36,7 +36,7 @@ import torch
 from ...rule import CORRECT
 from ...schemes import parse_list
 from .. import api
-from .bench import bench_clock, heldout_prompts
+from .bench import bench_clock, heldout_prompts, in_round_costs
 from ..decode import plain_generate, speculative_generate
 from ..tree_decode import tree_drafter
 
@@ -84,8 +84,7 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
         for k, fn in runs.items():
             gens[k], t = timed(fn)
             spec_s[k].append(t)
-            rounds = [r for x in gens[k] for r in x.rounds]
-            verify_s[k].append(sum(r.seconds["verify"] for r in rounds) / len(rounds))
+            verify_s[k].append(in_round_costs(gens[k], 1)["verify"])  # per round, whatever it drafted
     step = min(plain_s) / n_out  # plain decoding's time per token: the target step
     rows = []
     for n, s in enumerate(schemes):
