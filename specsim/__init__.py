@@ -8,7 +8,8 @@ lower one, never of a higher one:
 
 1. **base**: ``rule`` (the acceptance rule, written once), ``rule_np`` (its
    numpy twin), ``pair`` (the model-pair contract), ``toy`` (exact toy
-   models), ``rows``, ``transforms``, ``stats``, and ``bounds`` (the work
+   models), ``rows``, ``transforms``, ``stats``, ``deps`` (installed
+   library versions against the tested ranges), and ``bounds`` (the work
    estimator and every limit; schemes and toy models read their limits
    from it, so it sits at the bottom and never imports a scheme).
 2. **schemes/**: how a round is verified, one value (``chain:4``,

@@ -25,7 +25,8 @@ COMMANDS = {"exact_cmds": ("round", "prove", "compare", "speedup", "best-gamma",
             "check_cmds": ("check-rule",),
             "impl_cmds": ("implementations",),
             "gpt_cmds": ("gpt",),
-            "serving_cmds": ("serving",)}
+            "serving_cmds": ("serving",),
+            "deps_cmds": ("deps",)}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,10 +34,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: specsim's version, then one line per library (``specsim deps`` has the full table)."""
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import deps
+        lines = [f"specsim {__version__}"]
+        lines += [f"{d.name} {d.installed or '-'}: {d.status}" for d in deps.report()]
+        print("\n".join(lines))
+        parser.exit(0)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """Every sub-command, or with ``command`` only those of the module that registers it."""
     parser = _Parser(prog="specsim", description="Speculative decoding, simulated exactly and made visible.")
-    parser.add_argument("--version", action="version", version=f"specsim {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show specsim's version and the installed versions of the libraries it was tested with")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, commands in COMMANDS.items():
