@@ -67,3 +67,16 @@ def test_tokenizer_round_trip_and_names_unknown_characters():
     assert tok.decode(tok.encode(text)) == text
     with pytest.raises(UnknownCharacterError, match="'\\\\t'"):
         tok.encode("a\tb")
+
+
+def test_the_weights_report_lists_every_model_of_the_manifest_and_sums_their_bytes():
+    from specsim.gpt import weights_report
+    m = weights_report.manifest()
+    rows = weights_report.rows(m)
+    assert [r["model"] for r in rows] == [n for n in ("target", "draft_trained", "draft_distilled", "exit_heads",
+                                                      "eagle") if n in m["models"]]
+    assert set(m["models"]) == {r["model"] for r in rows}, "a shipped model is missing from `gpt weights`"
+    total = sum(e["bytes"] for e in m["models"].values()) / weights_report.MiB
+    assert f"{total:.2f} MiB in all" in weights_report.header_lines(m)[1]
+    eagle = next(r for r in rows if r["model"] == "eagle")
+    assert eagle["teacher_forced_alpha"] == m["models"]["eagle"]["notes"]["teacher_forced_alpha"]

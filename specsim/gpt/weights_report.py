@@ -32,13 +32,18 @@ def _phases(notes: dict) -> list:
 def rows(m: dict) -> list:
     """One dict per model: the manifest's figures, ready to print or dump as JSON."""
     out = []
-    for name in ("target", "draft_trained", "draft_distilled", "exit_heads"):
+    for name in ("target", "draft_trained", "draft_distilled", "exit_heads", "eagle"):
         e = m["models"].get(name)
         if e is None:
             continue
         n, c = e["notes"], e["config"]
         recipe = n.get("recipe", {})
-        if name == "exit_heads":
+        if name == "eagle":  # one layer over the target's features, read out through the target's own head
+            shape = f"1 x w{c['width']} on d{c['n_embd']} features, {c['n_head']} heads"
+            steps = f"{n['steps']} x {n['batch']}"
+            loss = f"smooth L1 + {n['kl_weight']:g} x KL"
+            val, tf = None, n.get("teacher_forced_alpha")
+        elif name == "exit_heads":
             batch = recipe.get("target_batch", "?")
             shape = f"rank {c['rank']}, K = {', '.join(map(str, c['layers']))}"
             steps = f"{n['steps']} x {batch}"
@@ -96,4 +101,14 @@ def footer_lines(m: dict) -> list:
         out.append("early exit, teacher-forced alpha without -> with the trained head: " + ", ".join(
             f"K={k} {a['without_head']:.4f} -> {a['with_head']:.4f}"
             for k, a in heads["notes"]["teacher_forced_alpha"].items()))
+    eagle = m["models"].get("eagle")
+    if eagle and "teacher_forced_alpha_se" in eagle["notes"]:
+        n = eagle["notes"]
+        same = n.get("distilled_same_windows", {})
+        line = (f"eagle: teacher-forced alpha {n['teacher_forced_alpha']:.4f} +- {n['teacher_forced_alpha_se']:.4f} "
+                f"on {n['alpha_windows']} held-out windows, drafts unrolled to depth {n['unroll']} in training")
+        if same:
+            line += (f"; draft_distilled on the same windows {same['teacher_forced_alpha']:.4f} +- "
+                     f"{same['teacher_forced_alpha_se']:.4f}")
+        out.append(line)
     return out
