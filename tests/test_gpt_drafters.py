@@ -8,7 +8,8 @@ torch = pytest.importorskip("torch")
 from specsim.exact import check_exactness  # noqa: E402
 from specsim.gpt import api  # noqa: E402
 from specsim.gpt.decode import Sampling, speculative_generate  # noqa: E402
-from specsim.gpt.drafters import LookupDrafter, make_drafter, parse_spec  # noqa: E402
+from specsim.gpt.api import make_drafter  # noqa: E402
+from specsim.gpt.drafters import LookupDrafter, parse_spec  # noqa: E402
 from specsim.toy import ToyModel, load_model  # noqa: E402
 
 SPECS = ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"]

@@ -9,8 +9,10 @@ torch = pytest.importorskip("torch")
 from specsim.gpt import api  # noqa: E402
 from specsim.gpt.config import PRESETS  # noqa: E402
 from specsim.gpt.decode import Sampling, plain_generate, speculative_generate  # noqa: E402
-from specsim.gpt.drafters import make_drafter, parse_spec  # noqa: E402
-from specsim.gpt.eagle import Eagle, EagleConfig, EagleDrafter, EagleLayer, parent_slots, train_eagle  # noqa: E402
+from specsim.gpt.api import make_drafter  # noqa: E402
+from specsim.gpt.drafters import parse_spec  # noqa: E402
+from specsim.gpt.eagle import Eagle, EagleConfig, EagleDrafter, EagleLayer, parent_slots  # noqa: E402
+from specsim.gpt.train.eagle import train_eagle  # noqa: E402
 from specsim.gpt.train.loop import train_lm  # noqa: E402
 from specsim.gpt.weights import WeightsError, default_dir, load_eagle, read_manifest  # noqa: E402
 from specsim.schemes import masks  # noqa: E402
@@ -159,7 +161,7 @@ def test_shipped_greedy_speculative_equals_plain_greedy(scheme):
 def test_the_manifest_alpha_is_the_shipped_drafters():
     """The recorded teacher-forced alpha (and its SE) is recomputed from the float16 file on the same
     validation windows within 0.002 (the float16 rounding of the weights; training ran in float32)."""
-    from specsim.gpt.eagle import window_alphas
+    from specsim.gpt.train.eagle import window_alphas
     from specsim.stats import mean_se
     from specsim.gpt.train.recipe import corpus_tensors
     pair = api.load_pair("eagle", "cpu")
@@ -197,7 +199,7 @@ def test_an_interrupted_eagle_stage_resumed_ends_with_the_same_weights(tiny, tmp
 def test_unrolled_training_rows_are_the_chain_drafts_of_decoding(tiny):
     """Depth d of ``unrolled`` at slot j is what the cached drafter gives the d-th draft of a chain whose
     last real slot is j - d + 1 (the drafts being the text's own tokens)."""
-    from specsim.gpt.eagle import unrolled
+    from specsim.gpt.train.eagle import unrolled
     target, layer, _ = tiny
     model = Eagle(target, layer).eval()
     ids = [(i * 3 + i // 11) % 13 + 10 for i in range(24)]

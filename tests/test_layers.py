@@ -7,7 +7,11 @@ functions, absolute and relative) and reports:
 - a **wrong-way import**: a module importing one of a higher layer;
 - a **private name used across modules**: ``from x import _y``, or
   ``x._y`` where ``x`` names another specsim module;
-- an **import cycle** among the module-level imports (the path is shown);
+- an **import cycle**, through module-level imports and imports inside
+  functions alike (the path is shown);
+- ``importlib.import_module`` and ``__import__`` calls count as imports: a
+  literal name as written, an f-string as every module under its constant
+  prefix (``__main__`` aside);
 - a **banned library**: streamlit anywhere, plotly outside ``plots/``, torch
   outside ``gpt/`` (``cli/`` may import it inside a command);
 - a module that sits in **no layer** (a new module must be placed);
@@ -107,7 +111,41 @@ def imports_of(module: str, source: str, modules: set[str], packages: set[str]) 
                     plain.append(alias.name)
             if plain:
                 found.append(Import(module, target, tuple(plain), node.lineno, top))
+        elif isinstance(node, ast.Call):
+            found += [Import(module, t, (), node.lineno, top) for t in dynamic_targets(module, node, modules, packages)]
     return found
+
+
+def dynamic_targets(module: str, call: ast.Call, modules: set[str], packages: set[str]) -> list[str]:
+    """What ``importlib.import_module(...)`` or ``__import__(...)`` may load: a literal name (relative
+    ones against ``package=``), or for an f-string every module under its constant prefix
+    (``f"{__name__}.{name}"``: any submodule of this module)."""
+    fn = call.func
+    named = (isinstance(fn, ast.Attribute) and fn.attr == "import_module") or \
+        (isinstance(fn, ast.Name) and fn.id in ("import_module", "__import__"))
+    if not named or not call.args:
+        return []
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        name = arg.value
+        if name.startswith("."):
+            level = len(name) - len(name.lstrip("."))
+            base = _base_package(module, level, packages)
+            name = f"{base}.{name.lstrip('.')}" if name.lstrip(".") else base
+        return [name]
+    if isinstance(arg, ast.JoinedStr):
+        prefix = ""
+        for part in arg.values:
+            if isinstance(part, ast.Constant):
+                prefix += part.value
+            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) \
+                    and part.value.id == "__name__":
+                prefix += module
+            else:
+                break
+        if prefix.startswith("specsim"):  # ``__main__`` is what ``python -m`` runs, never a name looked up
+            return sorted(m for m in modules if m.startswith(prefix) and m != module and not m.endswith(".__main__"))
+    return []
 
 
 def _module_named(node: ast.expr, aliases: dict[str, str], modules: set[str]) -> str | None:
@@ -168,7 +206,7 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                 if here is not None and there is not None and there > here:
                     problems.append(f"{where}: wrong way: {layers[here][0]} imports "
                                     f"{imp.target} ({layers[there][0]})")
-                if imp.top_level and imp.target != module:
+                if imp.target != module:  # a function's import closes a cycle as surely, only later
                     graph[module].add(imp.target)
             else:
                 # a third-party library only some folders may use
@@ -181,7 +219,7 @@ def check(sources: dict[str, str], layers=LAYERS, libraries=LIBRARIES, inside=IN
                     problems.append(f"{where}: imports {root} ({places} may)")
         # (b) private names of other modules
         problems += private_names(module, sources[module], found, modules)
-    # (c) cycles among the module-level imports
+    # (c) cycles among all the imports
     for path, component in cycles(graph):
         others = sorted(component - set(path))
         problems.append(f"import cycle: {' -> '.join(path)}" + (f" (the same tangle holds {', '.join(others)})"
@@ -377,11 +415,28 @@ def test_two_cycles_are_both_found():
                               "import cycle: specsim.labs.c -> specsim.labs.d -> specsim.labs.c"]
 
 
-def test_an_import_inside_a_function_breaks_no_cycle_rule():
+def test_an_import_inside_a_function_still_closes_a_cycle():
     sources = {"specsim": "", "specsim.labs": "",
                "specsim.labs.checker": "from . import shrink\n",
                "specsim.labs.shrink": "def f():\n    from .checker import check_rule\n"}
-    assert check(sources) == []
+    assert check(sources) == ["import cycle: specsim.labs.checker -> specsim.labs.shrink -> specsim.labs.checker"]
+
+
+def test_an_importlib_import_is_read_like_an_import_statement():
+    sources = {"specsim": "", "specsim.rule": "import importlib\n\ndef f():\n"
+                                             "    return importlib.import_module('specsim.exact')\n",
+               "specsim.exact": "", "specsim.labs": "",
+               "specsim.labs.a": "from importlib import import_module\nx = import_module('.b', __package__)\n",
+               "specsim.labs.b": "y = __import__('specsim.labs.a')\n"}
+    assert check(sources) == ["specsim.rule:4: wrong way: base imports specsim.exact (engines)",
+                              "import cycle: specsim.labs.a -> specsim.labs.b -> specsim.labs.a"]
+
+
+def test_an_fstring_importlib_import_may_load_any_module_under_its_prefix():
+    sources = {"specsim": "", "specsim.schemes": "import importlib\n\ndef f(name):\n"
+                                                 "    return importlib.import_module(f'specsim.{name}')\n",
+               "specsim.plots": "", "specsim.rule": ""}
+    assert check(sources) == ["specsim.schemes:4: wrong way: schemes imports specsim.plots (plots)"]
 
 
 def test_banned_libraries_are_found():

@@ -25,13 +25,39 @@ import torch
 
 from . import decode
 from .decode import Generation, Sampling
-from .drafters import Drafter, ModelDrafter, SharedExitDrafter, make_drafter, parse_spec
+from .drafters import Drafter, EarlyExit, LookupDrafter, ModelDrafter, SharedExitDrafter, parse_spec
+from .eagle import Eagle, EagleDrafter
 from .specs import rule_and_scheme
 from .model import GPT
 from .tokenizer import CharTokenizer
 from .weights import load_eagle, load_exit_heads, load_gpt, read_manifest
 
 DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}  # the shipped small drafters
+
+
+def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None,
+                 eagle=None) -> Drafter:
+    """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
+    'trained' to loaded GPTs, ``exit_heads`` K to trained ``ExitHead``s and ``eagle``
+    is the trained ``EagleLayer`` (``specsim.gpt.api.load_pair`` passes them)."""
+    kind, n = parse_spec(spec)
+    if kind == "eagle":
+        if eagle is None:
+            raise ValueError("the eagle drafter is not loaded")
+        return EagleDrafter(Eagle(target, eagle).eval())
+    if kind == "lookup":
+        return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
+    if kind.startswith("early-exit"):
+        head = None
+        if kind == "early-exit+head":
+            EarlyExit(target, n)  # the one-line error for a K out of range comes first
+            if not exit_heads or n not in exit_heads:
+                raise ValueError(f"no trained exit head for K = {n} is loaded")
+            head = exit_heads[n]
+        return SharedExitDrafter(EarlyExit(target, n, head).eval(), spec)
+    if not small_models or kind not in small_models:
+        raise ValueError(f"the {kind} drafter is not loaded")
+    return ModelDrafter(small_models[kind], kind)
 
 
 class DeviceError(ValueError):
@@ -82,7 +108,6 @@ class GPTModels:
         if self.draft_name.startswith("early-exit"):
             return SharedExitDrafter(self.draft, self.draft_name)
         if self.draft_name == "eagle":
-            from .eagle import EagleDrafter
             return EagleDrafter(self.draft)
         return ModelDrafter(self.draft, self.draft_name)
 

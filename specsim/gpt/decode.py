@@ -39,12 +39,11 @@ import torch
 
 from .. import sampling as toy_sampling
 from ..rule import CORRECT
-from ..schemes import Tree, as_scheme, masks
-from .drafters import as_drafter
+from ..schemes import as_scheme
+from .rounds import gpt_round
 from .rule import adjust
 from .specs import check_rule
 from .trace import Generation, Round
-from . import tree_decode
 
 __all__ = ["Sampling", "Round", "Generation", "plain_generate", "speculative_generate", "check_rule"]
 
@@ -178,11 +177,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     """
     scheme = as_scheme(scheme)
     check_rule(scheme, rule)
-    tree = isinstance(scheme, Tree)
-    tree_decode.flatten([], order)  # a bad order is refused before anything runs
-    if tree and not crop:
-        raise ValueError("crop=False is the chain's pitfall; a tree always keeps its accepted path")
-    drafter = tree_decode.tree_drafter(draft) if tree else as_drafter(draft)
+    drafter = gpt_round(scheme, crop, order).drafter(draft)  # a bad order or crop is refused first
     device = target.wte.weight.device
     watch = Stopwatch(clock, device)
     rng = toy_sampling.make_rng(seed)
@@ -224,85 +219,54 @@ def verify_pass(target, idx, cache, drafter, **layout) -> tuple:
 
 def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=True, order="dfs",
               slid=False, clock=None) -> Round:
-    """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter;
-    ``clock`` (optional) times its steps (``Round.seconds``)."""
+    """One round on the decoding state ``ctx`` (its ids and the target's cache) and the drafter; the
+    scheme's part (``specsim.gpt.rounds``) drafts, lays out the verify pass and keeps, this driver does
+    the rest. ``clock`` (optional) times its steps (``Round.seconds``)."""
+    part = gpt_round(scheme, crop, order)
     stamps = [clock()] if clock else None
-    t_cache, tree = ctx.caches[0], isinstance(scheme, Tree)
+    t_cache = ctx.caches[0]
     n, last = t_cache.length, int(ctx.pending)
     d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)  # noqa: E731
     start = {"target": n, "draft": d_len()}
     # step 1: draft the whole layout, the scheme's draws on the drafter's rows
-    if tree:
-        u_draft, u_test, u_final = toy_sampling.uniforms(rng, scheme)
-        drafted = tree_decode.draft_tree(drafter, ctx.view, scheme, sampling, u_draft, rule)
-        drafts, parents, q_dev, q_host = drafted.tokens, drafted.parents, drafted.q_rows, drafted.q_host
-        used = scheme
-    else:
-        g = drafter.budget(ctx.view, scheme.gamma)  # prompt lookup may propose fewer, even none
-        used = scheme if g == scheme.gamma else (scheme.capped(g) if hasattr(scheme, "capped") else type(scheme)(g)) \
-            if g else None
-        u_draft, u_test, u_final = toy_sampling.uniforms(rng, used) if used else ([], [], float(rng.random()))
-        q_dev, q_host = [], []
-
-        def q_at(path):  # Chain.draft asks after (), then after each draft in turn
-            q_dev.append(drafter.row(ctx.view, path, sampling))
-            q_host.append(q_dev[-1].tolist())
-            return q_host[-1]
-
-        drafts, parents = used.draft(q_at, u_draft, rule) if used else ([], [])
-        drafter.done()
+    d = part.draft(drafter, ctx, sampling, rng, rule)
     if clock:
         sync_device(ctx.device)
         stamps.append(clock())
     before = {"target": n, "draft": d_len()}
-    # step 2: one target pass over [last, drafts]
-    if tree:
-        seq = tree_decode.flatten(parents, order)  # the nodes in the pass's order
-        where = {j: i for i, j in enumerate(seq)}
-        flat = [-1 if parents[j] < 0 else where[parents[j]] for j in seq]
-        idx = torch.tensor([[last] + [drafts[j] for j in seq]], device=ctx.device)  # (1, N + 1)
-        pos = torch.tensor(masks.tree_positions(flat, n), device=ctx.device)  # (N + 1,)
-        mask = tree_decode.tree_mask(flat, n, ctx.device)
-        logits, feats = verify_pass(target, idx, t_cache, drafter, pos=pos, mask=mask)
-        p_pass = sampling.row(logits[0])
-        p_dev = p_pass[[0] + [where[j] + 1 for j in range(len(drafts))]]  # (N + 1, V) back in node order
-    else:
-        idx = torch.tensor([[last] + drafts], device=ctx.device)  # (1, g + 1)
-        logits, feats = verify_pass(target, idx, t_cache, drafter)
-        p_dev = sampling.row(logits[0])  # (g + 1, V): lower-right causal mask
+    # step 2: one target pass over [last, drafts], laid out as the scheme says
+    idx, layout, order_rows = part.pass_inputs(d, last, n, ctx.device)
+    logits, feats = verify_pass(target, idx, t_cache, drafter, **layout)
+    p_dev = sampling.row(logits[0])  # (rows of the pass, V)
+    if order_rows is not None:
+        p_dev = p_dev[order_rows]  # (N + 1, V): the root's row, then each node's, in node order
     p_host = p_dev.tolist()  # the rows the walk reads, on the host (as the drafts' q rows are)
     if clock:
         stamps.append(clock())
     after = {"target": t_cache.length, "draft": d_len()}
     # steps 3-5: the scheme's verify on the host, the same walk as the toy sampler's
-    verdict = (used or scheme).verify(drafts, p_host, q_host, u_test, u_final, rule, parents=parents)
+    verified = d.scheme or scheme
+    verdict = verified.verify(d.tokens, p_host, d.q_host, d.u_test, d.u_final, rule, parents=d.parents)
     path = verdict.path
-    # step 6: keep the prefix, the last token and the accepted path in both caches
-    emitted = [drafts[j] for j in path] + ([] if verdict.closing is None else [verdict.closing])
-    if tree:
-        t_cache.keep(list(range(n + 1)) + [n + 1 + where[j] for j in path])
-        tree_decode.keep_path(drafter, drafted, path)
-    elif crop:
-        t_cache.crop(n + len(path) + (verdict.closing is not None))  # no closing token: the last draft is next
+    emitted = [d.tokens[j] for j in path] + ([] if verdict.closing is None else [verdict.closing])
     if emitted:
         ctx.pending = torch.tensor([[emitted[-1]]], device=ctx.device)
         ctx.ids.extend(emitted)
-    if not tree:
-        drafter.keep(ctx.view, len(ctx.view) - 1, crop)
+    # step 6: keep the prefix, the last token and the accepted path in both caches
+    kept = part.keep(t_cache, drafter, ctx, d, path, verdict.closing is not None, n)
     if feats is not None:  # the EAGLE drafter re-reads the kept positions with the target's features
-        kept = [0] + [where[j] + 1 for j in path] if tree else list(range(t_cache.length - n))
         drafter.features(ctx.view, feats[0, kept])
     ends = {"target": t_cache.length, "draft": d_len()}
     cache = {m: {"start": start[m], "before_verify": before[m], "after_verify": after[m], "after_crop": ends[m]}
              for m in start}
-    q_rows = torch.stack([r for r in q_dev if r is not None]) if any(r is not None for r in q_dev) else \
-        p_dev[:0]  # (rows drawn from, V)
+    q_rows = [r for r in d.q_dev if r is not None]
+    q_rows = torch.stack(q_rows) if q_rows else p_dev[:0]  # (rows drawn from, V)
     seconds = None
     if clock:
         sync_device(ctx.device)
         stamps.append(clock())
         seconds = dict(zip(("draft", "verify", "decide"), (b - a for a, b in zip(stamps, stamps[1:]))))
-    return Round((used or scheme).name if drafts else "none", n, last, drafts, parents, q_rows, p_dev, u_test,
+    return Round(verified.name if d.tokens else "none", n, last, d.tokens, d.parents, q_rows, p_dev, d.u_test,
                  verdict, emitted, cache, slid, seconds=seconds)
 
 

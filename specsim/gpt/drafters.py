@@ -240,32 +240,6 @@ class LookupDrafter(Drafter):
         return _one_hot(self.proposal[len(path)], self.vocab_size, self.device)  # q: mass 1 on the proposal
 
 
-def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None,
-                 eagle=None) -> Drafter:
-    """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
-    'trained' to loaded GPTs, ``exit_heads`` K to trained ``ExitHead``s and ``eagle``
-    is the trained ``EagleLayer`` (``specsim.gpt.api.load_pair`` passes them)."""
-    kind, n = parse_spec(spec)
-    if kind == "eagle":
-        from .eagle import Eagle, EagleDrafter
-        if eagle is None:
-            raise ValueError("the eagle drafter is not loaded")
-        return EagleDrafter(Eagle(target, eagle).eval())
-    if kind == "lookup":
-        return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
-    if kind.startswith("early-exit"):
-        head = None
-        if kind == "early-exit+head":
-            EarlyExit(target, n)  # the one-line error for a K out of range comes first
-            if not exit_heads or n not in exit_heads:
-                raise ValueError(f"no trained exit head for K = {n} is loaded")
-            head = exit_heads[n]
-        return SharedExitDrafter(EarlyExit(target, n, head).eval(), spec)
-    if not small_models or kind not in small_models:
-        raise ValueError(f"the {kind} drafter is not loaded")
-    return ModelDrafter(small_models[kind], kind)
-
-
 def as_drafter(draft) -> Drafter:
     """A ``Drafter`` as is; a bare model (a GPT) wrapped in a ``ModelDrafter``."""
     return draft if isinstance(draft, Drafter) else ModelDrafter(draft)

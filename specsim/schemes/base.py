@@ -15,7 +15,10 @@ A scheme (``Chain``, ``Block``, ``Tree``) is a value with
 * ``verify(drafts, p_rows, q_rows, u_test, u_final, rule)``: the sampled
   decision over plain Python numbers (Fraction or float), a ``Verdict``;
 * ``round_work(shape)``: how many outcomes ``enumerate`` touches, for the
-  work bound of ``specsim.exact``.
+  work bound of ``specsim.exact``;
+* ``gpt_round``: which part of the tiny GPT's round drafts, lays out and
+  keeps it (``specsim.gpt.rounds``: ``"chain"`` or ``"tree"``), and for a
+  chain ``capped(g)``, the same scheme with at most g drafts.
 
 Row layout, the same for every scheme: ``p_rows[0]`` and ``q_rows[0]`` are
 the rows at the root (after the context), ``p_rows[j + 1]`` and

@@ -125,6 +125,9 @@ class Block(Chain):
         self.zero_over_zero = zero_over_zero
         self._memo = {}  # (pair, state, limit) -> RoundDistribution
 
+    def capped(self, gamma: int) -> "Block":
+        return Block(gamma, self.zero_over_zero)
+
     @staticmethod
     def _only_correct(rule):
         if rule is not CORRECT and rule is not None:

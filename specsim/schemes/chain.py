@@ -34,10 +34,15 @@ class Chain:
     """gamma drafts in a row, each checked against p in turn."""
 
     kind = "chain"
+    gpt_round = "chain"  # the tiny GPT's part of a round (specsim.gpt.rounds): fed one draft at a time, cropped
 
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
         self.drafted_tokens = self.depth = self.gamma
+
+    def capped(self, gamma: int) -> "Chain":
+        """The same scheme with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
+        return type(self)(gamma)
 
     @property
     def name(self) -> str:

@@ -154,6 +154,7 @@ class Tree:
     """A draft tree: shape (W1, ..., Wd) and drafting mode (``iid`` or ``distinct``)."""
 
     kind = "tree"
+    gpt_round = "tree"  # the tiny GPT's part of a round (specsim.gpt.rounds): drafted level by level, gathered
 
     def __init__(self, shape, drafts: str = "iid"):
         if drafts not in DRAFTS:

@@ -15,7 +15,7 @@ Stages, in order:
   from what more steps add;
 * ``exit_heads``: one small ``ExitHead`` per K = 1 .. n_layer - 1 for the
   early-exit drafter, KL(p || q_K) with the target frozen;
-* ``eagle``: the EAGLE drafter's layer (``specsim.gpt.eagle.train_eagle``),
+* ``eagle``: the EAGLE drafter's layer (``specsim.gpt.train.eagle.train_eagle``),
   smooth L1 on the target's final features plus ``eagle_kl_weight`` x KL(p || q)
   of its read-out, the target frozen, every slot also trained as the 2nd and
   3rd draft of a chain on the layer's own predicted features (``eagle_unroll``,
@@ -181,7 +181,8 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
 def _eagle_stage(out_dir, recipe: Recipe, device, progress, train_ids, val_ids, ckpt) -> dict:
     """The ``eagle`` stage: train, measure alpha +- SE (and the distilled drafter's, when present), save."""
     from ...stats import mean_se
-    from ..eagle import Eagle, train_eagle, window_alphas
+    from ..eagle import Eagle
+    from .eagle import train_eagle, window_alphas
     target = load_gpt("target", out_dir, device=device)
     layer, notes = train_eagle(target, train_ids, val_ids, recipe.eagle_steps, recipe.target_batch,
                                lr=recipe.eagle_lr, seed=recipe.seed, width=recipe.eagle_width,
