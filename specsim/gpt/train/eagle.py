@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from . import checkpoint as train_checkpoint
 from ..eagle import EagleConfig, EagleLayer
-from .loop import lr_at, native_bf16, teacher_forced_alpha, windows
+from .loop import frozen, lr_at, native_bf16, teacher_forced_alpha, windows
 
 
 def window_alphas(target, draft, data: torch.Tensor, block: int, windows: int = 32, device="cpu") -> list:
@@ -68,6 +68,27 @@ def unrolled(layer: EagleLayer, f: torch.Tensor, e: torch.Tensor, depths: int) -
     return pred
 
 
+def eagle_losses(target, layer: EagleLayer, x: torch.Tensor, gen: torch.Generator, noise: float = 0.0,
+                 unroll: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """One batch's two losses on windows ``x`` (B, T): smooth L1 of the predicted features against the
+    target's, and KL(p || q) of their read-out, both averaged over the ``unroll`` draft depths.
+    ``noise`` perturbs the second half of the windows' input features (drawn from ``gen``)."""
+    device, vocab = x.device, target.config.vocab_size
+    with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=native_bf16(device)):
+        logits, h = target(x, hidden=True)  # (B, T, V), (B, T, C)
+    h = h.float()
+    log_p = F.log_softmax(logits.float().view(-1, vocab), dim=-1)  # (B*T, V)
+    f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)  # slot j reads f_{j-1}
+    half = x.size(0) // 2
+    if noise:  # half the windows read noisy features, as drafts read predicted ones
+        f[half:] += noise * torch.randn(f[half:].shape, generator=gen).to(device)
+    pred = unrolled(layer, f, target.wte(x), unroll)  # (B, unroll * T, C): depth 1, then 2, ...
+    reg = F.smooth_l1_loss(pred, h.repeat(1, unroll, 1))
+    log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).reshape(-1, vocab), dim=-1)
+    log_p_rows = log_p.view(*x.shape, -1).repeat(1, unroll, 1).reshape(log_q.shape)  # p for every depth
+    return reg, F.kl_div(log_q, log_p_rows, log_target=True, reduction="batchmean")
+
+
 def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps: int, batch_size: int = 8,
                 block: int = 256, lr: float = 2e-3, warmup: int = 50, seed: int = 0, width: int = 128,
                 n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, unroll: int = 1, device="cpu",
@@ -101,29 +122,14 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     losses, curve, start, before, parts = [], [], 0, 0.0, []
     if checkpoint and os.path.exists(checkpoint):
         losses, curve, start, before = train_checkpoint.resume(checkpoint, key, layer, opt, gen)
-    frozen = [p.requires_grad for p in target.parameters()]
-    for p in target.parameters():
-        p.requires_grad_(False)
     t0, every = time.time(), max(1, min(50, steps // 10))
     bar = tqdm(range(start, steps), desc="eagle", disable=not progress, mininterval=2, initial=start, total=steps)
-    try:
+    with frozen(target):
         for step in bar:
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
             x, _ = windows(train_data, batch_size, block, gen)
-            x = x.to(device)
-            with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=native_bf16(device)):
-                logits, h = target(x, hidden=True)  # (B, T, V), (B, T, C)
-            h = h.float()
-            log_p = F.log_softmax(logits.float().view(-1, config.vocab_size), dim=-1)  # (B*T, V)
-            f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)  # slot j reads f_{j-1}
-            if noise:  # half the windows read noisy features, as drafts read predicted ones
-                f[batch_size // 2:] += noise * torch.randn(f[batch_size // 2:].shape, generator=gen).to(device)
-            pred = unrolled(layer, f, target.wte(x), unroll)  # (B, unroll * T, C): depth 1, then 2, ...
-            reg = F.smooth_l1_loss(pred, h.repeat(1, unroll, 1))
-            log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).reshape(-1, config.vocab_size), dim=-1)
-            log_p_rows = log_p.view(*x.shape, -1).repeat(1, unroll, 1).reshape(log_q.shape)  # p for every depth
-            kl = F.kl_div(log_q, log_p_rows, log_target=True, reduction="batchmean")
+            reg, kl = eagle_losses(target, layer, x.to(device), gen, noise, unroll)
             loss = reg + kl_weight * kl
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -138,19 +144,22 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
             if checkpoint and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
                 train_checkpoint.save(checkpoint, key, step + 1, layer, opt, gen, losses, curve,
                                       before + time.time() - t0)
-    finally:
-        for p, r in zip(target.parameters(), frozen):
-            p.requires_grad_(r)
     layer.eval()
-    tail = parts[-20:] or [(float("nan"), float("nan"))]
-    notes = {"steps": steps, "batch": batch_size, "block": block, "lr": lr, "seed": seed, "width": width,
-             "n_head": n_head, "kl_weight": kl_weight, "noise": noise, "unroll": unroll,
-             "seconds": round(before + time.time() - t0, 1),
-             "loss": f"smooth L1 on the target's final features + {kl_weight} x KL(p || q) of the read-out, "
-                     "target frozen" + (f", Gaussian noise (sd {noise}) on half the windows' features"
-                                        if noise else "")
-                     + (f", drafts unrolled to depth {unroll} on the layer's own features" if unroll > 1 else ""),
-             "final_smooth_l1": round(sum(r for r, _ in tail) / len(tail), 4),
-             "final_kl": round(sum(k for _, k in tail) / len(tail), 4),
-             "curve": [[s, round(v, 4)] for s, v in curve]}
+    notes = eagle_notes(steps=steps, batch=batch_size, block=block, lr=lr, seed=seed, width=width, n_head=n_head,
+                        kl_weight=kl_weight, noise=noise, unroll=unroll, seconds=round(before + time.time() - t0, 1),
+                        parts=parts, curve=curve)
     return layer, notes
+
+
+def eagle_notes(parts: list, curve: list, **run) -> dict:
+    """A run's notes for the manifest: its settings (``run``), what its loss was, the mean of the last 20
+    steps' (smooth L1, KL) ``parts`` and the ``curve`` of (step, mean loss)."""
+    tail = parts[-20:] or [(float("nan"), float("nan"))]
+    noise, unroll = run["noise"], run["unroll"]
+    loss = (f"smooth L1 on the target's final features + {run['kl_weight']} x KL(p || q) of the read-out, "
+            "target frozen" + (f", Gaussian noise (sd {noise}) on half the windows' features" if noise else "")
+            + (f", drafts unrolled to depth {unroll} on the layer's own features" if unroll > 1 else ""))
+    return {**run, "loss": loss,
+            "final_smooth_l1": round(sum(r for r, _ in tail) / len(tail), 4),
+            "final_kl": round(sum(k for _, k in tail) / len(tail), 4),
+            "curve": [[s, round(v, 4)] for s, v in curve]}

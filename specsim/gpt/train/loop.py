@@ -26,6 +26,7 @@ as one never interrupted.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -53,6 +54,19 @@ class TrainResult:
         return {"steps": len(self.losses), "final_train_loss": round(self.curve[-1][1], 4),
                 "val_loss": round(self.val_loss, 4), "seconds": round(self.seconds, 1),
                 "curve": [[s, round(v, 4)] for s, v in self.curve]}
+
+
+@contextlib.contextmanager
+def frozen(model):
+    """``model``'s parameters take no gradient inside the block, and get their own setting back after it."""
+    before = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        yield model
+    finally:
+        for p, r in zip(model.parameters(), before):
+            p.requires_grad_(r)
 
 
 def windows(data: torch.Tensor, batch_size: int, block: int, generator: torch.Generator):
@@ -193,33 +207,31 @@ def train_exit_heads(target: GPT, train_data: torch.Tensor, val_data: torch.Tens
     heads = {k: ExitHead(target.config.n_embd, rank).to(device) for k in layers}
     for h in heads.values():  # start as the plain early exit (zero up-projection, the target's norm)
         h.ln.load_state_dict(target.ln_f.state_dict())
-    for p in target.parameters():
-        p.requires_grad_(False)
     params = [p for h in heads.values() for p in h.parameters()]
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     block, V = target.config.block_size, target.config.vocab_size
     losses, t0 = [], time.time()
     bar = tqdm(range(steps), desc="exit_heads", disable=not progress, mininterval=2)
-    for step in bar:
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
-        x, _ = windows(train_data, batch_size, block, gen)
-        x = x.to(device)
-        with torch.no_grad(), _autocast(device):
-            hidden = target.hidden_states(x)  # n_layer x (B, T, C)
-            log_p = F.log_softmax(target.lm_head(target.ln_f(hidden[-1])).float().view(-1, V), dim=-1)
-        loss = 0.0
-        for k in layers:
-            logits = target.lm_head(heads[k](hidden[k - 1].float())).view(-1, V)  # (B*T, V)
-            loss = loss + F.kl_div(F.log_softmax(logits, dim=-1), log_p, log_target=True, reduction="batchmean")
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item() / len(layers))
-        bar.set_postfix(kl=f"{losses[-1]:.3f}")
-    for p in target.parameters():
-        p.requires_grad_(True)
+    with frozen(target):
+        for step in bar:
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
+            x, _ = windows(train_data, batch_size, block, gen)
+            x = x.to(device)
+            with torch.no_grad(), _autocast(device):
+                hidden = target.hidden_states(x)  # n_layer x (B, T, C)
+                log_p = F.log_softmax(target.lm_head(target.ln_f(hidden[-1])).float().view(-1, V), dim=-1)
+            loss = 0.0
+            for k in layers:
+                logits = target.lm_head(heads[k](hidden[k - 1].float())).view(-1, V)  # (B*T, V)
+                loss = loss + F.kl_div(F.log_softmax(logits, dim=-1), log_p, log_target=True,
+                                       reduction="batchmean")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item() / len(layers))
+            bar.set_postfix(kl=f"{losses[-1]:.3f}")
     notes = {"steps": steps, "batch": batch_size, "lr": lr, "rank": rank, "seed": seed,
              "loss": "KL(p || q_K) against the full target, target frozen", "seconds": round(time.time() - t0, 1),
              "final_mean_kl": round(sum(losses[-20:]) / len(losses[-20:]), 4), "teacher_forced_alpha": {}}

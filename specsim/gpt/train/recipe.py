@@ -105,6 +105,29 @@ def _target_phases(out_dir: str) -> list:
     return [{k: v for k, v in p.items() if k != "phases"} for p in phases]
 
 
+@dataclass(frozen=True)
+class Run:
+    """What every stage reads: where the weights go, the recipe, the device, the data, its checkpoint file."""
+    out_dir: str
+    recipe: Recipe
+    device: object
+    progress: bool
+    train_ids: torch.Tensor
+    val_ids: torch.Tensor
+    ckpt: str
+
+    def train(self, config, steps, batch, lr, desc, **kw):
+        """``train_lm`` with this run's data, seed, device and progress bar."""
+        return train_lm(config, self.train_ids, self.val_ids, steps, batch, lr=lr, seed=self.recipe.seed,
+                        device=self.device, progress=self.progress, desc=desc, **kw)
+
+    def load(self, name):
+        return load_gpt(name, self.out_dir, device=self.device)
+
+    def recipe_dict(self) -> dict:
+        return dict(self.recipe.__dict__)
+
+
 def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu", progress=True,
               data=None) -> dict:
     """Train one stage, save it into ``out_dir`` and return its manifest entry.
@@ -115,95 +138,91 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
     os.makedirs(out_dir, exist_ok=True)
     ckpt = os.path.join(out_dir, f"{stage}.ckpt")
     train_ids, val_ids = data if data is not None else corpus_tensors(base_only=stage == "target")
-    draft_cfg = PRESETS[recipe.draft_preset]
-    if stage == "target":
-        r = train_lm(PRESETS[recipe.target_preset], train_ids, val_ids, recipe.target_steps, recipe.target_batch,
-                     lr=recipe.target_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
-                     checkpoint=ckpt)
-        notes = r.notes() | {"data": "base corpus"}
-        notes["phases"] = [dict(notes, recipe=dict(recipe.__dict__))]
-        name = "target"
-    elif stage == "target_more":
-        phases = _target_phases(out_dir)
-        if len(phases) != 1:
-            raise ValueError(f"target_more continues a target that had one phase; {out_dir} has "
-                             f"{len(phases)} recorded (run --stage target first)")
-        init = load_gpt("target", out_dir, device=device)
-        r = train_lm(init.config, train_ids, val_ids, recipe.more_steps, recipe.target_batch,
-                     lr=recipe.more_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
-                     init=init, checkpoint=ckpt)
-        notes = r.notes() | {"data": "whole corpus: base and package files"}
-        notes["phases"] = phases + [dict(notes, recipe=dict(recipe.__dict__))]
-        notes["steps"] = sum(p["steps"] for p in notes["phases"])
-        notes["seconds"] = round(sum(p["seconds"] for p in notes["phases"]), 1)
-        name = "target"
-    elif stage == "exit_heads":
-        target = load_gpt("target", out_dir, device=device)
-        heads, notes = train_exit_heads(target, train_ids, val_ids, recipe.exit_steps, recipe.target_batch,
-                                        lr=recipe.exit_lr, seed=recipe.seed, rank=recipe.exit_rank,
-                                        device=device, progress=progress)
-        entry = save_exit_heads(heads, out_dir, notes | {"recipe": dict(recipe.__dict__)})
-        update_manifest(out_dir, ASCII_VOCAB, {"exit_heads": entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
-        return entry
-    elif stage == "eagle":
-        return _eagle_stage(out_dir, recipe, device, progress, train_ids, val_ids, ckpt)
-    else:
-        target = load_gpt("target", out_dir, device=device)
-        if stage == "draft_distilled":
-            init = load_gpt("draft_trained", out_dir, device=device)
-            r = train_lm(draft_cfg, train_ids, val_ids, recipe.distill_steps, recipe.draft_batch,
-                         lr=recipe.distill_lr, seed=recipe.seed, device=device, teacher=target,
-                         progress=progress, desc=stage, init=init, checkpoint=ckpt)
-            notes = r.notes() | {"loss": "KL(p || q) against the target", "init": "draft_trained"}
-            control = train_lm(draft_cfg, train_ids, val_ids, recipe.distill_steps, recipe.draft_batch,
-                               lr=recipe.distill_lr, seed=recipe.seed, device=device, progress=progress,
-                               desc="control", init=init)
-            notes["control"] = {"loss": "cross-entropy", "init": "draft_trained", "steps": recipe.distill_steps,
-                                "val_loss": round(control.val_loss, 4),
-                                "teacher_forced_alpha": round(teacher_forced_alpha(
-                                    target, control.model, val_ids, draft_cfg.block_size, device=device), 4)}
-        else:
-            r = train_lm(draft_cfg, train_ids, val_ids, recipe.draft_steps, recipe.draft_batch,
-                         lr=recipe.draft_lr, seed=recipe.seed, device=device, progress=progress, desc=stage,
-                         checkpoint=ckpt)
-            notes = r.notes() | {"loss": "cross-entropy"}
-        notes["teacher_forced_alpha"] = round(teacher_forced_alpha(
-            target, r.model, val_ids, draft_cfg.block_size, device=device), 4)
-        name = stage
-    notes["recipe"] = dict(recipe.__dict__)
-    entry = save_model(r.model, out_dir, name, notes)
+    run = Run(out_dir, recipe, device, progress, train_ids, val_ids, ckpt)
+    name, entry = STAGE_RUNS[stage](run, stage)
     update_manifest(out_dir, ASCII_VOCAB, {name: entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
     if os.path.exists(ckpt):
         os.remove(ckpt)
     return entry
 
 
-def _eagle_stage(out_dir, recipe: Recipe, device, progress, train_ids, val_ids, ckpt) -> dict:
+def _target_stage(run: Run, stage: str) -> tuple:
+    """Phase 1 of the target, on the base corpus."""
+    rc = run.recipe
+    r = run.train(PRESETS[rc.target_preset], rc.target_steps, rc.target_batch, rc.target_lr, stage, checkpoint=run.ckpt)
+    notes = r.notes() | {"data": "base corpus"}
+    notes["phases"] = [dict(notes, recipe=run.recipe_dict())]
+    return "target", save_model(r.model, run.out_dir, "target", notes | {"recipe": run.recipe_dict()})
+
+
+def _target_more_stage(run: Run, stage: str) -> tuple:
+    """Phase 2 of the target: the phase-1 weights trained on, on the whole corpus."""
+    rc, phases = run.recipe, _target_phases(run.out_dir)
+    if len(phases) != 1:
+        raise ValueError(f"target_more continues a target that had one phase; {run.out_dir} has "
+                         f"{len(phases)} recorded (run --stage target first)")
+    init = run.load("target")
+    r = run.train(init.config, rc.more_steps, rc.target_batch, rc.more_lr, stage, init=init, checkpoint=run.ckpt)
+    notes = r.notes() | {"data": "whole corpus: base and package files"}
+    notes["phases"] = phases + [dict(notes, recipe=run.recipe_dict())]
+    notes["steps"] = sum(p["steps"] for p in notes["phases"])
+    notes["seconds"] = round(sum(p["seconds"] for p in notes["phases"]), 1)
+    return "target", save_model(r.model, run.out_dir, "target", notes | {"recipe": run.recipe_dict()})
+
+
+def _draft_stage(run: Run, stage: str) -> tuple:
+    """``draft_trained`` (cross-entropy) or ``draft_distilled`` (KL against the target, from draft_trained,
+    with a cross-entropy control from the same start), each with its teacher-forced alpha."""
+    rc, cfg = run.recipe, PRESETS[run.recipe.draft_preset]
+    target = run.load("target")
+    if stage == "draft_distilled":
+        init = run.load("draft_trained")
+        r = run.train(cfg, rc.distill_steps, rc.draft_batch, rc.distill_lr, stage, teacher=target, init=init,
+                      checkpoint=run.ckpt)
+        notes = r.notes() | {"loss": "KL(p || q) against the target", "init": "draft_trained"}
+        control = run.train(cfg, rc.distill_steps, rc.draft_batch, rc.distill_lr, "control", init=init)
+        notes["control"] = {"loss": "cross-entropy", "init": "draft_trained", "steps": rc.distill_steps,
+                            "val_loss": round(control.val_loss, 4),
+                            "teacher_forced_alpha": round(teacher_forced_alpha(
+                                target, control.model, run.val_ids, cfg.block_size, device=run.device), 4)}
+    else:
+        r = run.train(cfg, rc.draft_steps, rc.draft_batch, rc.draft_lr, stage, checkpoint=run.ckpt)
+        notes = r.notes() | {"loss": "cross-entropy"}
+    notes["teacher_forced_alpha"] = round(teacher_forced_alpha(
+        target, r.model, run.val_ids, cfg.block_size, device=run.device), 4)
+    return stage, save_model(r.model, run.out_dir, stage, notes | {"recipe": run.recipe_dict()})
+
+
+def _exit_heads_stage(run: Run, stage: str) -> tuple:
+    rc, target = run.recipe, run.load("target")
+    heads, notes = train_exit_heads(target, run.train_ids, run.val_ids, rc.exit_steps, rc.target_batch,
+                                    lr=rc.exit_lr, seed=rc.seed, rank=rc.exit_rank, device=run.device,
+                                    progress=run.progress)
+    return "exit_heads", save_exit_heads(heads, run.out_dir, notes | {"recipe": run.recipe_dict()})
+
+
+def _eagle_stage(run: Run, stage: str) -> tuple:
     """The ``eagle`` stage: train, measure alpha +- SE (and the distilled drafter's, when present), save."""
     from ...stats import mean_se
     from ..eagle import Eagle
     from .eagle import train_eagle, window_alphas
-    target = load_gpt("target", out_dir, device=device)
-    layer, notes = train_eagle(target, train_ids, val_ids, recipe.eagle_steps, recipe.target_batch,
-                               lr=recipe.eagle_lr, seed=recipe.seed, width=recipe.eagle_width,
-                               n_head=recipe.eagle_heads, kl_weight=recipe.eagle_kl_weight,
-                               noise=recipe.eagle_noise, unroll=recipe.eagle_unroll, device=device,
-                               progress=progress, checkpoint=ckpt)
+    rc, target = run.recipe, run.load("target")
+    layer, notes = train_eagle(target, run.train_ids, run.val_ids, rc.eagle_steps, rc.target_batch,
+                               lr=rc.eagle_lr, seed=rc.seed, width=rc.eagle_width, n_head=rc.eagle_heads,
+                               kl_weight=rc.eagle_kl_weight, noise=rc.eagle_noise, unroll=rc.eagle_unroll,
+                               device=run.device, progress=run.progress, checkpoint=run.ckpt)
     block = target.config.block_size
-    alphas = window_alphas(target, Eagle(target, layer).eval(), val_ids, block, device=device)
+    alphas = window_alphas(target, Eagle(target, layer).eval(), run.val_ids, block, device=run.device)
     est = mean_se(alphas)
-    mean, se = est.value, est.se
-    notes["teacher_forced_alpha"] = round(mean, 4)
-    notes["teacher_forced_alpha_se"] = round(se, 4)
+    notes["teacher_forced_alpha"] = round(est.value, 4)
+    notes["teacher_forced_alpha_se"] = round(est.se, 4)
     notes["alpha_windows"] = len(alphas)
-    if "draft_distilled" in read_manifest(out_dir)["models"]:
-        d = mean_se(window_alphas(target, load_gpt("draft_distilled", out_dir, device=device), val_ids, block,
-                                  device=device))
+    if "draft_distilled" in read_manifest(run.out_dir)["models"]:
+        d = mean_se(window_alphas(target, run.load("draft_distilled"), run.val_ids, block, device=run.device))
         notes["distilled_same_windows"] = {"teacher_forced_alpha": round(d.value, 4),
                                            "teacher_forced_alpha_se": round(d.se, 4)}
-    notes["recipe"] = dict(recipe.__dict__)
-    entry = save_eagle(layer, out_dir, notes)
-    update_manifest(out_dir, ASCII_VOCAB, {"eagle": entry}, {"corpus_sha256": corpus.metadata()["sha256"]})
-    if os.path.exists(ckpt):
-        os.remove(ckpt)
-    return entry
+    return "eagle", save_eagle(layer, run.out_dir, notes | {"recipe": run.recipe_dict()})
+
+
+STAGE_RUNS = {"target": _target_stage, "target_more": _target_more_stage, "draft_trained": _draft_stage,
+              "draft_distilled": _draft_stage, "exit_heads": _exit_heads_stage, "eagle": _eagle_stage}
