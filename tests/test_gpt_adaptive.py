@@ -33,12 +33,6 @@ LOSSY_TV = 0.05  # each cousin below is further than this from p after "for i in
 
 
 @pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
-
-
-@pytest.fixture(scope="module")
 def greedy_plain(pair):
     return plain_generate(pair.target, pair.tokenizer.encode(PROMPT), 150, Sampling(greedy=True)).tokens
 

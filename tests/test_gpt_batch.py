@@ -8,7 +8,6 @@ batch-1 decoder with the row's own seed; bad input is one line.
 import pytest
 import torch
 
-from specsim.gpt import api
 from specsim.gpt.batch import MAX_BATCH, MAX_GAMMA, BatchCache, batch_generate, forward
 from specsim.gpt.decode import Sampling, plain_generate, speculative_generate
 
@@ -17,12 +16,6 @@ TOKENS = 40
 PROMPTS = ["def __init__(self, ", "class Foo:\n    ", "import os\nimport sys\n\ndef main():\n    ", "x = 1",
            "    return"]  # five different lengths
 TOL = 1e-5
-
-
-@pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
 
 
 @pytest.fixture(scope="module")

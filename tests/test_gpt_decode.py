@@ -16,12 +16,6 @@ from specsim.gpt.rule import adjust
 PROMPT = "def __init__(self, "
 
 
-@pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
-
-
 @pytest.mark.parametrize("gamma", [1, 3, 6])
 def test_greedy_speculative_equals_greedy_plain_for_200_tokens(pair, gamma):
     plain = api.plain_generate(pair, PROMPT, 200, greedy=True)

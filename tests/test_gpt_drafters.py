@@ -16,12 +16,7 @@ SPECS = ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"
 PROMPT = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef "
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest: one torch thread, restored after
 
 
 def test_a_deterministic_draft_keeps_the_rule_exact():

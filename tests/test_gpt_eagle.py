@@ -23,12 +23,7 @@ GREEDY = Sampling(greedy=True)
 CACHE_ATOL = 1e-4  # float32, one pass over a window against the same slots built round by round
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # conftest: one torch thread, restored after
 
 
 @pytest.fixture(scope="module")
@@ -173,23 +168,15 @@ def test_the_manifest_alpha_is_the_shipped_drafters():
     assert est.se == pytest.approx(notes["teacher_forced_alpha_se"], abs=0.002)
 
 
-def test_an_interrupted_eagle_stage_resumed_ends_with_the_same_weights(tiny, tmp_path, monkeypatch):
-    from specsim.gpt.train import checkpoint as train_checkpoint
+def test_an_interrupted_eagle_stage_resumed_ends_with_the_same_weights(tiny, tmp_path,
+                                                                       stopped_after_first_checkpoint):
     target, _, _ = tiny
     data = torch.tensor([(i * 5 + i // 7) % 11 + 20 for i in range(800)])
     kw = dict(steps=6, batch_size=2, block=16, width=8, n_head=2, noise=0.5, progress=False)  # noise: seeded too
     whole, _ = train_eagle(target, data, data, **kw)
     ckpt = str(tmp_path / "eagle.ckpt")
-    save = train_checkpoint.save
-
-    def save_then_stop(*args, **kwargs):  # the machine goes away right after the first checkpoint
-        save(*args, **kwargs)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(train_checkpoint, "save", save_then_stop)
-    with pytest.raises(KeyboardInterrupt):
+    with stopped_after_first_checkpoint():
         train_eagle(target, data, data, checkpoint=ckpt, checkpoint_every=3, **kw)
-    monkeypatch.setattr(train_checkpoint, "save", save)
     resumed, notes = train_eagle(target, data, data, checkpoint=ckpt, checkpoint_every=3, **kw)
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
     assert notes["steps"] == 6 and len(notes["curve"]) == 6

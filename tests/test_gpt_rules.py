@@ -23,12 +23,6 @@ N = 14
 GREEDY_DRAFTS = {"hf-prompt-lookup", "medusa-typical", "medusa-greedy", "llama-cpp", "llama-cpp-example"}
 
 
-@pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
-
-
 def argmax(row) -> int:
     row = list(row)
     return row.index(max(row))

@@ -12,12 +12,6 @@ from specsim.gpt import api
 from specsim.gpt.measure import selfcheck
 
 
-@pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
-
-
 def test_selfcheck_cli_passes_on_cpu_and_prints_json():
     out = subprocess.run([sys.executable, "-m", "specsim.cli", "gpt", "selfcheck", "--device", "cpu",
                           "--json"], capture_output=True, text=True, timeout=600)

@@ -44,23 +44,14 @@ def test_stages_train_save_and_reload(tmp_path):
         run_stage("target_more", out, recipe, progress=False, data=tiny_data())
 
 
-def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, monkeypatch):
+def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, stopped_after_first_checkpoint):
     from specsim.gpt.train import loop as train
-    from specsim.gpt.train import checkpoint as train_checkpoint
     data, _ = tiny_data()
     whole = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False)
     ckpt = str(tmp_path / "run.ckpt")
-    save = train_checkpoint.save
-
-    def save_then_stop(*args, **kwargs):  # the machine goes away right after the first checkpoint
-        save(*args, **kwargs)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(train_checkpoint, "save", save_then_stop)
-    with pytest.raises(KeyboardInterrupt):
+    with stopped_after_first_checkpoint():
         train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
                        checkpoint=ckpt, checkpoint_every=3)
-    monkeypatch.setattr(train_checkpoint, "save", save)
     resumed = train.train_lm(PRESETS["tiny"], data, data, steps=6, batch_size=2, seed=0, progress=False,
                              checkpoint=ckpt, checkpoint_every=3)
     assert resumed.losses == whole.losses

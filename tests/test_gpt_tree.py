@@ -31,12 +31,6 @@ PROMPT = "def __init__(self, "
 ATOL = 1e-4  # float32 logits computed two ways (different attention shapes, same maths)
 
 
-@pytest.fixture(scope="module")
-def pair():
-    torch.set_num_threads(1)
-    return api.load_pair("distilled", device="cpu")
-
-
 # -- the model: explicit positions and masks, KVCache.keep ---------------------------
 
 @pytest.mark.parametrize("parents,n", [([-1, 0, -1, 2], 5), (masks.shape_parents((2, 2, 1)), 3),

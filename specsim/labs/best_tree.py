@@ -55,6 +55,7 @@ from typing import Sequence
 
 from .. import bounds, exact
 from ..schemes import Tree
+from ..schemes.tree import drafted
 from .kseq import one_position_pair
 
 MAX_BUDGET = 16  # measured: best_tree(16) on the seed and order2 vectors (Fractions) in 0.05-0.1 s here
@@ -87,7 +88,7 @@ class BestTree:
     @property
     def drafted_tokens(self) -> int:
         """Nodes the level shape drafts (at most ``budget``)."""
-        return _nodes(self.shape)
+        return drafted(self.shape)
 
 
 def check_acceptance(acceptance) -> tuple:
@@ -107,14 +108,6 @@ def _check_budget(budget) -> int:
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ValueError(f"budget must be an integer in 1..{MAX_BUDGET}, got {budget!r}")
     return budget
-
-
-def _nodes(shape) -> int:
-    total, level = 0, 1
-    for w in shape:
-        level *= w
-        total += level
-    return total
 
 
 def predicted_tokens(acceptance: Sequence, shape) -> object:
