@@ -42,10 +42,9 @@ from ..rule import CORRECT
 from ..schemes import as_scheme
 from .rounds import gpt_round
 from .rule import adjust
-from .specs import check_rule
 from .trace import Generation, Round
 
-__all__ = ["Sampling", "Round", "Generation", "plain_generate", "speculative_generate", "check_rule"]
+__all__ = ["Sampling", "Round", "Generation", "plain_generate", "speculative_generate"]
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     tokens in a round, even none (then the round is one plain target step).
     """
     scheme = as_scheme(scheme)
-    check_rule(scheme, rule)
+    scheme.check_rule(rule)
     drafter = gpt_round(scheme, crop, order).drafter(draft)  # a bad order or crop is refused first
     device = target.wte.weight.device
     watch = Stopwatch(clock, device)

@@ -3,15 +3,16 @@
 The decoder (``specsim.gpt.decode.one_round``) drives every round the same
 way -- draft, one verify pass, the scheme's own ``verify`` walk on the host,
 keep -- and asks the scheme's part for the three steps that depend on the
-layout. A scheme names its part by ``scheme.gpt_round`` (``"chain"`` or
-``"tree"``), so the decoder never asks a scheme what it is:
+layout. A scheme names its part by ``scheme.gpt_round`` (``"chain"``,
+``"tree"`` or ``"dynamic_tree"``), so the decoder never asks a scheme what it is:
 
 * ``ChainRound`` (chains, blocks, confidence-stopped chains): the drafter is
   fed one draft at a time and may propose fewer (prompt lookup, a confidence
   stop), the verify pass takes the lower-right causal mask, and step 6 crops
   both caches;
 * ``TreeRound`` (fixed and dynamic trees): the drafter scores a level per
-  pass (``specsim.gpt.tree_decode``), the verify pass takes the tree's mask
+  pass (``specsim.gpt.tree_decode``; a fixed tree draws its levels, a
+  dynamic tree grows them), the verify pass takes the tree's mask
   and position ids in ``order``, and step 6 gathers the accepted path's slots.
 
 A new layout is a new part here and one entry of ``ROUNDS``.
@@ -116,7 +117,7 @@ class TreeRound:
         return rows
 
 
-ROUNDS = {"chain": ChainRound, "tree": TreeRound}
+ROUNDS = {"chain": ChainRound, "tree": TreeRound, "dynamic_tree": TreeRound}
 
 
 def gpt_round(scheme, crop: bool = True, order: str = "dfs"):

@@ -74,20 +74,5 @@ def rule_and_scheme(name, scheme, given: bool = True) -> tuple:
     if entry is not None:
         scheme = entry.scheme if entry.kind == "tree" and not given else implementations.scheme_for(entry, scheme)
     rule = rule_named(name)
-    check_rule(scheme, rule)
+    scheme.check_rule(rule)
     return rule, scheme
-
-
-def check_rule(scheme, rule) -> None:
-    """A one-line refusal of a rule the scheme cannot run (a tree takes tree rules, a chain chain rules)."""
-    from ..rule import CORRECT, RoundRule
-    from ..schemes import Tree, TreeRule
-    tree = isinstance(scheme, Tree)
-    if rule is CORRECT or rule is None:
-        return
-    if tree and not isinstance(rule, TreeRule):
-        raise ValueError(f"rule {rule.name!r} is a chain rule; a tree takes the correct rule or a tree rule")
-    if not tree and not isinstance(rule, RoundRule):
-        raise ValueError(f"rule {getattr(rule, 'name', rule)!r} is a tree rule; a {scheme.kind} takes a chain rule")
-    if scheme.kind == "block":
-        raise ValueError(f"block verification has its own rule; got rule {rule.name!r} (only the correct rule)")

@@ -79,10 +79,7 @@ def draft_tree(drafter: ModelDrafter, ids: list, scheme: Tree, sampling, u_draft
     slot_parents, slots = [], {}  # the drafter's own tree over the paths it was fed
     level = dict(drafter=drafter, sampling=sampling, dev=dev, host=host, base=base, slot_parents=slot_parents,
                  slots=slots)
-    if isinstance(scheme, DynamicTree):
-        tokens, parents = draft_dynamic(scheme, **level)
-    else:
-        tokens, parents = draft_levels(scheme, u_draft, rule, **level)
+    tokens, parents = GROW[scheme.gpt_round](scheme, u_draft, rule, **level)
     paths, has_kids = paths_of(tokens, parents), set(parents)
     kept = [p if j in has_kids else None for j, p in enumerate(paths)]  # a fed node left childless keeps no row
     return DraftedTree(tokens, parents, [dev[()]] + [dev.get(p) for p in kept],
@@ -118,9 +115,10 @@ def draft_levels(scheme: Tree, u_draft, rule, **level) -> tuple:
         feed_level(new=list(dict.fromkeys(p for p in paths if len(p) == k)), **level)  # this level's distinct paths
 
 
-def draft_dynamic(scheme: DynamicTree, **level) -> tuple:
+def draft_dynamic(scheme: DynamicTree, u_draft=None, rule=None, **level) -> tuple:
     """A dynamic tree's layout, one drafter pass per level: the scheme grows its layout on the rows known
-    so far (an unscored path has no children yet); the paths it asked for are the next level to score."""
+    so far (an unscored path has no children yet); the paths it asked for are the next level to score.
+    (Its drafting draws no uniforms and reads no rule: ``u_draft`` and ``rule`` are unused.)"""
     host = level["host"]
     zeros = [0.0] * len(host[()])
     while True:
@@ -135,6 +133,9 @@ def draft_dynamic(scheme: DynamicTree, **level) -> tuple:
         if not missing:
             return tokens, parents
         feed_level(new=list(dict.fromkeys(missing)), **level)
+
+
+GROW = {"tree": draft_levels, "dynamic_tree": draft_dynamic}  # scheme.gpt_round -> how its levels are drafted
 
 
 def keep_path(drafter: ModelDrafter, tree: DraftedTree, path: list) -> None:

@@ -18,7 +18,9 @@ A scheme (``Chain``, ``Block``, ``Tree``) is a value with
   work bound of ``specsim.exact``;
 * ``gpt_round``: which part of the tiny GPT's round drafts, lays out and
   keeps it (``specsim.gpt.rounds``: ``"chain"`` or ``"tree"``), and for a
-  chain ``capped(g)``, the same scheme with at most g drafts.
+  chain ``capped(g)``, the same scheme with at most g drafts;
+* ``check_rule(rule)``: a one-line refusal of a rule it cannot run (a
+  tree takes tree rules, a chain chain rules, a block only the correct one).
 
 Row layout, the same for every scheme: ``p_rows[0]`` and ``q_rows[0]`` are
 the rows at the root (after the context), ``p_rows[j + 1]`` and

@@ -128,6 +128,10 @@ class Block(Chain):
     def capped(self, gamma: int) -> "Block":
         return Block(gamma, self.zero_over_zero)
 
+    def check_rule(self, rule) -> None:
+        """Block verification has its own accept/stop rule: only the correct rule runs."""
+        self._only_correct(rule)
+
     @staticmethod
     def _only_correct(rule):
         if rule is not CORRECT and rule is not None:

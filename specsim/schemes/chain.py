@@ -44,6 +44,12 @@ class Chain:
         """The same scheme with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
         return type(self)(gamma)
 
+    def check_rule(self, rule) -> None:
+        """A one-line refusal of a rule this scheme cannot run: a chain runs the correct rule or any
+        ``RoundRule`` (a pitfall, a gallery entry), never a tree's rule."""
+        if rule is not CORRECT and rule is not None and not isinstance(rule, RoundRule):
+            raise ValueError(f"rule {getattr(rule, 'name', rule)!r} is a tree rule; a {self.kind} takes a chain rule")
+
     @property
     def name(self) -> str:
         return f"{self.kind}:{self.gamma}"

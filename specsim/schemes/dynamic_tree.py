@@ -90,6 +90,7 @@ class DynamicTree(Tree):
     """EAGLE-2's dynamic tree: at most ``budget`` nodes, ``depth`` levels, ``topk`` children per expanded node."""
 
     kind = "dynamic"
+    gpt_round = "dynamic_tree"  # the tiny GPT drafts it as the scheme grows it (specsim.gpt.tree_decode.draft_dynamic)
     drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
 
     def __init__(self, budget: int, depth: int, topk: int):

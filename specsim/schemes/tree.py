@@ -195,6 +195,10 @@ class Tree:
     def positions(self, n: int) -> list:
         return tree_positions(self.parents(), n)
 
+    def check_rule(self, rule) -> None:
+        """A one-line refusal of a chain's rule: a tree runs the correct rule or a ``TreeRule``."""
+        self._tree_rule(rule)
+
     def _tree_rule(self, rule):
         if rule is CORRECT or rule is None:
             return CORRECT_TREE
