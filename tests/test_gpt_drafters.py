@@ -93,7 +93,7 @@ def test_a_trained_exit_head_raises_teacher_forced_alpha_on_held_out_text():
 
 def test_tree_decoding_gives_early_exit_a_cache_of_its_own():
     pair = api.load_pair("early-exit:2", "cpu")
-    g = api.tree_generate(pair, PROMPT, 30, [2, 1], greedy=True)
+    g = api.speculative_generate(pair, PROMPT, 30, "tree:2,1", greedy=True)
     assert g.tokens == api.plain_generate(pair, PROMPT, 30, greedy=True).tokens
 
 

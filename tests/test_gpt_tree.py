@@ -216,8 +216,8 @@ def test_each_round_is_scheme_verify_on_its_recorded_rows(pair, scheme):
 
 @pytest.mark.parametrize("widths,drafts", [((2, 2, 1), "iid"), ((3, 1), "distinct")])
 def test_the_order_of_the_verify_pass_changes_the_layout_not_the_tokens(pair, widths, drafts):
-    dfs = api.tree_generate(pair, PROMPT, 40, widths, drafts, seed=4, order="dfs")
-    bfs = api.tree_generate(pair, PROMPT, 40, widths, drafts, seed=4, order="bfs")
+    dfs = api.speculative_generate(pair, PROMPT, 40, Tree(widths, drafts), seed=4, order="dfs")
+    bfs = api.speculative_generate(pair, PROMPT, 40, Tree(widths, drafts), seed=4, order="bfs")
     assert dfs.tokens == bfs.tokens and dfs.accepted_per_round == bfs.accepted_per_round
     assert flatten(Tree(widths).parents(), "dfs") != list(range(len(Tree(widths).parents())))  # the layouts differ
     for a, b in zip(dfs.rounds, bfs.rounds):
@@ -226,12 +226,12 @@ def test_the_order_of_the_verify_pass_changes_the_layout_not_the_tokens(pair, wi
 
 def test_greedy_block_with_the_lookup_drafter_equals_plain(greedy_plain):
     lookup = api.load_pair("lookup:2", device="cpu")  # proposes nothing in some rounds
-    g = api.block_generate(lookup, PROMPT, 150, gamma=4, greedy=True)
+    g = api.speculative_generate(lookup, PROMPT, 150, "block:4", greedy=True)
     assert g.tokens == greedy_plain and any(len(r.drafts) == 0 for r in g.rounds)
 
 
 def test_block_rounds_trace_the_rule(pair):
-    g = api.block_generate(pair, PROMPT, 80, gamma=4, seed=3)
+    g = api.speculative_generate(pair, PROMPT, 80, "block:4", seed=3)
     assert g.scheme == "block:4" and {r.closing_kind for r in g.rounds} == {"bonus", "correct"}
     for r in g.rounds:
         w, h = r.block["w"], r.block["h"]
@@ -282,30 +282,30 @@ def test_first_emitted_token_of_the_torch_decoders_follows_p_monte_carlo(scheme)
                                             ((0, 2), "must be >= 1"), ((), "at least one level")])
 def test_bad_tree_specs_are_refused_with_one_line(pair, widths, message):
     with pytest.raises(ValueError, match=message) as e:
-        api.tree_generate(pair, PROMPT, 5, widths)
+        api.speculative_generate(pair, PROMPT, 5, f"tree:{widths}" if isinstance(widths, str) else Tree(widths))
     assert "\n" not in str(e.value)
 
 
 def test_other_tree_arguments_are_refused_with_one_line(pair):
     with pytest.raises(ValueError, match="drafts must be one of iid, distinct"):
-        api.tree_generate(pair, PROMPT, 5, (2,), drafts="unique")
+        api.speculative_generate(pair, PROMPT, 5, Tree((2,), drafts="unique"))
     with pytest.raises(ValueError, match="order must be one of dfs, bfs"):
-        api.tree_generate(pair, PROMPT, 5, (2,), order="random")
+        api.speculative_generate(pair, PROMPT, 5, "tree:2", order="random")
     with pytest.raises(ValueError, match="the lookup:2 drafter cannot draft a tree"):
-        api.tree_generate(api.load_pair("lookup:2", device="cpu"), PROMPT, 5, (2,))
+        api.speculative_generate(api.load_pair("lookup:2", device="cpu"), PROMPT, 5, "tree:2")
     with pytest.raises(ValueError, match="scheme 'tree:2,x'"):
         api.speculative_generate(pair, PROMPT, 5, "tree:2,x")
     with pytest.raises(ValueError, match="recorded probabilities; the limit is 1,000,000: lower the number of tok"):
-        api.tree_generate(pair, PROMPT, 4000, (4, 4, 2))
+        api.speculative_generate(pair, PROMPT, 4000, "tree:4,4,2")
 
 
 def test_api_tree_round_fields_for_the_app(pair):
-    g = api.tree_generate(pair, PROMPT, 20, widths=(2, 2, 1), drafts="iid", temperature=1.0, seed=0, order="dfs")
+    g = api.speculative_generate(pair, PROMPT, 20, Tree((2, 2, 1), "iid"), temperature=1.0, seed=0, order="dfs")
     r = g.rounds[-1]
     assert r.parents == Tree((2, 2, 1)).parents() and len(r.drafts) == len(r.parents)
     assert r.emitted == [r.drafts[i] for i in r.accepted_nodes] + [r.closing_token]
     assert all(r.parents[b] == a for a, b in zip(r.accepted_nodes, r.accepted_nodes[1:]))
     assert r.start == g.rounds[0].start + sum(len(x.emitted) for x in g.rounds[:-1])
     assert r.text == pair.tokenizer.decode(r.emitted) and g.text == pair.tokenizer.decode(g.tokens)
-    assert api.tree_generate(pair, PROMPT, 20, "2,2,1", seed=0).tokens == g.tokens  # text spec, same seed
-    assert api.tree_generate(pair, PROMPT, 20, (2, 2, 1), seed=1).tokens != g.tokens
+    assert api.speculative_generate(pair, PROMPT, 20, "tree:2,2,1", seed=0).tokens == g.tokens  # grammar, same seed
+    assert api.speculative_generate(pair, PROMPT, 20, Tree((2, 2, 1)), seed=1).tokens != g.tokens

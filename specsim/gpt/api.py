@@ -194,7 +194,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     given = gamma is not None or scheme is not None
     rule, scheme = rule_and_scheme(rule, as_scheme(gamma if gamma is not None else 4 if scheme is None else scheme),
                                    given)  # a gallery entry runs on its own kind of scheme (its own tree if none given)
-    lower = "the number of tokens or " + ("the tree" if scheme.kind == "tree" else "γ")
+    lower = "the number of tokens or " + ("γ" if scheme.gpt_round == "chain" else "the tree")
     check_gpt(n_tokens, scheme.drafted_tokens, len(pair.vocab), limit=limit, lower=lower)
     g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, scheme,
                                     sampling(temperature, top_k, top_p, greedy), seed, crop, rule, order, clock)
@@ -202,27 +202,6 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     for r in g.rounds:
         r.text = pair.tokenizer.decode(r.emitted)
     return g
-
-
-def block_generate(pair: GPTModels, prompt: str, n_tokens: int, gamma: int = 4, temperature: float = 1.0,
-                   seed: int = 0, top_k: int | None = None, top_p: float | None = None,
-                   greedy: bool = False) -> Generation:
-    """``speculative_generate`` with ``Block(gamma)``: block verification of chains of ``gamma`` drafts."""
-    from ..schemes import Block
-    return speculative_generate(pair, prompt, n_tokens, Block(gamma), temperature, top_k, top_p, greedy, seed)
-
-
-def tree_generate(pair: GPTModels, prompt: str, n_tokens: int, widths=(2, 2, 1), drafts: str = "iid",
-                  temperature: float = 1.0, seed: int = 0, order: str = "dfs", top_k: int | None = None,
-                  top_p: float | None = None, greedy: bool = False, limit=None, rule="correct") -> Generation:
-    """``speculative_generate`` with ``Tree(widths, drafts)``; ``widths`` a tuple or text such as "2,2,1".
-
-    ``rounds[i]`` carries ``parents``, ``drafts``, ``accepted_nodes``, ``emitted``, ``start`` and ``text``."""
-    from ..schemes import Tree
-    from ..schemes.tree import parse_shape
-    tree = Tree(parse_shape(widths) if isinstance(widths, str) else widths, drafts)
-    return speculative_generate(pair, prompt, n_tokens, tree, temperature, top_k, top_p, greedy, seed,
-                                rule=rule, order=order, limit=limit)
 
 
 def plain_generate(pair: GPTModels, prompt: str, n_tokens: int, temperature: float = 1.0,
