@@ -127,6 +127,10 @@ def register(subparsers) -> None:
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
                         "shared CPU a second thread mostly waits at OpenMP barriers)")
+    b.add_argument("--profile", action="store_true",
+                   help="where a round's time goes per gamma (drafting, the verify pass, the walk, the caches, the "
+                        "loop) beside each model part's physical floor on this machine, and the speedup predicted "
+                        "from costs measured apart")
     b.add_argument("--json", action="store_true")
     max_work_arg(b)
     b.set_defaults(func=cmd_bench)
@@ -309,6 +313,8 @@ def cmd_bench(args) -> int:
     from ..gpt.measure.bench import bench
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
+    if args.profile:
+        return _profile(args)
     if args.rules:
         return _rules(args)
     if args.scheme:
@@ -351,6 +357,37 @@ def cmd_bench(args) -> int:
     if result["slides"]:
         print(f"{result['slides']} generations slid the context window: their prefills are in the measured times, "
               "not in the prediction (lower --tokens)")
+    return 0
+
+
+def _profile(args) -> int:
+    from ..gpt.measure.profile import PARTS, profile
+    for flag, given in (("--target", args.target), ("--peer", args.peer), ("--drafters", args.drafters),
+                        ("--rules", args.rules), ("--schemes", args.scheme)):
+        if given:
+            raise UsageError(f"--profile and {flag} do not combine: the profile splits chain rounds of the shipped "
+                             "pair (choose the drafter with --draft)")
+    gammas = list(args.gammas)
+    r = profile(_pair(args), gammas, args.tokens or 150, float(args.temperature), args.repeats or 3, args.seed)
+    if args.json:
+        print_json(r)
+        return 0
+    print(f"device {r['device']}, drafter {r['draft']}, {r['prompts']} held-out prompts x {r['tokens']} tokens, "
+          f"{r['repeats']} interleaved repeats, {r['clock']}; ms per round, each part the minimum over repeats")
+    print(f"this machine: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), {r['probe']['gbytes_per_s']} GB/s "
+          f"(matrix-vector over 64 MiB); plain decoding {r['plain_step_ms']} ms a token, floor "
+          f"{r['plain_floor_ms']} ms")
+    res = r["results"]
+    rows = [[part] + [f"{x['ms_per_round'][part]:.3f}" + (f" ({x['floor_ms'][part]:.3f})" if x["floor_ms"][part]
+                                                          else "") for x in res] for part in PARTS]
+    rows.append(["round"] + [f"{sum(x['ms_per_round'].values()):.3f}" for x in res])
+    print(table(rows, ["part (floor)"] + [f"gamma {x['gamma']}" for x in res]))
+    keys = ["gamma", "tokens_per_round", "speedup", "cost_apart", "verify_ratio_apart", "predicted_apart",
+            "ratio_apart"]
+    print(table([[x[k] for k in keys] for x in res], keys))
+    print(f"costs apart: a target step {r['target_step_apart_ms']} ms, a drafter step {r['draft_step_apart_ms']} "
+          "ms and verify passes timed alone over a warm cache, interleaved, before any speculative round: "
+          "predicted_apart = tokens_per_round / (gamma c + v) from them, ratio_apart = speedup / predicted_apart")
     return 0
 
 

@@ -165,7 +165,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     ``clock``: a function returning seconds (``time.perf_counter``,
     ``time.process_time``); when given, every round records how long its
     steps took (``Round.seconds``: drafting, the verify pass with its rows
-    brought to the host, and the rest) and the generation splits its time
+    brought to the host, the scheme's walk, keeping the caches) and the generation splits its time
     into prefill and decoding (``Generation.seconds``) -- what the benchmark
     times the costs c and v with, inside the rounds they are costs of. The
     trace does not depend on it.
@@ -247,6 +247,8 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
     verified = d.scheme or scheme
     verdict = verified.verify(d.tokens, p_host, d.q_host, d.u_test, d.u_final, rule, parents=d.parents)
     path = verdict.path
+    if clock:
+        stamps.append(clock())
     emitted = [d.tokens[j] for j in path] + ([] if verdict.closing is None else [verdict.closing])
     if emitted:
         ctx.pending = torch.tensor([[emitted[-1]]], device=ctx.device)
@@ -264,7 +266,7 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
     if clock:
         sync_device(ctx.device)
         stamps.append(clock())
-        seconds = dict(zip(("draft", "verify", "decide"), (b - a for a, b in zip(stamps, stamps[1:]))))
+        seconds = dict(zip(("draft", "verify", "decide", "keep"), (b - a for a, b in zip(stamps, stamps[1:]))))
     return Round(verified.name if d.tokens else "none", n, last, d.tokens, d.parents, q_rows, p_dev, d.u_test,
                  verdict, emitted, cache, slid, seconds=seconds)
 

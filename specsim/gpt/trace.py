@@ -34,7 +34,7 @@ class Round:
     cache: dict  # {"target"|"draft": {"start", "before_verify", "after_verify", "after_crop"}}
     slid: bool = False
     text: str | None = None  # the emitted characters, set by ``specsim.gpt.api``
-    seconds: dict | None = None  # with a clock: {"draft", "verify", "decide"}: the time of steps 1, 2 and 3-6
+    seconds: dict | None = None  # with a clock: {"draft", "verify", "decide", "keep"}: steps 1, 2, 3-5 and 6
 
     @property
     def accepted(self) -> int:

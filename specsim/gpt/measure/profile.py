@@ -1,0 +1,232 @@
+"""Where a speculative round's time goes, beside the floor physics sets for each part (``gpt bench --profile``).
+
+Every round of chain decoding is split into seven parts, each summed over
+the rounds of interleaved repeats and reported per round:
+
+* ``draft compute``: the drafter's forward passes (the model call alone);
+* ``draft host``: the rest of drafting (adjusting q, bringing it to the
+  host, the scheme's draws, the drafter's bookkeeping);
+* ``verify compute``: the target's verify pass over gamma + 1 positions;
+* ``verify host``: adjusting the pass's rows p and bringing them to the host;
+* ``decide``: the scheme's walk (accept, correct, bonus) on the host;
+* ``keep``: cropping both caches (and the EAGLE drafter's features);
+* ``loop``: what the decoding loop does between rounds.
+
+The floor of a model pass is physics, not code: a pass over T positions
+with n cached keys must multiply every weight once per position and read
+every weight (and the cache) once, so it takes at least
+max(FLOPs / peak FLOP/s, bytes / memory bandwidth). ``probe`` measures the
+two rates on this machine once, by a large matrix product and by a
+matrix-vector product over a matrix larger than the processor's caches,
+each with one thread's torch as decoding uses it. The host parts have no
+floor above zero.
+
+``costs_apart`` times a single drafter step and verify passes of each width
+on their own, interleaved, over a warm cache of the prompt's length: the
+costs a user can measure before running speculative decoding at all. The
+speedup they predict is set beside the measured one (``ratio_apart``), as
+the bench sets the in-round costs' prediction beside it.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.nn as nn
+
+from ... import formulas
+from .. import api
+from ..decode import Sampling, plain_generate, speculative_generate, sync_device
+from .bench import bench_clock, heldout_prompts
+
+PARTS = ("draft compute", "draft host", "verify compute", "verify host", "decide", "keep", "loop")
+PREFILL_POSITIONS = 32  # a call over this many positions or more is a prefill, not a round's pass
+
+
+def probe(device, repeats: int = 5) -> dict:
+    """This machine's peak FLOP/s (a 512 x 512 x 512 product) and memory bandwidth in bytes/s (a
+    4096 x 4096 float32 matrix, 64 MiB, times a vector), each the best of ``repeats``."""
+    clock = time.perf_counter
+    a = torch.randn(512, 512, device=device)
+    m, x = torch.randn(4096, 4096, device=device), torch.randn(4096, device=device)
+    flops, bw = 0.0, 0.0
+    with torch.inference_mode():
+        for _ in range(repeats):
+            sync_device(device)
+            t0 = clock()
+            for _ in range(8):
+                a @ a
+            sync_device(device)
+            flops = max(flops, 8 * 2 * 512 ** 3 / (clock() - t0))
+            t0 = clock()
+            for _ in range(4):
+                m @ x
+            sync_device(device)
+            bw = max(bw, 4 * m.numel() * m.element_size() / (clock() - t0))
+    return {"flops_per_s": flops, "bytes_per_s": bw}
+
+
+def linear_weights(module: nn.Module) -> int:
+    return sum(m.weight.numel() for m in module.modules() if isinstance(m, nn.Linear))
+
+
+def step_weights(model) -> int:
+    """The weights one position's pass multiplies: a GPT's linear layers and head; the EAGLE drafter's
+    layer and the target's head; early exit's first K blocks and the head (and its trained exit)."""
+    target = getattr(model, "target", None)
+    if target is None:
+        return linear_weights(model)
+    head = target.lm_head.weight.numel()
+    if hasattr(model, "layer"):  # EAGLE: its own layer, the target's head
+        return linear_weights(model.layer) + head
+    exit_head = getattr(model, "exit_head", None)
+    return sum(linear_weights(b) for b in target.blocks[:model.k]) + head + \
+        (linear_weights(exit_head) if exit_head is not None else 0)
+
+
+def pass_floor(model, positions: int, cached: int, rates: dict) -> float:
+    """Seconds a pass over ``positions`` new positions after ``cached`` keys cannot beat on this machine."""
+    c = model.config
+    w = step_weights(model)
+    size = next(model.parameters()).element_size()
+    flops = positions * (2 * w + 4 * (cached + positions) * c.n_embd * c.n_layer)
+    bytes_ = size * (w + 2 * c.n_layer * (cached + positions) * c.n_embd)
+    return max(flops / rates["flops_per_s"], bytes_ / rates["bytes_per_s"])
+
+
+class Timed:
+    """A model whose calls are timed (synchronised on an accelerator) and sorted into prefill and round
+    calls; everything else is the model's own."""
+
+    def __init__(self, model, clock, device):
+        self.model, self.clock, self.device = model, clock, device
+        self.seconds = {"prefill": 0.0, "round": 0.0}
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def __call__(self, idx, *args, **kwargs):
+        sync_device(self.device)
+        t0 = self.clock()
+        out = self.model(idx, *args, **kwargs)
+        sync_device(self.device)
+        self.seconds["prefill" if idx.size(1) >= PREFILL_POSITIONS else "round"] += self.clock() - t0
+        return out
+
+
+def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> dict:
+    """One speculative generation with both models timed; its seven parts and rounds."""
+    target = Timed(pair.target, clock, device)
+    drafter = pair.drafter()
+    timed = Timed(drafter.model, clock, device) if hasattr(drafter, "model") else None  # prompt lookup has none
+    if timed is not None:
+        drafter.model = timed
+    g = speculative_generate(target, drafter, ids, n_tokens, gamma, sampling, seed, clock=clock)
+    rounds = g.rounds
+    total = {k: sum(r.seconds[k] for r in rounds) for k in ("draft", "verify", "decide", "keep")}
+    verify_compute = target.seconds["round"]
+    parts = {"draft compute": timed.seconds["round"] if timed else 0.0, "verify compute": verify_compute,
+             "decide": total["decide"], "keep": total["keep"]}
+    parts["draft host"] = total["draft"] - parts["draft compute"]
+    parts["verify host"] = total["verify"] - verify_compute
+    parts["loop"] = g.seconds["decode"] - sum(total.values())
+    return {"parts": parts, "rounds": len(rounds), "accepted": [r.accepted for r in rounds],
+            "decode": g.seconds["decode"], "steps": g.draft_passes}
+
+
+def model_of(pair):
+    """The drafter's model, or None for a model-free drafter (prompt lookup)."""
+    return getattr(pair.drafter(), "model", None)
+
+
+def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int = 30) -> dict:
+    """Seconds of a target step, a drafter step and a verify pass of gamma + 1 positions, each timed on
+    its own over the prompt's warm cache, interleaved, the minimum over ``repeats`` of the mean of
+    ``calls`` calls (the caches are cropped back after each call)."""
+    target, draft_model = pair.target, model_of(pair)
+    caches = {"t": target.new_cache(), "d": draft_model.new_cache() if draft_model is not None else None}
+    prompt = torch.tensor([ids[:-1]], device=device)
+    one = torch.tensor([ids[-1:]], device=device)
+    widths = {g: torch.tensor([ids[-1:] * (g + 1)], device=device) for g in gammas}
+    with torch.inference_mode():
+        target(prompt, caches["t"], last_only=True)
+        if draft_model is not None:
+            draft_model(prompt, caches["d"], last_only=True)
+        n = {k: c.length for k, c in caches.items() if c is not None}
+
+        def timed(model, key, x, **kw):
+            sync_device(device)
+            t0 = clock()
+            for _ in range(calls):
+                model(x, caches[key], **kw)
+                caches[key].crop(n[key])
+            sync_device(device)
+            return (clock() - t0) / calls
+
+        best = {"target": float("inf"), "draft": float("inf") if draft_model else 0.0,
+                "verify": {g: float("inf") for g in gammas}}
+        for _ in range(repeats):
+            best["target"] = min(best["target"], timed(target, "t", one, last_only=True))
+            if draft_model is not None:
+                best["draft"] = min(best["draft"], timed(draft_model, "d", one, last_only=True))
+            for g in gammas:
+                best["verify"][g] = min(best["verify"][g], timed(target, "t", widths[g]))
+    return best
+
+
+def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.0, repeats: int = 3,
+            seed: int = 0, prompts=None) -> dict:
+    """The seven parts of a round per gamma (ms per round, the minimum over interleaved repeats of each
+    part's mean), the floors of the model parts, plain decoding's step and its floor, and the speedup
+    predicted from costs measured apart against the measured one."""
+    device = pair.target.wte.weight.device
+    clock_name, clock = bench_clock(device)
+    sampling = Sampling(temperature)
+    prompts = prompts or heldout_prompts()
+    encoded = [api.encode_prompt(pair, p) for p in prompts]
+    rates = probe(device)
+    best = {g: {k: float("inf") for k in PARTS} for g in gammas}
+    decode = {g: float("inf") for g in gammas}
+    plain, accepted, steps = float("inf"), {g: [] for g in gammas}, {g: 0 for g in gammas}
+    rounds = {g: 0 for g in gammas}
+    with torch.inference_mode():
+        for rep in range(repeats):
+            t = sum(plain_generate(pair.target, ids, n_tokens, sampling, seed + i, clock=clock).seconds["decode"]
+                    for i, ids in enumerate(encoded))
+            plain = min(plain, t / (n_tokens * len(encoded)))
+            for g in (gammas[rep % len(gammas):] + gammas[:rep % len(gammas)]):  # a rotated order
+                runs = [profiled_run(pair, ids, n_tokens, g, sampling, seed + i, clock, device)
+                        for i, ids in enumerate(encoded)]
+                n_rounds = sum(r["rounds"] for r in runs)
+                for k in PARTS:
+                    best[g][k] = min(best[g][k], sum(r["parts"][k] for r in runs) / n_rounds)
+                decode[g] = min(decode[g], sum(r["decode"] for r in runs))
+                if rep == 0:
+                    accepted[g] = [k for r in runs for k in r["accepted"]]
+                    steps[g], rounds[g] = sum(r["steps"] for r in runs), n_rounds
+    apart = costs_apart(pair, encoded[0], gammas, clock, device)
+    n_ctx = len(encoded[0]) + n_tokens // 2  # the cache's length midway through a generation
+    draft_model = model_of(pair)
+    results = []
+    for g in gammas:
+        tokens_per_round = sum(k + 1 for k in accepted[g]) / len(accepted[g])
+        measured = plain * n_tokens * len(encoded) / decode[g]
+        c, v = apart["draft"] / apart["target"], apart["verify"][g] / apart["target"]
+        predicted = float(formulas.refined_speedup(tokens_per_round, g, c, v))
+        floors = {"draft compute": steps[g] / rounds[g] * pass_floor(draft_model, 1, n_ctx, rates) if draft_model
+                  else 0.0,
+                  "verify compute": pass_floor(pair.target, g + 1, n_ctx, rates)}
+        results.append({"gamma": g, "ms_per_round": {k: round(1e3 * best[g][k], 4) for k in PARTS},
+                        "floor_ms": {k: round(1e3 * floors.get(k, 0.0), 4) for k in PARTS},
+                        "draft_steps_per_round": round(steps[g] / rounds[g], 3),
+                        "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
+                        "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
+                        "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)})
+    return {"device": str(device), "clock": clock_name, "draft": pair.draft_name, "prompts": len(prompts),
+            "tokens": n_tokens, "repeats": repeats, "temperature": temperature,
+            "probe": {"gflops_per_s": round(rates["flops_per_s"] / 1e9, 2),
+                      "gbytes_per_s": round(rates["bytes_per_s"] / 1e9, 2)},
+            "plain_step_ms": round(1e3 * plain, 4),
+            "plain_floor_ms": round(1e3 * pass_floor(pair.target, 1, n_ctx, rates), 4),
+            "target_step_apart_ms": round(1e3 * apart["target"], 4),
+            "draft_step_apart_ms": round(1e3 * apart["draft"], 4), "results": results}
