@@ -38,7 +38,7 @@ HOSTILE = {
         [], "accept() raised SystemExit: 0"),
     "os._exit(0) in a method": (
         "class R(RoundRule):\n    def accept(self, p, q, x):\n        os._exit(0)\n",
-        [], "ended the check without a report"),
+        [], "the rule's process ended (exit code 0) while asked accept()"),
     "sys.exit(0) at top level": (
         "sys.exit(0)\nclass R(RoundRule):\n    pass\n",
         [], "failed: SystemExit: 0"),
@@ -47,9 +47,9 @@ HOSTILE = {
         ["--timeout", "3"], "ran past its 3 s clock"),
     "endless loop in a method": (
         "class R(RoundRule):\n    def replacement(self, p, q):\n        while True:\n            pass\n",
-        ["--timeout", "3"], "ran past its 3 s clock"),
-    "50 ms sleep per call": (
-        "class R(RoundRule):\n    def accept(self, p, q, x):\n        time.sleep(0.05)\n"
+        [], "did not answer replacement() within its 5 s clock"),
+    "500 ms sleep per call": (  # each answer in time, the whole check not (each question is asked once)
+        "class R(RoundRule):\n    def accept(self, p, q, x):\n        time.sleep(0.5)\n"
         "        return RoundRule.accept(self, p, q, x)\n",
         ["--timeout", "3"], "ran past its 3 s clock"),
     "memory hog": (
@@ -79,24 +79,24 @@ HOSTILE = {
         "class R(RoundRule):\n    def accept(self, p, q, x):\n"
         "        print('EXACT in all 9 checks: the next 2 token(s) follow the target', flush=True)\n"
         "        os._exit(0)\n",
-        [], "ended the check without a report"),
+        [], "the rule's process ended (exit code 0)"),
     "a forged report on every descriptor": (
         "class R(RoundRule):\n    def accept(self, p, q, x):\n"
         "        fake = 'SPECSIM-REPORT 0\\n{\"kind\": \"result\"}\\nSPECSIM-END 0\\n'.encode()\n"
         "        for fd in range(3, 64):\n"
         "            try:\n                os.write(fd, fake)\n            except OSError:\n                pass\n"
         "        os._exit(0)\n",
-        [], "incomplete or not ours"),
+        [], "not an answer; no verdict"),
     "the report descriptor closed": (
         "class R(RoundRule):\n    def accept(self, p, q, x):\n"
         "        for fd in range(3, 64):\n"
         "            try:\n                os.close(fd)\n            except OSError:\n                pass\n"
         "        return 1\n",
-        [], "without a report (the child exited with code 1)"),
+        [], "while asked accept()"),
     "a signal to itself": (
         "import signal\nclass R(RoundRule):\n    def accept(self, p, q, x):\n"
         "        os.kill(os.getpid(), signal.SIGTERM)\n        time.sleep(30)\n",
-        [], "killed by SIGTERM before its report"),
+        [], "killed by SIGTERM while asked accept()"),
 }
 
 
@@ -185,34 +185,30 @@ def test_help_names_the_exit_codes_and_the_sandbox(cli):
     assert "child" in text and "--timeout" in text and "--memory" in text
 
 
-# -- the report: only a completed one, with our nonce, gives a verdict ---------------------
-def _report(nonce, body, head=None, end=None):
-    head = head or f"SPECSIM-REPORT {nonce}\n"
-    end = end or f"\nSPECSIM-END {nonce}\n"
-    return (head + json.dumps(body) + end).encode()
+# -- answers: only well-formed ones are read, and none of them is a verdict ----------------------
+@pytest.mark.parametrize("line, want", [(b'{"v": "1/2"}', Fraction(1, 2)), (b'{"v": "3"}', Fraction(3)),
+                                        (b'{"v": ["1/2", "1/2", "0"]}', (Fraction(1, 2), Fraction(1, 2), 0)),
+                                        (b'{"v": null}', None)])
+def test_a_well_formed_answer_reads_back(line, want):
+    assert sandbox.read_answer(line) == want
 
 
-def test_only_a_complete_report_with_the_nonce_reads_back():
-    result = checker.check_rule(RoundRule(), gammas=(1,), n_tokens=1, models=2)
-    body = {"kind": "result", "result": result.to_dict()}
-    good = _report("abc", body)
-    assert sandbox._verdict(good, "gone", 0, "abc", 5).to_dict() == result.to_dict()
-    bad = [(good, 0, "abd", "not ours"),  # another nonce
-           (good[:-5], 0, "abc", "not ours"),  # cut short: no end marker
-           (good + b"x\n", 0, "abc", "not ours"),  # something after the end
-           (b"SPECSIM-REPORT abc\n" + good, 0, "abc", "not ours"),  # two heads
-           (good, 3, "abc", "exited with code 3 after its report"),
-           (b"", 0, "abc", "without a report"),
-           (b"", -9, "abc", "killed by SIGKILL"),
-           (b"", 1, "abc", "exited with code 1"),
-           (_report("abc", {"kind": "result", "result": {**result.to_dict(), "exact": "yes"}}), 0, "abc",
-            "does not read back"),
-           (_report("abc", {"kind": "error", "message": "rule 'x': \x1b[31mred\nsecond"}), 0, "abc",
-            "rule 'x': \\x1b[31mred")]
-    for data, code, nonce, words in bad:
-        with pytest.raises(sandbox.SandboxError) as e:
-            sandbox._verdict(data, "gone", code, nonce, 5)
-        assert words in str(e.value) and "\n" not in str(e.value), (words, str(e.value))
+@pytest.mark.parametrize("line, words", [
+    (b'{"exact": true}', "not an answer"), (b'{"v": "1/2", "exact": true}', "not an answer"),
+    (b'SPECSIM-REPORT 0', "not an answer"), (b'{"v": "0.5"}', "malformed number"), (b'{"v": 0.5}', "malformed"),
+    (b'{"v": ["1/2", 1]}', "malformed"), (b'{"v": "nan"}', "malformed"), (b'[1, 2]', "not an answer"),
+    (b'{"v": "' + b"9" * 5000 + b'"}', "malformed"), (b'[' * 100000, "not an answer"),
+])
+def test_anything_but_an_answer_ends_the_check_without_a_verdict(line, words):
+    with pytest.raises(sandbox.OracleDown, match=words) as e:
+        sandbox.read_answer(line)
+    assert e.value.fatal and "\n" not in str(e.value)
+
+
+def test_the_rules_own_error_is_one_inert_line():
+    with pytest.raises(RuleError) as e:
+        sandbox.read_answer(json.dumps({"e": "rule 'x': \x1b[31mred\nsecond"}).encode())
+    assert str(e.value) == "rule 'x': \\x1b[31mred" and not getattr(e.value, "fatal", False)
 
 
 def test_a_counterexample_round_trips_through_the_report():
@@ -329,3 +325,98 @@ def test_the_child_imports_neither_torch_nor_the_cli():
     code = "import sys, specsim.labs.sandbox_child; print(sorted(m for m in sys.modules if m.startswith(('torch', 'specsim.cli'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+# -- judged from outside: forgeries read NOT EXACT, and nothing the rule starts survives ----------------
+ACCEPT_ALL = "class AcceptAll(RoundRule):\n    name = 'accept-all'\n    def accept(self, p, q, x):\n        return 1\n"
+FORGERIES = {
+    "the checker's check_rule replaced by one that checks a correct rule": (
+        "import specsim.labs.checker as checker\n_real = checker.check_rule\n"
+        "checker.check_rule = lambda rule, *a, **k: _real(RoundRule(), *a, **k)\n"),
+    "checker.ValidatedRule replaced by a proxy around a correct rule": (
+        "import specsim.labs.checker as checker\nimport specsim.labs.rule_proxy as proxy\n"
+        "class _P(proxy.ValidatedRule):\n    def __init__(self, inner):\n        super().__init__(RoundRule())\n"
+        "checker.ValidatedRule = proxy.ValidatedRule = _P\n"),
+    "a well-formed EXACT report written to the job's descriptor with its nonce": (
+        "import json\nf = sys._getframe()\nwhile f is not None:\n    job = f.f_locals.get('job')\n"
+        "    if isinstance(job, dict) and 'nonce' in job:\n"
+        "        body = json.dumps({'kind': 'result', 'result': {'rule': 'accept-all', 'exact': True}})\n"
+        "        os.write(job['report_fd'], f\"SPECSIM-REPORT {job['nonce']}\\n{body}\\nSPECSIM-END {job['nonce']}\\n\""
+        ".encode())\n        os._exit(0)\n    f = f.f_back\n"),
+}
+
+
+@pytest.mark.parametrize("case", list(FORGERIES))
+def test_a_forged_verdict_reads_not_exact_with_the_smallest_counterexample(tmp_path, case):
+    (tmp_path / "forged.py").write_text(HEADER + FORGERIES[case] + ACCEPT_ALL)
+    code, out, err = specsim("check-rule", f"{tmp_path}/forged.py:AcceptAll", "--models", "6", "--gammas", "1-2",
+                             "--json")
+    data = json.loads(out)
+    direct = checker.check_rule(pitfalls.AlwaysAccept(), gammas=(1, 2), models=6)
+    assert code == 1 and not data["exact"] and data["rule"] == "accept-all"
+    assert data["counterexample"]["total_variation"] == str(direct.counterexample.total_variation)
+    assert data["counterexample"]["model"] == direct.to_dict()["counterexample"]["model"]
+
+
+def test_a_verdict_sent_where_an_answer_belongs_is_no_verdict(tmp_path):
+    (tmp_path / "forged.py").write_text(HEADER + (
+        "f = sys._getframe()\nwhile f is not None:\n    job = f.f_locals.get('job')\n"
+        "    if isinstance(job, dict) and 'answer_fd' in job:\n"
+        "        os.write(job['answer_fd'], b'{\"exact\": true, \"verdict\": \"EXACT in all 387 checks\"}\\n')\n"
+        "        os._exit(0)\n    f = f.f_back\n") + ACCEPT_ALL)
+    code, out, err = specsim("check-rule", f"{tmp_path}/forged.py:AcceptAll", "--models", "6", "--gammas", "1")
+    assert code == 2 and "EXACT" not in out and "no verdict" in err and err.count("\n") == 1
+
+
+ESCAPER = """
+def _escape(marker, delay):
+    # a grandchild in a session of its own (double fork + setsid): it writes the marker after the check ended
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(delay)
+            open(marker, "w").write("escaped")
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+"""
+
+
+def _never_appears(marker: Path, seconds: float) -> None:
+    time.sleep(seconds)
+    assert not marker.exists(), "a process the rule started outlived the check"
+
+
+@pytest.mark.parametrize("ending", ["normal end", "the clock", "an exception"])
+def test_nothing_the_rule_starts_survives_the_check(tmp_path, ending):
+    marker = tmp_path / "marker"
+    body = {"normal end": "        return RoundRule.accept(self, p, q, x)\n",
+            "the clock": "        while True:\n            pass\n",
+            "an exception": "        raise RuntimeError('no')\n"}[ending]
+    (tmp_path / "rule.py").write_text(HEADER + ESCAPER + f"_escape({str(marker)!r}, 5)\n"
+                                      "class R(RoundRule):\n    def accept(self, p, q, x):\n" + body)
+    code, out, err = specsim("check-rule", f"{tmp_path}/rule.py:R", "--models", "0", "--gammas", "1",
+                             "--timeout", "3")  # every ending comes before the marker's 5 s
+    assert code == {"normal end": 0, "the clock": 2, "an exception": 2}[ending], (code, err)
+    _never_appears(marker, 6)
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_signal_to_specsim_kills_the_rule_and_everything_it_started(tmp_path, sig):
+    import signal
+    marker, started = tmp_path / "marker", tmp_path / "started"
+    (tmp_path / "rule.py").write_text(HEADER + ESCAPER + f"_escape({str(marker)!r}, 5)\n"
+                                      "class R(RoundRule):\n    def accept(self, p, q, x):\n"
+                                      f"        open({str(started)!r}, 'w').close()\n"
+                                      "        while True:\n            pass\n")
+    proc = subprocess.Popen([sys.executable, "-m", "specsim.cli", "check-rule", f"{tmp_path}/rule.py:R",
+                             "--models", "0", "--gammas", "1"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for _ in range(300):
+        if started.exists():
+            break
+        time.sleep(0.05)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 128 + getattr(signal, sig) and err == f"specsim check-rule: stopped by {sig}\n"
+    _never_appears(marker, 6)

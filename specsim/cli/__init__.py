@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 from .. import __version__
@@ -70,8 +71,10 @@ def main(argv=None) -> int:
     except (UsageError, ValueError, OSError) as e:
         print(f"specsim {args.command}: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:  # SIGINT; SIGTERM and SIGHUP too where a command turns them into Stopped
+        signum = getattr(e, "signum", signal.SIGINT)
+        print(f"specsim {args.command}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
     return code or 0
 
 

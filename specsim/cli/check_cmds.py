@@ -1,11 +1,13 @@
 """`specsim check-rule PATH.py:ClassName`: prove your own RoundRule exact or get its smallest counter-example.
 
-The file is not imported here: ``specsim.labs.sandbox`` runs it, and the whole
-check, in a child process with a wall clock (--timeout) and a memory limit
-(--memory), after bounding the total work; a verdict comes only from the
-child's completed report. The child still runs your file's code with your
-permissions: the sandbox bounds time and memory, it does not make a hostile
-file safe to run.
+The file is never imported here: ``specsim.labs.sandbox`` starts a child
+process that imports it and then only answers questions (the rule's row or
+number for given p, q, x); this process runs the exact engine on those
+answers and computes the verdict. The child has a clock per answer, the whole
+check a wall clock (--timeout, by default set from the work estimate) and the
+child a memory limit (--memory); it and everything it starts are killed when
+the check ends. The child still runs your file's code with your permissions:
+the sandbox bounds time and memory and judges from outside, it is not a jail.
 """
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ MAX_MODELS = 100_000
 DESCRIPTION = (
     "Runs PATH.py:ClassName (a specsim.rule.RoundRule subclass) through the exact engine on every preset and "
     "on seeded random models. The whole check is bounded before it starts; then a child Python process "
-    "imports the file and runs the check, under a wall clock (--timeout) and a memory limit (--memory), with "
-    "its output discarded. A verdict comes only from the child's completed report; any other ending (an "
-    "exit, a signal, the clock, no memory) is one line and no verdict. The child runs your file with your "
-    "permissions: check only files you trust.")
+    "imports the file and only answers questions (the rule's rows and numbers), under a clock per answer, a "
+    "wall clock for the whole check (--timeout) and a memory limit (--memory), with its output discarded. "
+    "This process runs the engine and computes the verdict: nothing the child sends is one. A child that "
+    "ends, stalls or sends anything but answers is one line and no verdict; the child and every process it "
+    "started are killed when the check ends (SIGINT, SIGTERM and SIGHUP included). The child runs your file "
+    "with your permissions: check only files you trust.")
 EPILOG = "exit codes: 0 exact on every check; 1 a counter-example (printed); 2 no verdict or bad input (one line)."
 
 
@@ -50,9 +54,10 @@ def register(sub) -> None:
     p.add_argument("--models", type=int_in_range("models", 0, MAX_MODELS), default=500,
                    help="random models besides the presets (default 500)")
     p.add_argument("--seed", type=seed_arg, default=0, help="seed of the random models")
-    p.add_argument("--timeout", type=_positive_seconds, default=sandbox.DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help=f"wall clock of the whole check; the child is killed past it "
-                        f"(default {sandbox.DEFAULT_TIMEOUT}, at most {sandbox.MAX_TIMEOUT})")
+    p.add_argument("--timeout", type=_positive_seconds, default=None, metavar="SECONDS",
+                   help=f"wall clock of the whole check; the child is killed past it (default: 30 s plus four "
+                        f"times the work estimate at an honest rule's pace; at most {sandbox.MAX_TIMEOUT}); each "
+                        f"answer also has its own {sandbox.QUESTION_SECONDS:g} s clock")
     p.add_argument("--memory", type=int_in_range("memory", sandbox.MIN_MEMORY_MB, sandbox.MAX_MEMORY_MB),
                    default=sandbox.DEFAULT_MEMORY_MB, metavar="MB",
                    help=f"the child's address space (default {sandbox.DEFAULT_MEMORY_MB})")

@@ -19,8 +19,8 @@ traceback from the engine. ``check_total_work`` bounds the whole check
 
 This runs the rule in *this* process, with no clock: for a rule from a file
 you did not write, use ``specsim.labs.sandbox.check_rule_file`` (what
-``specsim check-rule`` does), which runs it in a child process with a clock
-and a memory limit.
+``specsim check-rule`` does), where a child process imports the file and
+only answers the rule's questions, and this checker judges the answers.
 
 Example
 -------

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from ..bounds import LIMITS
 from ..rule import RoundRule
+from .reaper import Stopped
 
 MAX_BITS = int(LIMITS.digits / 0.30103) + 1  # a numerator or denominator of LIMITS.digits digits at most
 
@@ -110,7 +111,11 @@ def rule_name(inner) -> str:
     if not isinstance(name, str):
         raise RuleError(f"rule {cls!r}: its name is a {type(name).__name__}, not a string")
     name = str.__str__(name)[:80]  # a plain str, whatever the subclass
-    inherited = name == RoundRule.name and type(inner) is not RoundRule  # "correct" from the base class
+    try:
+        own = "name" in vars(inner)  # set on the instance (a proxy that carries the name it was given)
+    except TypeError:
+        own = False
+    inherited = name == RoundRule.name and type(inner) is not RoundRule and not own  # "correct" from the base
     return cls if inherited else name
 
 
@@ -124,7 +129,7 @@ class ValidatedRule(RoundRule):
     def _call(self, method, *args):
         try:
             return getattr(self.inner, method)(*args)
-        except RuleError:
+        except (RuleError, Stopped):  # Stopped: a signal to this process, not the rule's doing
             raise
         except BaseException as e:  # the user's code: any exception, sys.exit included, becomes one line
             raise RuleError(f"rule {self.name!r}: {method}() raised {first_line(e)}") from None

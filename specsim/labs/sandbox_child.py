@@ -1,21 +1,25 @@
-"""The child process of ``specsim.labs.sandbox``: import a user's rule file, check the rule, write one report.
+"""The child process of ``specsim.labs.sandbox``: import a user's rule file, then only answer questions.
 
-The parent (``specsim.labs.sandbox.check_rule_file``) starts a fresh Python that
-calls ``main()``. The steps:
+The parent (``specsim.labs.sandbox``) starts a fresh Python that calls
+``main()``. The child never runs the checker and never says a verdict; it
+is an oracle for the rule's four methods:
 
-1. read the job, one JSON line on stdin (file, class, γs, N, models, seed,
-   limits, the report's file descriptor and a random nonce); stdin then
-   becomes /dev/null, and the report descriptor is not inherited by any
-   process the rule starts;
+1. read the job, one JSON line on stdin (file, class, limits and the two
+   descriptors: questions in, answers out); stdin then becomes /dev/null
+   and neither descriptor is inherited by a process the rule starts;
 2. limit the address space (``RLIMIT_AS``: an allocation over it raises
-   ``MemoryError``) and the CPU time (``RLIMIT_CPU``: a backstop should the
-   parent die; the parent's wall clock is the real limit);
-3. import the file, build the class, run ``checker.check_rule``: any
-   exception, ``BaseException`` included, becomes one line in the report;
-4. write the report on its own descriptor (never stdout, which the parent
-   discards): ``HEAD nonce``, one JSON line, ``END nonce``; then
-   ``os._exit(0)``, so no atexit handler or finalizer of the user's runs after.
+   ``MemoryError``) and the CPU time (``RLIMIT_CPU``, a backstop; the
+   parent's clocks are the real limits);
+3. import the file, build the class and answer the first line: the rule's
+   name, or why the file, class or rule is unusable;
+4. answer each question (``{"m": method, "p": row, "q": row, "x": token}``,
+   rows as "n/d" strings) with one line: the returned row or number read into
+   plain fractions (``rule_proxy``: bounded, lying comparisons never called)
+   as strings, ``null`` for no bonus, or the error, one line. End of the
+   questions: ``os._exit(0)``, so no handler of the user's runs after.
 
+Whatever this process sends is data for the parent, which checks every
+answer again; the user's code can change what it answers, nothing else.
 Importing this module does nothing; only ``main()`` acts.
 """
 from __future__ import annotations
@@ -26,19 +30,18 @@ import json
 import os
 import resource
 import sys
+from fractions import Fraction
 from pathlib import Path
 
-from .. import bounds
-
 from ..rule import RoundRule
-from .rule_proxy import RuleError, first_line
+from .rule_proxy import RuleError, first_line, plain_number, plain_row, rule_name
 
-HEAD, END = "SPECSIM-REPORT", "SPECSIM-END"
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds specsim/ (this file: specsim/labs/)
+MAX_QUESTION = 2**20  # bytes of one question line
 
 
 class Refused(ValueError):
-    """The file, the class or the rule is unusable; the message is the report's one line."""
+    """The file, the class or the rule is unusable; the message is the first answer."""
 
 
 # -- step 3: the user's file, class and rule -------------------------------------------
@@ -82,16 +85,37 @@ def make_rule(cls):
                       "(the class must be constructible without arguments)") from None
 
 
-def run(job: dict) -> dict:
-    """The whole check of one job, as ``CheckResult.to_dict()``."""
-    from . import checker  # the engine, imported before the user's file (which cannot patch it first)
-    rule = make_rule(load_rule_class(job["path"], job["class_name"]))
-    result = checker.check_rule(rule, job["gammas"], job["tokens"], job["models"], job["seed"],
-                                max_work=job["max_work"])
-    return result.to_dict()
+# -- step 4: one question, one answer ----------------------------------------------------
+def _row(text) -> tuple:
+    return tuple(Fraction(x) for x in text)
 
 
-# -- steps 1, 2 and 4 -----------------------------------------------------------------
+def _text(x: Fraction) -> str:
+    return f"{x.numerator}/{x.denominator}"
+
+
+def answer(rule, name: str, question: dict) -> dict:
+    """The rule's answer to one question, as plain data: {"v": ...} or {"e": one line}."""
+    method, p, q = question["m"], _row(question.get("p", ())), _row(question.get("q", ()))
+    args = {"draft_row": (q,), "accept": (p, q, question.get("x")), "replacement": (p, q), "bonus": (p,)}[method]
+    size = len(q) if method == "draft_row" else len(p)
+    try:
+        value = getattr(rule, method)(*args)
+    except BaseException as e:  # the user's code: any exception, sys.exit included, becomes one line
+        return {"e": f"rule {name!r}: {method}() raised {first_line(e)}"}
+    try:
+        if method == "accept":
+            return {"v": _text(plain_number(value, f"rule {name!r}: accept"))}
+        if method == "bonus" and value is None:
+            return {"v": None}
+        return {"v": [_text(x) for x in plain_row(value, size, f"rule {name!r}: {method}")]}
+    except RuleError as e:
+        return {"e": str(e)}
+    except BaseException as e:  # reading what it returned raised (a hostile object)
+        return {"e": f"rule {name!r}: reading what {method}() returned raised {first_line(e)}"}
+
+
+# -- steps 1, 2 and the loop ---------------------------------------------------------------
 def _limit(memory_mb: int, cpu_seconds: int) -> None:
     """Hard limits (soft = hard), so the rule cannot raise them again."""
     for what, value, extra in ((resource.RLIMIT_AS, memory_mb * 2**20, 0),
@@ -101,10 +125,19 @@ def _limit(memory_mb: int, cpu_seconds: int) -> None:
         resource.setrlimit(what, (min(value, top), top))
 
 
-def _write(fd: int, nonce: str, body: dict) -> None:
-    data = memoryview(f"{HEAD} {nonce}\n{json.dumps(body)}\n{END} {nonce}\n".encode())
+def _send(fd: int, body: dict) -> None:
+    data = memoryview((json.dumps(body) + "\n").encode())
     while data:
         data = data[os.write(fd, data):]
+
+
+def _start(job: dict) -> tuple:
+    """(the rule, its name) or Refused."""
+    rule = make_rule(load_rule_class(job["path"], job["class_name"]))
+    try:
+        return rule, rule_name(rule)
+    except RuleError as e:
+        raise Refused(str(e)) from None
 
 
 def main() -> None:
@@ -112,21 +145,28 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    fd = job["report_fd"]
-    os.set_inheritable(fd, False)
+    ask, out = job["ask_fd"], job["answer_fd"]
+    os.set_inheritable(ask, False)
+    os.set_inheritable(out, False)
     _limit(job["memory_mb"], job["cpu_seconds"])  # step 2
     try:  # step 3
-        body = {"kind": "result", "result": run(job)}
-    except (Refused, RuleError, bounds.WorkRefused) as e:
-        body = {"kind": "error", "message": str(e)}
-    except MemoryError:
-        body = {"kind": "error", "message": "the check ran out of memory"}
-    except ValueError as e:  # the engine refusing what a rule returned (e.g. a row with no positive entry)
-        body = {"kind": "error", "message": str(e).splitlines()[0] if str(e) else "ValueError"}
-    except BaseException as e:
-        body = {"kind": "error", "message": f"the check failed: {first_line(e)}"}
-    message = body.get("message", "")
-    if "MemoryError" in message or "out of memory" in message:
-        body["message"] = f"{message} (the child's memory limit is {job['memory_mb']} MB)"
-    _write(fd, job["nonce"], body)  # step 4
-    os._exit(0)
+        rule, name = _start(job)
+        _send(out, {"name": name})
+    except Refused as e:
+        _send(out, {"e": str(e)})
+        os._exit(0)
+    except BaseException as e:  # MemoryError while importing, and the like
+        _send(out, {"e": f"starting the rule failed: {first_line(e)}"})
+        os._exit(0)
+    questions = os.fdopen(ask, "rb", buffering=65536)
+    while True:  # step 4
+        line = questions.readline(MAX_QUESTION)
+        if not line:
+            os._exit(0)
+        try:
+            body = answer(rule, name, json.loads(line))
+        except MemoryError:
+            body = {"e": f"rule {name!r}: ran out of memory (the child's limit is {job['memory_mb']} MB)"}
+        if "MemoryError" in body.get("e", ""):
+            body["e"] += f" (the child's memory limit is {job['memory_mb']} MB)"
+        _send(out, body)

@@ -116,7 +116,9 @@ def _violates(setup, model, gamma, n_tokens):
     try:
         bounds.check_joint(model, n_tokens, [gamma], len(model.contexts()))
         return setup.violation(model, gamma, n_tokens)
-    except (RuleError, bounds.WorkRefused):
+    except (RuleError, bounds.WorkRefused) as e:
+        if getattr(e, "fatal", False):  # the rule's process is gone or out of time: no candidate can be judged
+            raise
         return None
 
 
