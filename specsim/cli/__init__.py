@@ -27,7 +27,8 @@ COMMANDS = {"exact_cmds": ("round", "prove", "compare", "speedup", "best-gamma",
             "impl_cmds": ("implementations",),
             "gpt_cmds": ("gpt",),
             "serving_cmds": ("serving",),
-            "deps_cmds": ("deps",)}
+            "deps_cmds": ("deps",),
+            "audit_cmds": ("audit",)}
 
 
 class _Parser(argparse.ArgumentParser):

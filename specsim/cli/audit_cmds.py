@@ -1,0 +1,109 @@
+"""`specsim audit`: an engine judged by the tokens it emits (``specsim.gpt.audit``)."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from .common import UsageError, int_in_range, print_json, seed_arg, table, temperature_arg, top_p_arg
+
+DESCRIPTION = (
+    "Runs an engine N times from the prompt (seeded, independent runs) in a child process and tests whether "
+    "the joint distribution of its first K tokens equals the shipped target's exact distribution, computed "
+    "here from the target's own forward passes with the same temperature, top-k and top-p. Engines: specsim "
+    "(specsim's decoder: --scheme, --drafter), hf (transformers' assisted generation on the shipped pair) or "
+    "PATH.py:ClassName, your own: ClassName(target, drafter, temperature=, top_k=, top_p=) with a method "
+    "generate(ids, n, generator) -> n token ids (examples: specsim/gpt/audit_engines.py). The verdict is "
+    "computed here, never by the engine's process; that process and everything it starts are killed at the "
+    "end. Samples can refute exactness, never prove it.")
+EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the false-alarm rate must be a number, got {text[:40]!r}") from None
+    if not 1e-9 <= value <= 0.5:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"the false-alarm rate must be from 1e-9 to 0.5, got {text[:40]}")
+    return value
+
+
+def _tv(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--detect must be a total variation, got {text[:40]!r}") from None
+    if not 0.001 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"--detect must be from 0.001 to 1, got {text[:40]}")
+    return value
+
+
+def register(sub) -> None:
+    from ..labs.audit import MAX_SAMPLES, MAX_TOKENS  # torch loads when an audit runs, not for --help
+    p = sub.add_parser("audit", help="judge an engine (specsim, transformers, yours) by the tokens it emits",
+                       description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--engine", required=True, metavar="ENGINE", help="specsim, hf or PATH.py:ClassName")
+    p.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
+    p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=2,
+                   help=f"K: the first K emitted tokens are judged jointly (default 2, at most {MAX_TOKENS})")
+    p.add_argument("--samples", type=int_in_range("samples", 2, MAX_SAMPLES), default=2000,
+                   help="N runs of the engine (default 2000)")
+    p.add_argument("--scheme", default="chain:4", help="the specsim engine's scheme (default chain:4)")
+    p.add_argument("--drafter", default="distilled", help="the specsim engine's drafter (default distilled)")
+    p.add_argument("--temperature", type=temperature_arg, default=1.0, help="above 0 (default 1)")
+    p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), default=None)
+    p.add_argument("--top-p", type=top_p_arg, default=None)
+    p.add_argument("--seed", type=seed_arg, default=0, help="run i uses seed + i")
+    p.add_argument("--alpha", type=_alpha, default=1e-3, help="the test's false-alarm rate (default 0.001)")
+    p.add_argument("--detect", type=_tv, default=0.05, help="print the samples needed to detect this TV "
+                                                            "(default 0.05)")
+    p.add_argument("--timeout", type=int_in_range("timeout", 1, 86400), default=3600,
+                   help="seconds for the whole audit (default 3600)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_audit)
+
+
+def _check_scheme(args) -> None:
+    from .. import schemes
+    from ..gpt.specs import parse_spec
+    schemes.parse(args.scheme)  # one-line ValueError
+    parse_spec(args.drafter)
+
+
+def cmd_audit(args) -> int:
+    from ..gpt import audit
+    from ..gpt.audit import AuditError
+    _check_scheme(args)
+    top_p = None if args.top_p is None else float(args.top_p)
+
+    def progress(done, total):
+        if not args.json and sys.stderr.isatty() and (done % max(1, total // 20) == 0 or done == total):
+            print(f"\r{done}/{total} runs", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    try:
+        r = audit.audit(args.engine, args.prompt, args.tokens, args.samples, args.scheme, args.drafter,
+                        float(args.temperature), args.top_k, top_p, args.seed, args.alpha, args.timeout,
+                        args.detect, progress)
+    except AuditError as e:
+        raise UsageError(str(e)) from None
+    code = 0 if r["verdict"] == "consistent with the target" else 1
+    if args.json:
+        print_json(r)
+        return code
+    what = args.engine + (f" ({args.scheme}, drafter {args.drafter})" if args.engine == "specsim" else "")
+    print(f"Engine {what}: {r['samples']:,} runs from {args.prompt!r}, first {r['tokens']} token(s), "
+          f"T = {r['temperature']:g}, top-k {r['top_k']}, top-p {r['top_p']}; {r['samples_per_s']} runs/s")
+    print(f"Verdict: {r['verdict'].upper()}")
+    p_text = "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}"
+    stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"
+    print(f"Pearson chi-square over {r['cells']} cells (each expecting >= 5 runs): {stat} on {r['df']} degrees, "
+          f"p-value {p_text}; false-alarm rate {args.alpha:g} (an exact engine is called 'not the target' in "
+          f"{args.alpha:g} of audits)")
+    print(f"TV over the cells: {r['tv']:.4f}, 95% interval [{r['tv_ci'][0]:.4f}, {r['tv_ci'][1]:.4f}] (bootstrap); "
+          f"noise alone gives an exact engine {r['tv_exact_engine']:.4f} with this many runs")
+    print(f"This budget detects a TV of {r['detectable_tv']:.4f} with probability 0.8; a TV of {args.detect:g} "
+          f"needs {r['samples_to_detect']:,} runs")
+    print(table([(repr(t["text"]), f"{t['observed']:.4f}", f"{t['exact']:.4f}") for t in r["top"]],
+                ["tokens", "emitted", "exact p"]))
+    return code

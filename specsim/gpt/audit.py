@@ -1,0 +1,159 @@
+"""``specsim audit``: an engine judged by the tokens it emits, from a process that never imports it.
+
+1. The exact distribution of the first K tokens after the prompt comes from
+   the target's own forward passes here, with the sampling settings the
+   engine is told to use (temperature, top-k, top-p through ``rule.adjust``):
+   every prefix whose probability reaches the smallest cell's threshold is
+   expanded, one batched pass per level (``exact_distribution``).
+2. The engine runs in a child process (``specsim.gpt.audit_child``) under
+   ``specsim.labs.reaper.Reaper``: N seeded, independent runs, each one line of
+   K token ids, each under its own clock and the whole audit under another.
+   A line that is not K token ids of the vocabulary ends the audit with one
+   line and no verdict; so does a child that ends early or goes silent.
+3. The verdict (``specsim.labs.audit.judge_samples``): Pearson's chi-square
+   over cells fixed by p and N, at a stated false-alarm rate, with the TV
+   seen, its bootstrap interval and what this budget can detect.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from ..labs import audit as judge
+from .rule import adjust
+
+ENGINES = ("specsim", "hf")
+SAMPLE_SECONDS = 60.0  # one run (building the engine aside)
+START_SECONDS = 120.0  # loading torch, the weights and the engine
+MAX_SAMPLES, MAX_TOKENS = judge.MAX_SAMPLES, judge.MAX_TOKENS
+_ROOT = str(Path(__file__).resolve().parents[2])
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from specsim.gpt.audit_child import main; main()"
+
+
+class AuditError(ValueError):
+    """No verdict: the engine failed, ended early, stalled or sent something that is not tokens; one line."""
+
+
+def exact_distribution(target, ids: list, k: int, temperature: float = 1.0, top_k=None, top_p=None,
+                       threshold: float = 0.0, batch: int = 256) -> dict:
+    """{K-token sequence: probability} of every sequence the target gives at least ``threshold``
+    (and all of them at ``threshold`` 0, for a small vocabulary), from its own passes (float64 rows)."""
+    level = {(): 1.0}
+    with torch.inference_mode():
+        for _ in range(k):
+            nxt = {}
+            prefixes = list(level)
+            for i in range(0, len(prefixes), batch):
+                chunk = prefixes[i:i + batch]
+                x = torch.tensor([list(ids) + list(p) for p in chunk])  # (B, T)
+                rows = adjust(target(x)[:, -1].double(), temperature, top_k, top_p)  # (B, V)
+                for p, row in zip(chunk, rows.tolist()):
+                    for t, v in enumerate(row):
+                        mass = level[p] * v
+                        if mass > 0 and mass >= threshold:
+                            nxt[p + (t,)] = mass
+            level = nxt
+    return level
+
+
+def run_engine(job: dict, vocab_size: int, timeout: float, progress=None) -> tuple:
+    """(samples, seconds of sampling) from the engine in a child; AuditError for anything else."""
+    from ..labs.reaper import Reaper
+    deadline = time.monotonic() + timeout
+    read_fd, write_fd = os.pipe()
+    samples, buffer, started = [], b"", None
+    with Reaper() as reaper:
+        import subprocess
+        try:
+            child = reaper.spawn([sys.executable, "-c", _BOOT, _ROOT], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_fd,))
+        finally:
+            os.close(write_fd)
+        try:
+            child.stdin.write((json.dumps(job | {"out_fd": write_fd}) + "\n").encode())
+            child.stdin.close()
+        except OSError:
+            pass
+        try:
+            while len(samples) < job["samples"]:
+                limit = START_SECONDS if not samples else SAMPLE_SECONDS
+                end = min(time.monotonic() + limit, deadline)
+                while b"\n" not in buffer:
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        raise AuditError(f"the engine gave {len(samples)} of {job['samples']} runs before its clock "
+                                         f"({'the whole audit' if end >= deadline else f'{limit:g} s a run'}); "
+                                         "no verdict")
+                    if select.select([read_fd], [], [], min(left, 0.5))[0]:
+                        chunk = os.read(read_fd, 65536)
+                        if not chunk:
+                            raise AuditError(f"the engine's process ended after {len(samples)} of "
+                                             f"{job['samples']} runs; no verdict")
+                        buffer += chunk
+                        if len(buffer) > 2**20:
+                            raise AuditError("the engine's process sent over 1 MiB for one run; no verdict")
+                line, buffer = buffer.split(b"\n", 1)
+                samples.append(_tokens(line, job["tokens"], vocab_size))
+                if started is None:
+                    started = time.monotonic()
+                if progress:
+                    progress(len(samples), job["samples"])
+        finally:
+            os.close(read_fd)
+    return samples, time.monotonic() - (started or time.monotonic())
+
+
+def _tokens(line: bytes, k: int, vocab_size: int) -> tuple:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        value = None
+    if isinstance(value, dict) and set(value) == {"e"} and isinstance(value["e"], str):
+        from ..labs.sandbox import one_line
+        raise AuditError(one_line(value["e"]) + "; no verdict")
+    if not (isinstance(value, list) and len(value) == k and all(type(t) is int and 0 <= t < vocab_size
+                                                                  for t in value)):
+        raise AuditError(f"the engine sent something that is not {k} token id(s) of the vocabulary; no verdict")
+    return tuple(value)
+
+
+def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme: str = "chain:4",
+          drafter: str = "distilled", temperature: float = 1.0, top_k=None, top_p=None, seed: int = 0,
+          alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None) -> dict:
+    """Run ``engine`` (``specsim``, ``hf`` or ``PATH.py:ClassName``) ``samples`` times from ``prompt`` and
+    judge its first ``tokens`` tokens against the shipped target's exact distribution."""
+    from . import api
+    if not 1 <= tokens <= MAX_TOKENS:
+        raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens}")
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
+    pair = api.load_pair("distilled", device="cpu")
+    ids = api.encode_prompt(pair, prompt)
+    api.sampling(temperature, top_k, top_p, False)  # one-line refusals of bad settings
+    if temperature == 0:
+        raise ValueError("an audit samples: use a temperature above 0")
+    job = {"ids": ids, "tokens": tokens, "samples": samples, "seed": seed, "scheme": scheme, "drafter": drafter,
+           "sampling": {"temperature": temperature, "top_k": top_k, "top_p": top_p}}
+    if engine in ENGINES:
+        job["engine"] = engine
+    else:
+        from ..labs.sandbox import parse_target
+        path, name = parse_target(engine)  # the file checked to exist, nothing imported
+        job |= {"engine": "file", "path": os.path.abspath(path), "class_name": name}
+    exact = exact_distribution(pair.target, ids, tokens, temperature, top_k, top_p,
+                               threshold=judge.MIN_EXPECTED / samples / 4)
+    got, seconds = run_engine(job, len(pair.vocab), timeout, progress)
+    r = judge.judge_samples(got, exact, alpha, seed)
+    out = r.to_dict()
+    out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
+    out.update({"engine": engine, "prompt": prompt, "tokens": tokens, "scheme": scheme if engine == "specsim" else None,
+                "drafter": drafter if engine == "specsim" else None, "temperature": temperature, "top_k": top_k,
+                "top_p": top_p, "seed": seed, "samples_per_s": round(samples / seconds, 2) if seconds else None,
+                "detect_tv": detect_tv, "samples_to_detect": judge.samples_needed(detect_tv, r.df, alpha)})
+    return out
