@@ -40,6 +40,8 @@ PAGES = [
              "a real GPT pair: its mask, KV cache and speedup"),
     PageInfo("views/serving.py", "Serving", ":material/dns:", "Real model",
              "batches on real GPUs: when speculation stops paying"),
+    PageInfo("views/audit.py", "Audit", ":material/policy:", "Real model",
+             "judge an engine (specsim, transformers, a buggy one) by the tokens it emits"),
 ]
 PAGE = {p.path.split("/")[-1][:-3]: p for p in PAGES}  # "stepper" -> PageInfo
 HOME = PAGES[0]

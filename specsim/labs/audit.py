@@ -108,6 +108,17 @@ def noncentrality(df: int, alpha: float = ALPHA, power: float = POWER) -> float:
     return float(brentq(lambda lam: ncx2.sf(crit, df, lam) - power, 1e-6, 1e6))
 
 
+def detectable_curves(runs=(100, 200, 500, 1000, 2000, 5000, 10000), cells=(5, 20, 80),
+                      alpha: float = ALPHA) -> dict:
+    """{"C cells": [(N, detectable TV)]}: what audits of each size can see, for a few numbers of cells.
+
+    >>> c = detectable_curves((100, 10000), (5,))
+    >>> c["5 cells"][1][1] < c["5 cells"][0][1]
+    True
+    """
+    return {f"{c} cells": [(n, detectable(n, c - 1, alpha)) for n in runs] for c in cells}
+
+
 def samples_needed(tv: float, df: int, alpha: float = ALPHA, power: float = POWER) -> int:
     """Samples that detect a TV of ``tv`` over the cells with probability ``power`` (at least)."""
     return math.ceil(noncentrality(df, alpha, power) / (4 * tv * tv))

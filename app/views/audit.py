@@ -1,0 +1,79 @@
+"""Audit: an engine judged by the tokens it emits (specsim.gpt.audit), emitted beside exact probabilities."""
+from pathlib import Path
+
+import streamlit as st
+
+import specsim
+from parts import heavy
+from sections import tryit
+
+EXAMPLES = Path(specsim.__file__).parent / "gpt" / "audit_engines.py"  # the example engines, a user's file
+
+ENGINES = {  # label -> (--engine value, what it is)
+    "specsim's decoder": ("specsim", "specsim's own speculative decoder on the tiny GPT, any scheme"),
+    "transformers' assisted generation": ("hf", "generate(..., assistant_model=..., do_sample=True) on the "
+                                                "shipped pair, converted to Hugging Face models in memory"),
+    "textbook rule (example file)": ("Textbook", "the papers' rule, written as a user's engine: exact"),
+    "sample and match (llama.cpp server)": ("SampleAndMatch", "greedy drafts kept while the target's own "
+                                                              "samples match them: exact"),
+    "keep every draft (bug)": ("EmitDraft", "accepts every draft: the drafter's distribution"),
+    "replacement from p (bug)": ("ResampleFromTarget", "a rejected draft replaced from p, not the residual"),
+    "raw q under top-k (bug)": ("RawQUnderTopK", "drafts from the top-k q, ratio with the raw q: lossy when "
+                                                 "top-k cuts q"),
+}
+
+st.title("Audit an engine")
+tryit.back_to_lesson()
+st.markdown(
+    "Run an engine many times from one prompt and test whether its first tokens follow the target's **exact** "
+    "distribution, computed from the target's own forward passes. The engine runs in a separate process; the "
+    "verdict is computed here. Samples can refute exactness, never prove it: a pass means no difference this "
+    "budget could see (lesson 24).")
+
+with st.sidebar:
+    label = st.selectbox("Engine", list(ENGINES), key="audit-engine")
+    st.caption(ENGINES[label][1])
+    prompt = st.text_input("Prompt", "def ", max_chars=200, key="audit-prompt")
+    tokens = st.radio("First tokens judged (K)", [1, 2], horizontal=True, key="audit-k")
+    samples = st.select_slider("Runs (N)", [100, 200, 500, 1000, 2000], value=500, key="audit-n")
+    scheme = st.selectbox("Scheme (specsim's decoder)", ["chain:4", "block:4", "tree:2,1", "tree:2,2,1"],
+                          key="audit-scheme")
+    top_k = st.selectbox("top-k", [None, 5, 20], format_func=lambda k: "off" if k is None else str(k),
+                         key="audit-topk")
+    seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, 0, key="audit-seed"))
+
+value = ENGINES[label][0]
+engine = value if value in ("specsim", "hf") else f"{EXAMPLES}:{value}"
+if st.button("Run the audit", type="primary"):
+    bar = st.progress(0.0, text="starting the engine (loading torch and the weights)")
+    from specsim.gpt import audit  # torch loads when an audit runs, not with the page
+    try:
+        with heavy.slot(on_wait=lambda: bar.progress(0.0, text="queued behind another heavy computation")):
+            st.session_state["audit-result"] = audit.audit(
+                engine, prompt, tokens, samples, scheme, temperature=1.0, top_k=top_k, seed=seed, timeout=900,
+                progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} runs"))
+    except ValueError as e:  # bad input, or an engine that gave no verdict: one line
+        st.session_state.pop("audit-result", None)
+        st.error(str(e).splitlines()[0][:300])
+    bar.empty()
+
+r = st.session_state.get("audit-result")
+if r is None:  # before any run: what a budget can see, the page's first lesson
+    from specsim.labs.audit import detectable_curves
+    from specsim.plots.audit import detectable_tv
+    st.plotly_chart(detectable_tv(detectable_curves()), width="stretch")
+    st.caption("Each audit prints where it sits on these curves; four times the runs halve the detectable TV.")
+else:
+    (st.success if r["verdict"] == "consistent with the target" else st.error)(
+        f"**{r['verdict'].capitalize()}** after {r['samples']:,} runs (false-alarm rate {r['alpha']:g})")
+    from specsim.plots.audit import emitted_vs_exact
+    st.plotly_chart(emitted_vs_exact(r["top"]), width="stretch")
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("p-value", "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}",
+              help=f"Pearson chi-square over {r['cells']} cells, {r['df']} degrees of freedom")
+    c2.metric("TV seen", f"{r['tv']:.3f}", help=f"95% interval {r['tv_ci'][0]:.3f} to {r['tv_ci'][1]:.3f}; an "
+              f"exact engine shows about {r['tv_exact_engine']:.3f} with this many runs")
+    c3.metric("Detectable TV", f"{r['detectable_tv']:.3f}", help="the TV over the cells this budget detects with "
+              f"probability 0.8; a TV of {r['detect_tv']:g} needs {r['samples_to_detect']:,} runs")
+    c4.metric("Runs per second", f"{r['samples_per_s']}")
+    st.caption(f"Engine {r['engine'].rsplit('/', 1)[-1]}, prompt {r['prompt']!r}, first {r['tokens']} token(s).")

@@ -1,0 +1,29 @@
+"""The audit's figure: how often an engine emitted each likely sequence, beside the target's exact probability."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .charts import style
+from .colors import P_COLOR, Q_COLOR
+
+
+def emitted_vs_exact(top: list, title: str = "Emitted frequency against the target's exact probability") -> go.Figure:
+    """Grouped bars per sequence (``top``: dicts with text, observed and exact, as ``specsim audit --json``)."""
+    labels = [repr(t["text"]) for t in top]
+    fig = go.Figure([go.Bar(x=labels, y=[t["exact"] for t in top], name="exact p (target)", marker_color=P_COLOR,
+                            hovertemplate="%{x}: p = %{y:.4f}<extra></extra>"),
+                     go.Bar(x=labels, y=[t["observed"] for t in top], name="emitted (engine)", marker_color=Q_COLOR,
+                            hovertemplate="%{x}: %{y:.4f} of the runs<extra></extra>")])
+    fig.update_layout(barmode="group", xaxis_title="first tokens", yaxis_title="probability")
+    return style(fig, title)
+
+
+def detectable_tv(curves: dict, title: str = "The smallest TV an audit detects (probability 0.8, false-alarm rate "
+                                           "0.001), against its runs") -> go.Figure:
+    """One line per number of cells: ``curves`` maps a label to (runs, detectable TV) pairs (log axes)."""
+    fig = go.Figure([go.Scatter(x=[n for n, _ in pts], y=[d for _, d in pts], mode="lines+markers", name=label,
+                                hovertemplate="%{x} runs: TV %{y:.3f}<extra>" + label + "</extra>")
+                     for label, pts in curves.items()])
+    fig.update_xaxes(type="log", title="runs (N)")
+    fig.update_yaxes(type="log", title="detectable TV")
+    return style(fig, title)

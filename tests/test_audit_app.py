@@ -1,0 +1,47 @@
+"""The Audit page: an engine run from the app, its verdict, emitted beside exact, and the numbers behind it."""
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py")
+
+
+def open_audit():
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("views/audit.py").run()
+    assert not at.exception
+    return at
+
+
+def test_the_page_opens_with_what_a_budget_can_detect():
+    at = open_audit()
+    (chart,) = at.get("plotly_chart")
+    assert "detectable TV" in chart.proto.spec and "5 cells" in chart.proto.spec
+    assert not at.error and at.button[0].label == "Run the audit"
+
+
+@pytest.mark.parametrize("engine, verdict", [("keep every draft (bug)", "error"), ("specsim's decoder", "success")])
+def test_an_audit_shows_its_verdict_chart_and_numbers(engine, verdict):
+    at = open_audit()
+    at.sidebar.selectbox(key="audit-engine").set_value(engine)
+    at.sidebar.select_slider(key="audit-n").set_value(200)
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception
+    shown = getattr(at, verdict)
+    assert len(shown) == 1 and "after 200 runs (false-alarm rate 0.001)" in shown[0].value
+    (chart,) = at.get("plotly_chart")
+    assert "exact p (target)" in chart.proto.spec and "emitted (engine)" in chart.proto.spec
+    assert [m.label for m in at.metric] == ["p-value", "TV seen", "Detectable TV", "Runs per second"]
+
+
+def test_a_bad_prompt_is_one_error_line():
+    at = open_audit()
+    at.sidebar.text_input(key="audit-prompt").set_value("é")
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value
