@@ -94,9 +94,15 @@ def test_transformers_assisted_generation_is_consistent_with_the_target(cli):
 
 
 def test_specsim_decodes_every_scheme_consistently(cli):
-    for scheme in ("block:3", "tree:2,1", "tree:dynamic,budget=4,depth=2,topk=2"):
+    for scheme in ("block:3", "tree:2,1", "tree:dynamic,budget=4,depth=2,topk=2", "chain:max=4,stop=0.5"):
         got, r, err = audit(cli, "--engine", "specsim", "--scheme", scheme, "--samples", "150", "--tokens", "2")
         assert got == 0, (scheme, err, r and r["p_value"])
+
+
+def test_specsim_decodes_with_every_drafter_consistently(cli):
+    for drafter in ("trained", "eagle", "lookup:2", "early-exit:2", "early-exit:2+head"):
+        got, r, err = audit(cli, "--engine", "specsim", "--drafter", drafter, "--samples", "150", "--tokens", "2")
+        assert got == 0, (drafter, err, r and r["p_value"])
 
 
 HOSTILE = {
