@@ -516,6 +516,19 @@ def parse_whole(text, field: str, digits: int = 30, noun: str = "an integer") ->
     return int(t)
 
 
+ECHO = 60  # characters of an input an error message repeats
+
+
+def echo(text, limit: int = ECHO) -> str:
+    """An input as an error message repeats it: its repr, cut to ``limit`` characters with its length said.
+
+    >>> echo("2,2,1"), echo("x" * 100, 5)
+    ("'2,2,1'", "'xxxxx...' (100 characters)")
+    """
+    text = str(text)
+    return repr(text) if len(text) <= limit else f"{repr(text[:limit])[:-1]}...{repr(text)[-1]} ({len(text):,} characters)"
+
+
 def parse_number(value, field: str, digits: int | None = None) -> Fraction:
     """An exact Fraction from "3/5", "0.25", "1e-3", an int, a float or a Decimal, bounded.
 

@@ -55,17 +55,23 @@ def parse_temperature(tau) -> Fraction | float:
     p^k, so k is bounded; 0 (greedy) is the way to go colder.
     """
     from .bounds import LIMITS, parse_number
+    k = LIMITS.temperature_power
+    below = f"is below 1/{k}: exact temperatures 1/k need p^k, so k is at most {k}; use 0 for greedy or a " \
+            "larger temperature"
+    try:
+        rough = float(tau) if not isinstance(tau, (bool, Fraction)) else None
+    except (TypeError, ValueError, OverflowError):
+        rough = None
+    if rough is not None and 0 < rough < 1 / k:  # 1e-300: the bound it breaks is this one, not the digits
+        raise ValueError(f"temperature {str(tau)[:40]} {below}")
     try:
         value = parse_number(tau, "temperature", LIMITS.option_digits)
-    except ValueError:
-        raise ValueError(f"temperature must be a number >= 0 (finite, at most "
-                         f"{LIMITS.option_digits} digits), got {str(tau)[:40]!r}") from None
+    except ValueError as e:
+        raise ValueError(f"temperature must be a number >= 0 ({e})") from None
     if value < 0:
-        raise ValueError(f"temperature must be >= 0, got {tau}")
-    k = LIMITS.temperature_power
+        raise ValueError(f"temperature must be >= 0, got {str(tau)[:40]}")
     if 0 < value < Fraction(1, k):
-        raise ValueError(f"temperature {tau} is below 1/{k}: exact temperatures 1/k need p^k, "
-                         f"so k is at most {k}; use 0 for greedy or a larger temperature")
+        raise ValueError(f"temperature {str(tau)[:40]} {below}")
     return value
 
 

@@ -41,9 +41,10 @@ PAGES = {
     "workbench": "Rule workbench",
     "trees": "Trees and blocks",
     "serving": "Serving",
+    "audit": "Audit",
 }
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
-CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", "serving", ""} | ({"tiny_gpt"} if WEIGHTS else set())
+CHARTS = {"stepper", "residual", "exactness", "speedup", "pitfalls", "workbench", "trees", "serving", "audit", ""} | ({"tiny_gpt"} if WEIGHTS else set())
 SLOW = {"tiny_gpt": 240_000}  # first model load (torch import, weights)
 
 if not Path(CHROMIUM).exists():

@@ -316,17 +316,25 @@ def test_force_refuses_files_the_export_does_not_write(cli, good, tmp_path):
     assert {f: (out / f).read_bytes() for f in os.listdir(out)} == before
 
 
-def test_force_replaces_a_symlink_instead_of_writing_through_it(cli, good, tmp_path):
+def test_force_never_writes_through_a_symlink_planted_in_an_export(cli, good, tmp_path):
+    """A previous export whose config.json became a symlink to someone's file is no longer as specsim wrote
+    it: --force refuses it in one line, and neither the link nor the file it points to is touched."""
     out = copy_of(good, tmp_path, "linked")
     elsewhere = tmp_path / "precious.json"
     elsewhere.write_text('{"keep": "me"}')
     (out / "config.json").unlink()
     (out / "config.json").symlink_to(elsewhere)
     code, stdout, err = cli("gpt", "export-hf", out, "--model", "draft-distilled", "--force", "--device", "cpu")
+    assert_one_line(code, stdout, err, "config.json changed since specsim exported it")
+    assert elsewhere.read_text() == '{"keep": "me"}' and (out / "config.json").is_symlink()
+    assert not [e for e in os.listdir(out) if e.startswith(".specsim-export-")]  # no staging left behind
+
+
+def test_force_replaces_an_unchanged_previous_export(cli, good, tmp_path):
+    out = copy_of(good, tmp_path, "again")
+    code, stdout, err = cli("gpt", "export-hf", out, "--model", "draft-distilled", "--force", "--device", "cpu")
     assert code == 0, err
-    assert elsewhere.read_text() == '{"keep": "me"}'
-    assert not (out / "config.json").is_symlink()
-    assert sorted(os.listdir(out)) == sorted(os.listdir(good))  # nothing left behind from staging
+    assert sorted(os.listdir(out)) == sorted(os.listdir(good))
     pair = hf_pair.load_hf_pair(str(out), str(good), "cpu")  # and it still loads: the same logits
     ids = torch.tensor([pair.tokenizer.encode("import os\n")])
     with torch.inference_mode():

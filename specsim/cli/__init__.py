@@ -59,24 +59,52 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+MAX_ERROR = 500  # characters of one error line: whatever input a message repeats, the line stays readable
+
+
+def capped(message: str) -> str:
+    """One error line of at most ``MAX_ERROR`` characters, its full length said when cut (the backstop
+    behind every message that repeats an input through ``bounds.echo``)."""
+    message = message.splitlines()[0] if message else message
+    return message if len(message) <= MAX_ERROR else f"{message[:MAX_ERROR]}... ({len(message):,} characters)"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     first = argv[0] if argv else None  # a command's name: only its module is imported
     parser = build_parser(first if any(first in c for c in COMMANDS.values()) else None)
     args = parser.parse_args(argv)
+    restore = _stop_on_signals()
     try:
         code = args.func(args)
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
     except (UsageError, ValueError, OSError) as e:
-        print(f"specsim {args.command}: error: {e}", file=sys.stderr)
+        print(f"specsim {args.command}: error: {capped(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # SIGINT; SIGTERM and SIGHUP too where a command turns them into Stopped
         signum = getattr(e, "signum", signal.SIGINT)
         print(f"specsim {args.command}: stopped by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + signum
+    finally:
+        restore()
     return code or 0
+
+
+def _stop_on_signals():
+    """While a command runs, SIGTERM and SIGHUP (``timeout``, systemd, a closing terminal) raise ``Stopped``, a
+    ``KeyboardInterrupt``, as SIGINT does: every ``finally`` runs (temporary files and folders removed, child
+    processes killed) and the command ends with one line. Returns the function that puts the old handlers back."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    from ..labs.reaper import Stopped
+
+    def stop(signum, frame):
+        raise Stopped(signum)
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    return lambda: [signal.signal(sig, h) for sig, h in old.items()]
 
 
 if __name__ == "__main__":

@@ -183,6 +183,7 @@ def needs_torch(handler):
 BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.measure.bench.N_PROMPTS; a test checks they agree)
 BENCH_REPEATS = 5  # interleaved repeats of the gamma bench (specsim.gpt.measure.bench.REPEATS)
 SHIPPED_VOCAB = 96  # the shipped pair's characters (len(specsim.gpt.tokenizer.ASCII_VOCAB))
+SHIPPED_WINDOW = 256  # the shipped pair's context window (specsim.gpt.config: block_size)
 
 
 def bounded(precheck):
@@ -220,13 +221,29 @@ def generate_scheme(args):
 def check_generate_work(args) -> None:
     """``bounds.check_gpt`` for ``gpt generate`` (the library checks again once the pair's V is known)."""
     scheme = generate_scheme(args)
+    if scheme is not None and args.target is None:
+        scheme.check_window(SHIPPED_WINDOW)  # before the models load: a round must fit in half the window
+    precheck_checkpoints(args)
     lower = "--tokens or " + ("--tree" if scheme is not None and scheme.kind == "tree" else "--gamma")
     bounds.check_gpt(args.tokens, 0 if scheme is None else scheme.drafted_tokens,
                      None if args.target else SHIPPED_VOCAB, limit=budget(args), lower=lower)
 
 
+def precheck_checkpoints(args) -> None:
+    """--target and --draft directories checked before torch loads: config files, weight files, sizes."""
+    if getattr(args, "target", None) is None:
+        return
+    from ..gpt.checkpoint_checks import CheckpointError, precheck
+    for path, role in ((args.target, "target"), (args.draft, "draft")):
+        try:
+            precheck(path, role)
+        except CheckpointError as e:
+            raise UsageError(str(e)) from None
+
+
 def check_bench_work(args) -> None:
     """``bounds.check_gpt`` for ``gpt bench``: every scheme and plain decoding, prompts x repeats runs."""
+    precheck_checkpoints(args)
     repeats = args.repeats or 3
     if args.rules:
         from ..gpt.measure.bench_rules import resolve

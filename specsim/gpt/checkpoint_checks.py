@@ -171,7 +171,7 @@ def check_safetensors(path: str) -> None:
     if not os.path.isfile(path):
         raise CheckpointError(f"weight file {path} is missing or not a regular file")
     try:
-        with safe_open(path, "pt") as f:
+        with safe_open(path, "np") as f:  # the header only: no tensor is read, and torch need not load
             f.keys()
     except Exception as e:  # safetensors raises its own SafetensorError (not an OSError) for a bad header
         raise CheckpointError(f"{path} is not a whole safetensors file (truncated or corrupt): {one_line(e)}") from None
@@ -218,3 +218,85 @@ def check_finite(named_tensors, where: str) -> None:
     for name, t in named_tensors:
         if t.is_floating_point() and not bool(t.isfinite().all()):
             raise CheckpointError(f"{where}: weight {name} is not finite (NaN or infinity)")
+
+
+# -- the size a config promises, checked before a model is built --------------------------------------------
+SIZE_FIELDS = {  # what each common config key means, by its names across model families
+    "layers": ("n_layer", "num_hidden_layers", "num_layers"),
+    "width": ("n_embd", "hidden_size", "d_model"),
+    "vocab": ("vocab_size",),
+    "positions": ("n_positions", "max_position_embeddings"),
+    "inner": ("n_inner", "intermediate_size", "ffn_dim"),
+}
+
+
+def _field(config: dict, kind: str, default=None):
+    for name in SIZE_FIELDS[kind]:
+        value = config.get(name)
+        if value is not None:
+            return name, value
+    return SIZE_FIELDS[kind][0], default
+
+
+def config_parameters(config: dict) -> tuple:
+    """(estimated parameters, the config field that contributes most) from a config dict, before anything is
+    built: embeddings (vocab and positions) plus, per layer, attention (4 width^2) and the MLP (2 width inner)."""
+    names, values = {}, {}
+    for kind, default in (("layers", 1), ("width", 1), ("vocab", 1), ("positions", 0), ("inner", None)):
+        name, value = _field(config, kind, default)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise CheckpointError(f"config.json's {name} is {str(value)[:40]!r}, not a whole number")
+        names[kind], values[kind] = name, value
+    width, layers = values["width"], values["layers"]
+    inner = values["inner"] if values["inner"] is not None else 4 * width
+    parts = {names["vocab"]: values["vocab"] * width, names["positions"]: values["positions"] * width,
+             names["layers"]: layers * (4 * width * width + 2 * width * inner)}
+    total = sum(parts.values())
+    top = max(parts, key=parts.get)
+    if top == names["layers"] and width > layers:  # the layers' share grows with width squared: name the width
+        top = names["width"]
+    return total, top
+
+
+def check_config_size(config: dict, weights_bytes: int, role: str) -> None:
+    """One line, before the model is built, when the config promises far more parameters than the checkpoint's
+    weight files can hold (2 bytes a parameter at the least) or than this machine's memory holds in float32."""
+    total, field = config_parameters(config)
+    value = config.get(field)
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 1 << 40
+    if 4 * total > memory:
+        raise CheckpointError(f"the {role} checkpoint's config.json ({field} = {str(value)[:20]}) describes about "
+                              f"{total:.3g} parameters, {4 * total / 2**30:,.1f} GiB in float32: more than this "
+                              f"machine's {memory / 2**30:,.1f} GiB")
+    if 2 * total > 2 * weights_bytes + (1 << 20):
+        raise CheckpointError(f"the {role} checkpoint's config.json ({field} = {str(value)[:20]}) describes about "
+                              f"{total:.3g} parameters, but its weight files hold {weights_bytes / 2**20:,.1f} MiB: "
+                              "the config does not describe these weights")
+
+
+def check_checkpoint(path: str, role: str) -> str:
+    """The checkpoint directory ``path`` (for ``role``: target or draft), or one line saying what is wrong."""
+    if not path:
+        raise CheckpointError(f"the {role} path is empty")
+    path = os.path.expanduser(path)
+    if not os.path.exists(path):
+        raise CheckpointError(f"the {role} checkpoint {path} does not exist")
+    if not os.path.isdir(path) or not os.path.lexists(os.path.join(path, "config.json")):  # a FIFO: read_json says
+        raise CheckpointError(f"the {role} path {path} is not a Hugging Face checkpoint directory (no config.json)")
+    return path
+
+
+def precheck(path: str, role: str) -> None:
+    """What can be checked of a checkpoint before torch or transformers load (under a second): that it is a
+    checkpoint directory, its config files (no code), its weight files (safetensors, whole) and the size its
+    config promises."""
+    path = check_checkpoint(path, role)
+    config = read_hf_configs(path, role)
+    try:
+        weights = safetensors_files(path, role)
+    except CheckpointError:  # no weights, or bad ones: the loader says so, after what it checks first
+        return
+    check_config_size(config, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)

@@ -182,10 +182,8 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     rng = toy_sampling.make_rng(seed)
     since = watch.now()
     ctx = Context([target], prompt_ids, device, window=drafter.window)
-    need = scheme.drafted_tokens + 2  # root, drafts, and the closing token
-    if need > ctx.window // 2:
-        raise ValueError(f"{scheme.name} drafts {scheme.drafted_tokens} tokens: too many for the context window "
-                         f"of {ctx.window}")
+    scheme.check_window(ctx.window)  # a round fits in half the window (slides keep the other half)
+    need = scheme.round_positions() + 1  # the last token, and what the round adds
     if hasattr(drafter, "attach"):  # early exit shares the target's cache
         drafter.attach(ctx.caches[0])
     drafter.start(ctx.view)

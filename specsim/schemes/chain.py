@@ -44,6 +44,17 @@ class Chain:
         """The same scheme with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
         return type(self)(gamma)
 
+    def round_positions(self) -> int:
+        """Positions one round may add to a cache beyond the last token: its drafts and the closing token."""
+        return self.drafted_tokens + 1
+
+    def check_window(self, window: int) -> None:
+        """A one-line refusal when a round cannot fit in half a context window of ``window`` positions
+        (decoding slides the window by half when it fills), before any model is loaded."""
+        if self.round_positions() + 1 > window // 2:
+            raise ValueError(f"{self.name} drafts {self.drafted_tokens} tokens: too many for the context window "
+                             f"of {window} (a round must fit in half of it)")
+
     def check_rule(self, rule) -> None:
         """A one-line refusal of a rule this scheme cannot run: a chain runs the correct rule or any
         ``RoundRule`` (a pitfall, a gallery entry), never a tree's rule."""

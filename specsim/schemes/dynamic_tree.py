@@ -191,6 +191,22 @@ class DynamicTree(Tree):
         return RoundDistribution(context, self.depth, dict(outcomes), accepted, expected_length(outcomes))
 
     # -- sampled -------------------------------------------------------------
+    def round_positions(self) -> int:
+        """The drafter scores 1 + topk (depth - 1) paths a round, the target budget + 1 positions."""
+        return max(self.topk * (self.depth - 1), self.budget) + 1
+
+    def check_window(self, window: int) -> None:
+        half = window // 2
+        if self.topk * (self.depth - 1) + 2 > half:
+            fits = half - 2
+            raise ValueError(f"{self.name}: the drafter scores topk x (depth - 1) = {self.topk * (self.depth - 1)} "
+                             f"paths a round, over half the context window of {window}: keep topk x (depth - 1) "
+                             f"at most {fits} (for example depth {min(self.depth, fits // self.topk + 1)} with "
+                             f"topk {self.topk})" if fits >= self.topk else
+                             f"{self.name}: the drafter scores topk x (depth - 1) paths a round, over half the "
+                             f"context window of {window}: keep topk x (depth - 1) at most {fits}")
+        super().check_window(window)
+
     def draft(self, q_at, u_draft=None, rule=CORRECT) -> tuple:
         """(tokens, parents): the layout, deterministic (no uniform is used)."""
         return self.layout(q_at)

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import LIMITS, parse_whole, tree_round_work
+from ..bounds import LIMITS, echo, parse_whole, tree_round_work
 from ..rule import CORRECT, acceptance_probability, residual
 from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .chain import Chain
 from .masks import shape_parents, tree_grid, tree_positions
 
 DRAFTS = ("iid", "distinct")
@@ -116,10 +117,10 @@ def parse_shape(text) -> tuple:
     for part in parts:
         part = part.strip()
         if not part:
-            raise ValueError(f"tree {text!r}: empty width (write widths like 2,2,1)")
+            raise ValueError(f"tree {echo(text)}: empty width (write widths like 2,2,1)")
         w = parse_whole(part, f"tree {str(text)[:40]!r}: width", noun="a whole number")  # ASCII digits only
         if w < 1:
-            raise ValueError(f"tree {text!r}: every width must be >= 1, got {w}")
+            raise ValueError(f"tree {echo(text)}: every width must be >= 1, got {w}")
         widths.append(w)
     return check_shape(widths)
 
@@ -129,12 +130,12 @@ def check_shape(widths) -> tuple:
     if not widths:
         raise ValueError("a tree needs at least one level of drafts")
     if any(w < 1 for w in widths):
-        raise ValueError(f"tree {list(widths)}: every width must be >= 1")
+        raise ValueError(f"tree {echo(list(widths))}: every width must be >= 1")
     if len(widths) > LIMITS.gamma:
         raise ValueError(f"tree depth {len(widths)} is above the limit {LIMITS.gamma}: lower the depth")
     n = drafted(widths)
     if n > LIMITS.gamma:
-        raise ValueError(f"tree {','.join(map(str, widths))} drafts {n:,} tokens; the limit is "
+        raise ValueError(f"tree {echo(','.join(map(str, widths)))} drafts {n:,} tokens; the limit is "
                          f"{LIMITS.gamma}: lower the widths or the depth")
     return widths
 
@@ -194,6 +195,9 @@ class Tree:
 
     def positions(self, n: int) -> list:
         return tree_positions(self.parents(), n)
+
+    round_positions = Chain.round_positions
+    check_window = Chain.check_window
 
     def check_rule(self, rule) -> None:
         """A one-line refusal of a chain's rule: a tree runs the correct rule or a ``TreeRule``."""

@@ -133,12 +133,14 @@ def export_hf(out_dir: str, model: str = "target", weights_dir=None, force: bool
     gpt = load_gpt(MODELS[model], weights_dir, "cpu")
     vocab = read_manifest(weights_dir)["vocab"]
     os.makedirs(out_dir, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".specsim-export-", dir=out_dir)
-    try:
+    remove_leftovers(out_dir)  # an earlier export stopped by a signal or a crash left its staging folder
+    staging = tempfile.mkdtemp(prefix=STAGING, dir=out_dir)
+    try:  # a signal (SIGTERM, SIGHUP: specsim.cli turns them into an exception) still runs the finally
         _write_checkpoint(staging, gpt, vocab, model)
+        write_manifest(staging, model)
         files = sorted(os.listdir(staging))
         check_replaceable(out_dir, files, ignore=os.path.basename(staging))
-        for name in files:  # os.replace: the name now points to the new file (a symlink is replaced, not followed)
+        for name in sorted(files, key=lambda n: n == MANIFEST):  # the manifest last: it vouches for the rest
             os.replace(os.path.join(staging, name), os.path.join(out_dir, name))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -157,16 +159,69 @@ def check_out_dir(out_dir: str, force: bool) -> None:
                                   "directory; --force replaces a previous export there")
 
 
+MANIFEST = "specsim-export.json"  # what an export wrote: each file's sha256, so a later --force knows its own files
+STAGING = ".specsim-export-"
+
+
+def _sha256(path: str) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(folder: str, model: str) -> None:
+    files = {n: _sha256(os.path.join(folder, n)) for n in sorted(os.listdir(folder))}
+    with open(os.path.join(folder, MANIFEST), "w") as f:
+        json.dump({"written_by": "specsim gpt export-hf", "model": model, "files": files}, f, indent=1)
+
+
+def previous_export(out_dir: str) -> dict:
+    """{file: sha256} of the export in ``out_dir``, every file checked against its checksum; CheckpointError
+    (one line) when there is none or a file was changed, added or removed since (then it is the user's)."""
+    path = os.path.join(out_dir, MANIFEST)
+    try:
+        if os.path.islink(path) or os.path.getsize(path) > 2**16:
+            raise ValueError
+        with open(path) as f:
+            files = json.load(f)["files"]
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise ValueError
+    except (OSError, ValueError, KeyError, TypeError):
+        raise CheckpointError(f"{out_dir} holds files specsim did not write (no valid {MANIFEST}): --force "
+                              "replaces only a previous export; move them away or export into another "
+                              "directory") from None
+    for name, digest in files.items():
+        full = os.path.join(out_dir, name)
+        if os.path.basename(name) != name or os.path.islink(full) or not os.path.isfile(full) \
+                or _sha256(full) != digest:
+            raise CheckpointError(f"{out_dir}/{name[:60]} changed since specsim exported it: --force replaces only "
+                                  "files it wrote and that are as it wrote them; move it away first")
+    return files
+
+
+def remove_leftovers(out_dir: str) -> None:
+    """Delete staging folders an interrupted export left (their name is ours and they hold only files)."""
+    for entry in os.listdir(out_dir):
+        full = os.path.join(out_dir, entry)
+        if entry.startswith(STAGING) and os.path.isdir(full) and not os.path.islink(full) \
+                and all(os.path.isfile(os.path.join(full, e)) for e in os.listdir(full)):
+            shutil.rmtree(full, ignore_errors=True)
+
+
 def check_replaceable(out_dir: str, files: list, ignore: str) -> None:
-    """Every entry of ``out_dir`` is a file (or symlink) the export is about to replace; else one line."""
+    """Every entry of ``out_dir`` is a file of a previous export, unchanged since (its manifest says so), and
+    one the export is about to replace; else one line, and nothing is touched."""
     entries = sorted(set(os.listdir(out_dir)) - {ignore})
-    foreign = [e for e in entries if e not in files]
+    if not entries:
+        return
+    previous = previous_export(out_dir)
+    foreign = [e for e in entries if e not in files or (e != MANIFEST and e not in previous)]
     if foreign:
         raise CheckpointError(f"{out_dir} holds files export-hf does not write ({_some(foreign)}): they would mix "
                               "with the export; move them away or export into another directory")
-    folders = [e for e in entries if os.path.isdir(os.path.join(out_dir, e))]
-    if folders:
-        raise CheckpointError(f"{out_dir}/{folders[0]} is a directory where export-hf writes a file")
 
 
 def _some(names: list) -> str:

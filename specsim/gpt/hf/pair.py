@@ -28,7 +28,9 @@ from types import SimpleNamespace
 import torch
 import torch.nn as nn
 
-from ..checkpoint_checks import (CheckpointError, check_finite, check_loading_info, one_line, read_hf_configs,
+from ..checkpoint_checks import (CheckpointError, check_checkpoint, check_config_size, check_finite,
+                                check_loading_info, one_line,
+                                read_hf_configs,
                                 safetensors_files)
 from .export import require_transformers
 
@@ -134,18 +136,6 @@ class _TokenTexts:
         return id(self)
 
 
-def check_checkpoint(path: str, role: str) -> str:
-    """The checkpoint directory ``path`` (for ``role``: target or draft), or one line saying what is wrong."""
-    if not path:
-        raise CheckpointError(f"the {role} path is empty")
-    path = os.path.expanduser(path)
-    if not os.path.exists(path):
-        raise CheckpointError(f"the {role} checkpoint {path} does not exist")
-    if not os.path.isdir(path) or not os.path.lexists(os.path.join(path, "config.json")):  # a FIFO: read_json says
-        raise CheckpointError(f"the {role} path {path} is not a Hugging Face checkpoint directory (no config.json)")
-    return path
-
-
 def _load_one(path: str, role: str, device: torch.device):
     """One checkpoint, checked before and after loading (``checkpoint_checks``): no code, no pickle, whole,
     every weight present and finite. Refusals are ``CheckpointError``s (one line)."""
@@ -167,7 +157,8 @@ def _load_one(path: str, role: str, device: torch.device):
     if (archs and not any(a.endswith(CAUSAL_SUFFIXES) for a in archs)) or (not archs and not causal):
         what = ", ".join(map(str, archs)) or config.model_type
         raise CheckpointError(f"{where} is not a causal language model ({what})")
-    safetensors_files(path, role)  # weights from safetensors only, each file whole
+    weights = safetensors_files(path, role)  # weights from safetensors only, each file whole
+    check_config_size(config_dict, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)
     safe = dict(local_files_only=True, trust_remote_code=False)
     try:
         model, info = transformers.AutoModelForCausalLM.from_pretrained(
