@@ -382,6 +382,17 @@ def shown(text) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
+def inert(text) -> str:
+    """Generated text for a terminal: every control character written as an escape (a checkpoint's
+    tokenizer can map a token to ``ESC ] 0 ; title BEL``), newlines kept as line breaks.
+
+    >>> print(inert("a" + chr(27) + "]0;PWNED" + chr(7) + "\nb"))
+    a\x1b]0;PWNED\x07
+    b
+    """
+    return "\n".join(shown(line) for line in str(text).split("\n"))
+
+
 def table(rows, headers) -> str:
     """A plain text table: first column left-aligned, the others right-aligned; cells pass ``shown``."""
     cells = [[shown(h) for h in headers]] + [[shown(c) for c in r] for r in rows]

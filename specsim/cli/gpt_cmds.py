@@ -15,7 +15,7 @@ import sys
 from .. import bounds
 from . import gpt_hf_cmds, selfcheck_cmds
 from .common import (GAMMAS_HELP, SHORTHAND, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options,
-                     budget, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args,
+                     budget, inert, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args,
                      seed_arg, table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
 
@@ -290,7 +290,7 @@ def cmd_generate(args) -> int:
         print_json(g.to_dict(pair.vocab, top=args.top))
         return 0
     colour = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    print(args.prompt + render(g, pair.vocab, colour))
+    print(inert(args.prompt) + render(g, pair.vocab, colour))
     print()
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
@@ -311,13 +311,13 @@ def cmd_generate(args) -> int:
 def render(g, vocab: str, colour: bool) -> str:
     """The generated text, each round's accepted drafts, replacement and bonus coloured."""
     if g.mode == "plain" or not colour:
-        return "".join(vocab[t] for t in g.tokens)
+        return inert("".join(vocab[t] for t in g.tokens))
     parts, left = [], len(g.tokens)
     for r in g.rounds:  # a chain's or a tree's round: accepted drafts, then the closing token
         pieces = [(t, "accepted") for t in r.emitted[:len(r.accepted_nodes)]]
         pieces += [(t, r.closing_kind) for t in r.emitted[len(r.accepted_nodes):]]  # the closing token, if any
         for t, kind in pieces[:left]:
-            parts.append(f"{COLOURS[kind]}{vocab[t]}{COLOURS['end']}")
+            parts.append(f"{COLOURS[kind]}{inert(vocab[t])}{COLOURS['end']}")  # a token's text: never an escape
         left -= min(left, len(pieces))
     return "".join(parts)
 
