@@ -112,8 +112,11 @@ def test_long_inputs_are_echoed_capped():
 
 
 def test_every_cli_error_line_is_capped(cli):
-    code, out, err = cli("round", "seed", "--context", "z" * 200_000)
-    assert code == 2 and err.count("\n") == 1 and len(err) < MAX_ERROR + 200
+    wide = "tree:" + "2," * 60_000 + "2"
+    for argv in (("round", "seed", "--context", "z" * 200_000), ("round", "seed", "--scheme", wide),
+                 ("gpt", "generate", "--prompt", "x", "--scheme", wide)):
+        code, out, err = cli(*argv)
+        assert code == 2 and err.count("\n") == 1 and len(err) < MAX_ERROR + 200, len(err)
 
 
 def test_a_dynamic_tree_that_cannot_fit_is_refused_before_loading_naming_depth_times_topk(cli, monkeypatch):
@@ -135,3 +138,50 @@ def test_sigterm_ends_a_long_command_with_one_line():
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM and err.endswith("specsim gpt: stopped by SIGTERM\n"), err
+
+
+# -- random bytes in every file-reading entry point: one line, a non-zero exit, never a traceback -------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+BYTES = st.one_of(st.binary(max_size=3000), st.text(max_size=500).map(str.encode),
+                  st.recursive(st.none() | st.integers() | st.text(max_size=8),
+                               lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=4), kids,
+                                                                                          max_size=4),
+                               max_leaves=20).map(lambda v: json.dumps(v).encode()))
+FAST = settings(max_examples=40, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def one_line_refusal(code, out, err):
+    assert code != 0 and err.count("\n") == 1 and "Traceback" not in err, (code, err)
+
+
+@FAST
+@given(data=BYTES)
+def test_random_bytes_as_a_toy_model_file(cli, tmp_path, data):
+    path = tmp_path / "model.json"
+    path.write_bytes(data)
+    for argv in (("prove", path, "--tokens", "1"), ("round", path), ("pitfalls", path)):
+        one_line_refusal(*cli(*argv))
+
+
+@FAST
+@given(data=BYTES)
+def test_random_bytes_as_a_checkpoints_config(cli, exported, tmp_path, data):
+    bad = tmp_path / "ckpt"
+    if not bad.exists():
+        shutil.copytree(exported, bad)
+    (bad / "config.json").write_bytes(data)
+    one_line_refusal(*cli("gpt", "generate", "--target", bad, "--draft", exported, "--prompt", "def", "--tokens", "2"))
+
+
+@pytest.mark.parametrize("data", [b"", b"\x00\xff" * 100, os.urandom(2000), b"def (:\n", b"import sys; sys.exit(3)"])
+def test_random_bytes_as_a_rule_or_an_engine_file(tmp_path, data):
+    path = tmp_path / "user.py"
+    path.write_bytes(data)
+    for argv in (["check-rule", f"{path}:R", "--models", "1", "--gammas", "1"],
+                 ["audit", "--engine", f"{path}:E", "--prompt", "def", "--tokens", "1", "--samples", "5"]):
+        r = subprocess.run([sys.executable, "-m", "specsim.cli", *argv], capture_output=True, text=True, cwd=ROOT,
+                           timeout=300)
+        one_line_refusal(r.returncode, r.stdout, r.stderr)
