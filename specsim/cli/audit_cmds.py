@@ -1,11 +1,10 @@
 """`specsim audit`: an engine judged by the tokens it emits (``specsim.gpt.audit``)."""
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 
-from .common import UsageError, int_in_range, print_json, seed_arg, table, temperature_arg, top_p_arg
+from .common import UsageError, int_in_range, number, print_json, seed_arg, table, temperature_arg, top_p_arg
 
 DESCRIPTION = (
     "Runs an engine N times from the prompt (seeded, independent runs) in a child process and tests whether "
@@ -17,26 +16,6 @@ DESCRIPTION = (
     "computed here, never by the engine's process; that process and everything it starts are killed at the "
     "end. Samples can refute exactness, never prove it.")
 EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."
-
-
-def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the false-alarm rate must be a number, got {text[:40]!r}") from None
-    if not 1e-9 <= value <= 0.5:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"the false-alarm rate must be from 1e-9 to 0.5, got {text[:40]}")
-    return value
-
-
-def _tv(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--detect must be a total variation, got {text[:40]!r}") from None
-    if not 0.001 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"--detect must be from 0.001 to 1, got {text[:40]}")
-    return value
 
 
 def register(sub) -> None:
@@ -55,9 +34,10 @@ def register(sub) -> None:
     p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), default=None)
     p.add_argument("--top-p", type=top_p_arg, default=None)
     p.add_argument("--seed", type=seed_arg, default=0, help="run i uses seed + i")
-    p.add_argument("--alpha", type=_alpha, default=1e-3, help="the test's false-alarm rate (default 0.001)")
-    p.add_argument("--detect", type=_tv, default=0.05, help="print the samples needed to detect this TV "
-                                                            "(default 0.05)")
+    p.add_argument("--alpha", type=number("the false-alarm rate", 1e-9, 0.5), default=1e-3,
+                   help="the test's false-alarm rate, from 1e-9 to 0.5 (default 0.001)")
+    p.add_argument("--detect", type=number("--detect", 0.001, 1), default=0.05,
+                   help="print the runs needed to detect this TV, from 0.001 to 1 (default 0.05)")
     p.add_argument("--timeout", type=int_in_range("timeout", 1, 86400), default=3600,
                    help="seconds for the whole audit (default 3600)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
