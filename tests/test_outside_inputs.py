@@ -185,3 +185,14 @@ def test_random_bytes_as_a_rule_or_an_engine_file(tmp_path, data):
         r = subprocess.run([sys.executable, "-m", "specsim.cli", *argv], capture_output=True, text=True, cwd=ROOT,
                            timeout=300)
         one_line_refusal(r.returncode, r.stdout, r.stderr)
+
+
+def test_the_app_shows_a_tokens_control_characters_as_text():
+    sys.path.insert(0, str(ROOT / "app"))
+    try:
+        from parts import tokens
+    finally:
+        sys.path.pop(0)
+    for shown in (tokens.md(ESCAPE), tokens.html_text(ESCAPE), tokens.md_tokens([ESCAPE, "a"])):
+        assert "\x1b" not in shown and "\x07" not in shown and "x1b" in shown
+    assert tokens.visible("a\nb") == "a\nb"

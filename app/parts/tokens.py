@@ -41,7 +41,7 @@ def md(text: str) -> str:
     >>> print(md("<b>*x*</b>"))
     \\<b\\>\\*x\\*\\</b\\>
     """
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text)).replace("\n", " ")
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in visible(text)).replace("\n", " ")
 
 
 def html_text(text: str) -> str:
@@ -51,7 +51,18 @@ def html_text(text: str) -> str:
     >>> html_text("<img src=x> ![i](u) $x$ 'q'")
     '&lt;img src&#61;x&gt; &#33;&#91;i&#93;&#40;u&#41; &#36;x&#36; &#x27;q&#x27;'
     """
-    return "".join(f"&#{ord(ch)};" if ch in _MD_ENTITY else html.escape(ch) for ch in str(text))
+    return "".join(f"&#{ord(ch)};" if ch in _MD_ENTITY else html.escape(ch) for ch in visible(text))
+
+
+def visible(text) -> str:
+    """Control characters (a checkpoint's token can hold ``ESC ] 0 ; ... BEL``) written as their escapes, so a
+    page shows them as text; newlines stay.
+
+    >>> visible("a" + chr(27) + "[31m" + chr(10))
+    'a\\x1b[31m\n'
+    """
+    return "".join(ch if ch.isprintable() or ch == "\n" else ch.encode("unicode_escape").decode("ascii")
+                   for ch in str(text))
 
 
 _MD_ENTITY = set("\\`*_{}[]()#+-.!|~$:=")  # Markdown/LaTeX specials left by html.escape (it takes <>&"')

@@ -165,10 +165,20 @@ def _load_one(path: str, role: str, device: torch.device):
             path, config=config, dtype=torch.float32, use_safetensors=True, output_loading_info=True, **safe)
         tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
     except Exception as e:  # transformers and safetensors raise many types for a bad file; all are one line here
-        raise CheckpointError(f"cannot load {where}: {one_line(e)}") from None
+        raise CheckpointError(f"cannot load {where}: {loader_error(e)}") from None
     check_loading_info(info, role, model)  # nothing filled in at random, nothing dropped
     check_finite(model.named_parameters(), where)
     return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
+
+
+def loader_error(e: BaseException) -> str:
+    """The loader's error as one line that names its cause (transformers' mismatch errors point at a report
+    logged elsewhere, which a one-line error cannot show)."""
+    text = one_line(e)
+    if "above report" in text.lower() or "size mismatch" in text.lower():
+        return ("its weights do not match its config.json (a tensor missing, unexpected or of another shape); "
+                "export or convert the checkpoint again")
+    return text
 
 
 def check_same_tokenizer(target_tok, draft_tok, target: HFCausalLM, draft: HFCausalLM) -> None:
