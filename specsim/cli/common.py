@@ -386,8 +386,8 @@ def inert(text) -> str:
     """Generated text for a terminal: every control character written as an escape (a checkpoint's
     tokenizer can map a token to ``ESC ] 0 ; title BEL``), newlines kept as line breaks.
 
-    >>> print(inert("a" + chr(27) + "]0;PWNED" + chr(7) + "\nb"))
-    a\x1b]0;PWNED\x07
+    >>> print(inert("a" + chr(27) + "]0;PWNED" + chr(7) + chr(10) + "b"))
+    a\\x1b]0;PWNED\\x07
     b
     """
     return "\n".join(shown(line) for line in str(text).split("\n"))
