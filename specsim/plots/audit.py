@@ -24,6 +24,9 @@ def detectable_tv(curves: dict, title: str = "The smallest TV an audit detects (
     fig = go.Figure([go.Scatter(x=[n for n, _ in pts], y=[d for _, d in pts], mode="lines+markers", name=label,
                                 hovertemplate="%{x} runs: TV %{y:.3f}<extra>" + label + "</extra>")
                      for label, pts in curves.items()])
-    fig.update_xaxes(type="log", title="runs (N)")
-    fig.update_yaxes(type="log", title="detectable TV")
+    runs = sorted({n for pts in curves.values() for n, _ in pts})
+    tvs = [d for pts in curves.values() for _, d in pts]
+    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0) if min(tvs) / 2 <= t <= max(tvs) * 2]
+    fig.update_xaxes(type="log", title="runs (N)", tickvals=runs, ticktext=[f"{n:,}" for n in runs])
+    fig.update_yaxes(type="log", title="detectable TV", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return style(fig, title)
