@@ -80,3 +80,30 @@ def test_the_weights_report_lists_every_model_of_the_manifest_and_sums_their_byt
     assert f"{total:.2f} MiB in all" in weights_report.header_lines(m)[1]
     eagle = next(r for r in rows if r["model"] == "eagle")
     assert eagle["teacher_forced_alpha"] == m["models"]["eagle"]["notes"]["teacher_forced_alpha"]
+
+
+def test_a_write_interrupted_midway_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    """What gpt train writes (weights, manifest, corpus) goes through atomic_write: a signal mid-write (here an
+    exception from the write itself) leaves the previous file whole and nothing half-written beside it."""
+    import builtins
+
+    from specsim.gpt.checkpoint_checks import atomic_write
+    path = tmp_path / "manifest.json"
+    atomic_write(str(path), b"old")
+    real_open = builtins.open
+
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def open_then_stop(file, mode="r", *a, **k):
+        f = real_open(file, mode, *a, **k)
+        if "w" in mode:
+            f.write(b"half")
+            raise Stop
+        return f
+
+    monkeypatch.setattr(builtins, "open", open_then_stop)
+    with pytest.raises(Stop):
+        atomic_write(str(path), b"new and longer")
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert path.read_bytes() == b"old" and sorted(os.listdir(tmp_path)) == ["manifest.json"]

@@ -300,3 +300,16 @@ def precheck(path: str, role: str) -> None:
     except CheckpointError:  # no weights, or bad ones: the loader says so, after what it checks first
         return
     check_config_size(config, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """``data`` into ``path`` all at once: written to a temporary file beside it, then renamed over it, so a
+    signal or a crash mid-write leaves the old file (or none), never half of the new one."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)

@@ -22,7 +22,7 @@ import torch
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
-from .checkpoint_checks import CheckpointError, check_finite, one_line, read_json
+from .checkpoint_checks import CheckpointError, atomic_write, check_finite, one_line, read_json
 from .config import GPTConfig
 from .model import GPT
 
@@ -80,8 +80,7 @@ def _checked(weights_dir, name: str) -> tuple[dict, bytes]:
 
 def _write(out_dir: str, file: str, state: dict) -> tuple[bytes, str]:
     data = st_save({k: v.detach().to("cpu", torch.float16).contiguous() for k, v in state.items()})
-    with open(os.path.join(out_dir, file), "wb") as f:
-        f.write(data)
+    atomic_write(os.path.join(out_dir, file), data)
     return data, hashlib.sha256(data).hexdigest()
 
 
@@ -157,8 +156,7 @@ def update_manifest(out_dir: str, vocab: str, entries: dict, extra: dict | None 
         raise WeightsError("the vocabulary differs from the one in the existing manifest")
     manifest["models"].update(entries)
     manifest.update(extra or {})
-    with open(path, "w") as f:
-        json.dump(manifest, f, indent=1)
+    atomic_write(path, json.dumps(manifest, indent=1).encode())
     return manifest
 
 

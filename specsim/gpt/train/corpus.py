@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import os
 import sysconfig
 from importlib import resources
 
+from ..checkpoint_checks import atomic_write
 from ..tokenizer import ASCII_VOCAB
 
 MAX_CHARS = 3_000_000
@@ -99,10 +101,11 @@ def write(out_dir: str, files, meta: dict) -> dict:
     text = join(files)
     meta = dict(meta, chars=len(text), sha256=sha256(text.encode()),
                 separator="\\n\\n", holdout_every=HOLDOUT_EVERY)
-    with gzip.GzipFile(os.path.join(out_dir, "corpus.txt.gz"), "wb", mtime=0) as f:
+    packed = io.BytesIO()  # the same bytes GzipFile(path) writes (it names the file in its header), then at once
+    with gzip.GzipFile(filename=os.path.join(out_dir, "corpus.txt.gz"), mode="wb", fileobj=packed, mtime=0) as f:
         f.write(text.encode())
-    with open(os.path.join(out_dir, "corpus.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    atomic_write(os.path.join(out_dir, "corpus.txt.gz"), packed.getvalue())
+    atomic_write(os.path.join(out_dir, "corpus.json"), json.dumps(meta, indent=1).encode())
     return meta
 
 
