@@ -138,11 +138,13 @@ def test_llama_cpp_floor_keeps_one_draft_on_seed():
 @pytest.mark.parametrize("name, zero", [("hf-sampling", Fraction(1, 2**24)), ("vllm", Fraction(1, 2**53)),
                                         ("gpt-fast", Fraction(1, 2**9) + Fraction(1, 2**24))])
 def test_float_edge_on_zeros_after_x(name, zero):
-    """After x the drafter proposes z with q = 1/2 but p(z) = 0; with one draft the round emits z exactly
-    when that test's uniform is 0: hazard = q(z) P(u = 0), and every such outcome starts with z."""
+    """After x the drafter proposes z with q = 1/2 but p(z) = 0 (vLLM, drafting q's argmax, proposes z in
+    every round); with one draft the round emits z exactly when that test's uniform is 0: hazard =
+    P(z drafted) P(u = 0), and every such outcome starts with z."""
     entry = impl.IMPLEMENTATIONS[name]
     r = impl.evaluate(entry, ZEROS, ("x",), 1, scheme=Chain(1), models=0)
-    assert r.exact and r.float_hazard == Fraction(1, 2) * zero == Fraction(1, 2) * entry.zero_probability
+    tested = 1 if name == "vllm" else Fraction(1, 2)  # vLLM drafts q's argmax, z, every round
+    assert r.exact and r.float_hazard == tested * zero == tested * entry.zero_probability
     edge = exact.round_distribution(ZEROS, ("x",), Chain(1), impl.ZeroUniform(entry.rule, zero)).outcomes
     assert sum(pr for t, pr in edge.items() if t[0] == "z") == r.float_hazard
     assert "forbids" in r.hazard_emits
@@ -234,3 +236,21 @@ def test_check_rule_takes_an_entry(cli, cli_json):
     llama = cli_json("check-rule", "llama-cpp", "--models", "3", "--gammas", "1,3")
     assert llama["exact"] is True and [s["scheme"] for s in llama["schemes"]] == ["chain:max=1,stop=0.75",
                                                                                  "chain:max=3,stop=0.75"]
+
+
+def test_vllm_verifies_its_drafts_as_point_masses():
+    """vLLM's V1 runner gives its rejection sampler no draft probabilities (NO_DRAFT_PROBS: q(x) taken as 1),
+    so a draft is kept with p(x) and a rejection draws from p without x. On the seed preset its tokens per
+    round equal the other point-mass engines' (prompt lookup) after every context and trail the textbook rule's."""
+    entry = impl.get("vllm")
+    assert "NO_DRAFT_PROBS" in entry.source and "gpu_model_runner.py" in entry.source
+    p, q = SEED.p(("b",)), SEED.q(("b",))
+    top = q.index(max(q))
+    assert entry.rule.draft_row(q)[top] == 1 and entry.rule.accept(p, q, top) == p[top]
+    assert entry.rule.replacement(p, q) == [Fraction(0)] + [v / (1 - p[top]) for v in p[1:]]
+    for scheme in (Chain(1), Chain(2), Chain(3)):
+        for ctx in SEED.contexts():
+            vllm = impl.evaluate(entry, SEED, ctx, 2, scheme=scheme, models=0)
+            lookup = impl.evaluate(impl.get("hf-prompt-lookup"), SEED, ctx, 2, scheme=scheme, models=0)
+            assert vllm.exact and vllm.total_variation == 0
+            assert vllm.tokens_per_round == lookup.tokens_per_round < vllm.textbook_tokens_per_round

@@ -36,7 +36,7 @@ def rule_named(name):
     temperature) is refused in one line: on the real model the rows are the models'.
 
     >>> rule_named("vllm").name, rule_named("eagle2").name
-    ('accept-if-ratio-at-least-u', 'point-mass-tree')
+    ('vllm', 'point-mass-tree')
     """
     if not isinstance(name, str):
         return name

@@ -57,11 +57,13 @@ MEDUSA_LOG_FLOOR = 1e-5  # Medusa's entropy: -sum p log(p + 1e-5)
 
 # -- the rules that are not already in the pitfalls lab ------------------------------------
 class SampleAndMatch(RoundRule):
-    """A deterministic draft (q's most probable token) verified by sampling p and comparing.
+    """A deterministic draft (q's most probable token) verified as a point mass.
 
-    Keeping x when a draw from p equals x is the textbook rule with q replaced by
-    the point mass on x: kept with min(1, p(x)/1) = p(x), else a draw from
-    max(0, p - point) normalized = p without x.
+    Keeping x when a draw from p equals x (llama.cpp's server, Hugging Face's
+    prompt lookup), or when a uniform u <= p(x) (vLLM's V1 kernel, given no
+    draft probabilities), is the textbook rule with q replaced by the point mass
+    on x: kept with min(1, p(x)/1) = p(x), else a draw from max(0, p - point)
+    normalized = p without x.
 
     >>> from fractions import Fraction as F
     >>> r = SampleAndMatch()
@@ -216,7 +218,7 @@ def _entry(name, scheme, rule, expected_exact, zero=None, target=identity, inten
 IMPLEMENTATIONS = {e.name: e for e in [
     _entry("hf-sampling", Chain(2), AcceptIfRatioAtLeastU(), True, Fraction(1, 2**24)),
     _entry("hf-prompt-lookup", Chain(2), SampleAndMatch("hf-prompt-lookup"), True),
-    _entry("vllm", Chain(2), AcceptIfRatioAtLeastU(), True, Fraction(1, 2**53)),
+    _entry("vllm", Chain(2), SampleAndMatch("vllm"), True, Fraction(1, 2**53)),
     _entry("medusa-typical", Chain(2), MedusaTypical(), False),
     _entry("medusa-greedy", Chain(2), MedusaGreedy(), True, target=greedy_target, intended="greedy decoding of p"),
     _entry("eagle2", Tree((2, 1), "distinct"), PointMassTree(), True, Fraction(1, 2**53)),
@@ -347,7 +349,7 @@ def float_edge(entry: Implementation, pair, context, scheme=None) -> tuple:
     hazard = forbidden_mass(pair, context, rnd.outcomes)
     if not hazard:
         return hazard, "none here: no token with p = 0 is ever tested at this context"
-    return hazard, ("a drafted token with p(x) = 0 passes u <= p(x)/q(x) = 0 when u = 0 and is emitted: "
+    return hazard, ("a drafted token with p(x) = 0 passes its test (u <= 0) when u = 0 and is emitted: "
                     f"the output holds a token the target forbids (P(u = 0) = {entry.zero_probability} per test)")
 
 
