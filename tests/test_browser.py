@@ -566,3 +566,26 @@ def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamm
     assert side.get_by_role("spinbutton", name="seed").input_value() == "5"
     assert side.get_by_role("spinbutton", name="γ: draft length").input_value() == "2"
     no_exception(page)
+
+
+# -- issue 38: the main chart on the first screen of a projector --------------------------------------
+
+from tests.bench_layout import CHART_TOP_JS, LAYOUT_JS, MAIN_CHART, wait_page  # noqa: E402
+
+
+@pytest.mark.parametrize("path", [p for p, key in MAIN_CHART.items() if key and (p != "tiny_gpt" or WEIGHTS)])
+def test_the_main_chart_starts_on_the_first_screen_at_1280x720(server, browser, path):
+    """The figure each page is about (``tests/bench_layout.MAIN_CHART``) starts above 720 px in a 1280×720
+    window, a projector's, and no two page elements overlap (``tests/bench_layout.py`` prints the same
+    figures for every viewport and saves the screenshots)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    pg.goto(f"{server}/{path}")
+    assert wait_page(pg, MAIN_CHART[path], SLOW.get(path, 60_000)), f"{MAIN_CHART[path]} was not drawn"
+    top = pg.evaluate(CHART_TOP_JS, MAIN_CHART[path])
+    layout = pg.evaluate(LAYOUT_JS)
+    print(f"\nCHART TOP {path or 'home'} at 1280x720: {top:.0f} px")
+    no_exception(pg)
+    ctx.close()
+    assert top < 720, f"{path or 'home'}: the main chart starts at {top:.0f} px"
+    assert not [o for o in layout["overlaps"] if not o[0].startswith("chart")], layout["overlaps"]

@@ -26,25 +26,23 @@ md = tokens.md  # a character or name safe inside Markdown text
 
 st.title("Tiny GPT")
 tryit.back_to_lesson()
-st.markdown("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
-            "in PyTorch. The drafter proposes γ characters, the target verifies them in one pass through a "
-            "**lower-right** causal mask over its KV cache, and both caches are **rolled back** to the "
-            "accepted prefix.")
+st.caption("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
+           "in PyTorch (settings in the sidebar). The drafter proposes γ characters, the target verifies them in "
+           "one pass through a **lower-right** causal mask over its KV cache, and both caches are **rolled back** "
+           "to the accepted prefix.")
 
 DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY_DRAFTERS[0],
             "gpt-device": "auto", "gpt-seed": 0}
 for key, default in DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
     memory.remember(key, default)
 
-with st.expander("Settings", expanded=True), st.form("gpt-form"):
-    f1, f2 = st.columns(2)
-    prompt = f1.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
-    n_tokens = f2.slider("characters to generate", 8, 400, key="gpt-n",
+with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its chart fill the first screen
+    prompt = st.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
+    n_tokens = st.slider("characters to generate", 8, 400, key="gpt-n",
                          help="more characters give more rounds and smaller standard errors")
-    gamma = f2.slider("γ: draft length", 1, 8, key="gpt-gamma")
-    f3, f4, f5, f6 = st.columns(4)
-    temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
-    draft = f4.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
+    gamma = st.slider("γ: draft length", 1, 8, key="gpt-gamma")
+    temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
+    draft = st.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
                               "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
                               "hidden state and the next character's embedding, read out through the target's "
@@ -52,12 +50,12 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
                               "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
-    device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
-    seed = int(f6.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
+    device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
+    seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
 
-with st.expander("Your own model pair"):
+with st.sidebar.expander("Your own model pair"):
     own_target = own_draft = None
     own_names = gpt_runs.own_choices()
     if gpt_runs.pairs_dir() is None:
@@ -71,10 +69,9 @@ with st.expander("Your own model pair"):
         st.caption("Two Hugging Face causal-LM checkpoints offered by this server that share a tokenizer (for "
                    "example a gpt2 and a distilgpt2, or `specsim gpt export-hf` output). Nothing is downloaded. "
                    "Leave both on the shipped pair to use it; when set, the drafter choice above is ignored.")
-        o1, o2 = st.columns(2)
         options = [SHIPPED] + own_names
-        own_target = o1.selectbox("target checkpoint", options, key="gpt-own-target")
-        own_draft = o2.selectbox("draft checkpoint", options, key="gpt-own-draft")
+        own_target = st.selectbox("target checkpoint", options, key="gpt-own-target")
+        own_draft = st.selectbox("draft checkpoint", options, key="gpt-own-draft")
         own_target, own_draft = (None if x == SHIPPED else x for x in (own_target, own_draft))
 
 if prompt is None:
@@ -107,6 +104,8 @@ for r in gen.rounds:
     pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
 st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
+st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
+                key="gpt-rounds")
 
 # -- live numbers: measured against the formula ----------------------------------
 alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
@@ -151,8 +150,6 @@ gpt_stats_section.show(check)
 if gen.rounds and any(len(r.drafts) != gamma for r in gen.rounds):
     st.caption(f"This drafter proposed fewer than γ = {gamma} drafts in some rounds (prompt lookup proposes only "
                "when it finds a match): the formula assumes γ drafts every round, so read it as a rough guide.")
-st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
-                key="gpt-rounds")
 
 # -- one round, opened up -----------------------------------------------------------
 st.subheader("One round, opened up")

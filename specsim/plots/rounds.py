@@ -201,11 +201,12 @@ def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figu
     return style(fig, "tokens per target pass", "target passes (rounds)", "tokens per target pass", height=300)
 
 
-def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: dict, title: str) -> go.Figure:
-    """Grouped bars over the next-N-token sequences: what a rule produces vs what it should."""
+def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: dict, title: str,
+                           names: tuple = ("produced by the rule", "target")) -> go.Figure:
+    """Grouped bars over the next-N-token sequences: what a rule produces vs what it should (``names``)."""
     labels = [" ".join(s) for s in outcomes]
     fig = go.Figure()
-    for name, dist, colour in (("produced by the rule", produced, RESIDUAL_COLOR), ("target", wanted, P_COLOR)):
+    for name, dist, colour in ((names[0], produced, RESIDUAL_COLOR), (names[1], wanted, P_COLOR)):
         row = [dist.get(s, 0) for s in outcomes]
         fig.add_bar(x=labels, y=floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
                     hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")
