@@ -286,9 +286,17 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     wait_idle(page)
     advanced = steps[-1][1] - steps[0][1]
     nominal = (steps[-1][0] - steps[0][0]) / 0.3
+    seen = sorted({n for _, n in steps})
+    first_seen = {}
+    for t, n in steps:
+        first_seen.setdefault(n, t)
+    shown_for = sorted(first_seen[b] - first_seen[a] for a, b in zip(seen, seen[1:]))
     print(f"\nPLAY 0.3 s/event: {advanced} events in {steps[-1][0] - steps[0][0]:.1f} s "
-          f"({advanced / nominal:.0%} of nominal {nominal:.1f}); caption/chart differed in "
+          f"({advanced / nominal:.0%} of nominal {nominal:.1f}); each shown for a median "
+          f"{1000 * shown_for[len(shown_for) // 2]:.0f} ms (from {1000 * shown_for[0]:.0f} to "
+          f"{1000 * shown_for[-1]:.0f}); caption/chart differed in "
           f"{mismatched} of {samples} samples taken mid-update, at most {longest} in a row")
+    assert seen == list(range(seen[0], seen[-1] + 1)), f"Play skipped events: {seen}"  # issue 38: every event
     assert advanced >= 0.5 * nominal  # generous bound on a shared 2-core machine; the goal is 80 %
     deadline = time.time() + 10  # paused: the chart catches up with the caption and stays there
     caption, title = page.evaluate(CAPTION_JS)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from parts import presenter
+
 from specsim import toy
 
 from specsim.views import frames
@@ -75,7 +77,7 @@ def _draw(build, key: str, pace: float, base: float) -> None:
     except (WorkRefused, ValueError) as e:
         st.error(str(e).splitlines()[0])
         return
-    st.plotly_chart(fig, key=key, config={"displayModeBar": False})
+    presenter.chart(fig, key=key, config={"displayModeBar": False})
 
 
 def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, widgets
+from parts import gpt_runs, heavy, presenter, widgets
 from specsim.plots import gallery as plots_gallery
 
 from specsim.gpt.specs import GALLERY as DRAFTERS
@@ -83,7 +83,7 @@ def show(device: str) -> None:
     for name, rows in result["sets"].items():
         st.subheader(SETS.get(name, name))
         st.dataframe(table_rows(rows), hide_index=True, width="stretch")
-        st.plotly_chart(plots_gallery.alpha_cost_map(rows, title=f"Drafters on the α / c landscape: {SETS[name]}"),
+        presenter.chart(plots_gallery.alpha_cost_map(rows, title=f"Drafters on the α / c landscape: {SETS[name]}"),
                         key=f"gallery-map-{name}")
     st.caption(f"T = 1, γ = 4, {result['settings']['threads']} torch thread(s) on {result['settings']['device']}; "
                "α = accepted / verified drafts with its standard error over rounds; c = drafter time per drafted "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, widgets
+from parts import gpt_runs, heavy, presenter, widgets
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view
@@ -79,7 +79,7 @@ def _round_view(gen) -> None:
     kind = "replacement" if r.closing_kind == "correct" else "bonus"
     st.markdown(f"Round {j + 1}: {len(r.drafts)} drafted nodes after **n = {r.start}** cached characters; "
                 f"accepted path: **{path}**, then a {kind} token **{show(r.closing_token)}**.")
-    st.plotly_chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
+    presenter.chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
                                            f"Round {j + 1}: the tree mask of its one target pass (last 8 cached keys)"),
                     key="tree-gpt-mask")
 

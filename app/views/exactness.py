@@ -1,7 +1,7 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-from parts import animations, cached, memory, widgets
+from parts import animations, cached, memory, presenter, widgets
 from parts.tokens import md
 from sections import tryit
 from specsim import bounds, exact
@@ -36,7 +36,7 @@ memory.remember("exact-table-gamma", gamma_list[0], valid=lambda g: g in gamma_l
 gamma = t2.selectbox("γ", gamma_list, key="exact-table-gamma")
 check = next(c for c in checks if c.context == context and c.gamma == gamma)
 seqs = sorted(set(check.speculative) | set(check.target))
-st.plotly_chart(plots_rounds.distribution_vs_target(
+presenter.chart(plots_rounds.distribution_vs_target(
     seqs, check.speculative, check.target,
     f"The next {n_tokens} tokens after “{plots.shorten(' '.join(context))}”, γ = {gamma}: "
     + ("equal" if check.exact else "not equal"), names=("speculative decoding", "target alone")), key="exact-joint")
@@ -91,13 +91,13 @@ with f1:
                        "≈": f"{float(pr):.4f}"} for seq, pr in sorted(rd.outcomes.items(), key=lambda kv: -kv[1])],
                      hide_index=True, height=420, key="exact-outcomes")
     else:
-        st.plotly_chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
+        presenter.chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
         st.caption("Read the sunburst from the centre out: the inner ring is the round's first emitted "
                    "token, the next ring its second, and so on; a slice's angle is its probability. "
                    f"{plots.STOP} marks a round that stops there although a longer outcome continues. "
                    "Hover a slice for its exact probability, or switch to the table.")
 with f2:
-    st.plotly_chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
+    presenter.chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
     st.caption("Bars show short fractions as they are and long ones as decimals (hover for the exact value). "
                "The exact K distribution can differ from the i.i.d. formula because α changes with "
                "the context after each accepted draft; the output distribution is exact either way.")

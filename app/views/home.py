@@ -1,7 +1,7 @@
 """Home: what speculative decoding is, one round replayed, a map of the app."""
 import streamlit as st
 
-from parts import memory, nav, tokens
+from parts import memory, nav, presenter, tokens
 from sections import lesson_index, tryit
 from specsim import sampling, toy
 from specsim.plots import rounds as plots_rounds
@@ -31,7 +31,7 @@ with chart:
     c1, c2 = st.columns([5, 2], vertical_alignment="bottom")
     step = c1.slider("replay the round: drag back to event 1 and forward again", 1, len(events), key="home-event")
     c2.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
-    st.plotly_chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
+    presenter.chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
 with words:
     st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
     st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),

@@ -7,7 +7,7 @@ not have and a number out of range are ignored, as on every page.
 """
 import streamlit as st
 
-from parts import cached, memory, model_editor, widgets
+from parts import cached, memory, model_editor, presenter, widgets
 from sections import tryit
 from specsim import toy
 from specsim.labs import implementations as impl
@@ -91,10 +91,10 @@ exact = verdict(r, proof)
 
 produced, wanted = next_tokens(model.to_json(), context, n_tokens, name)
 chart, side = st.columns([3, 2])  # the chart beside its verdict: on a projector both are on the first screen
-chart.plotly_chart(plots_rounds.distribution_vs_target(
+presenter.chart(plots_rounds.distribution_vs_target(
     sorted(set(produced) | set(wanted)), produced, wanted,
     f"{name}: next {n_tokens} token(s) after \"{shorten(' '.join(context))}\", target: {entry.intended}"),
-    key="impl-bars")
+    key="impl-bars", where=chart)
 side.metric("exact?", "yes ✓" if exact else "no ✗",
           help=f"TV 0 here, on the presets and on {proof.models} models of the checker's random family "
                f"({proof.checks} contexts), for {r.scheme}, N = {n_tokens}; intended output: {entry.intended}")

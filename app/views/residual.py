@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import animations, memory, model_editor, widgets
+from parts import animations, memory, model_editor, presenter, widgets
 from sections import tryit
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
@@ -116,9 +116,9 @@ with right:
     m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", widgets.fmt(rule.residual_mass(p, q)))
     if r is None:
         st.info("p ≤ q everywhere (so p = q): no draft is ever rejected and the residual is never used.")
-    st.plotly_chart(plots.residual_stack(vocab, p, q), key="res-stack")
+    presenter.chart(plots.residual_stack(vocab, p, q), key="res-stack")
 
-st.plotly_chart(plots.residual_panels(vocab, p, q), key="res-panels")
+presenter.chart(plots.residual_panels(vocab, p, q), key="res-panels")
 
 st.subheader("In motion")
 st.markdown("**Play** the first chart: q slides to p, and min(p, q), the residual and α move with it. "

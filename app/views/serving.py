@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from parts import gpt_runs, memory, nav, widgets
+from parts import gpt_runs, memory, nav, presenter, widgets
 from sections import tryit
 from specsim.plots import serving as plots
 from specsim.serving import measure_cpu
@@ -119,7 +119,7 @@ m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossov
 m2.metric("largest batch that fits", "unknown" if g["max_batch"] is None else f"{g['max_batch']:,}",
           help="both models' weights and every sequence's two caches in the GPUs' memory")
 m3.metric("best at batch 1", f"γ = {g['best_gamma'][0]}, {g['best_speedup'][0]:.2f}×")
-st.plotly_chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayModeBar": False})
+presenter.chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayModeBar": False})
 (st.warning if g["crossover"] == 1 or g["max_batch"] == 0 else st.info)(sv.verdict(g))
 if max(sv.GAMMAS) in g["best_gamma"]:
     st.caption(f"γ = {max(sv.GAMMAS)} is the largest searched: at some batch a longer chain may pay more.")
@@ -141,7 +141,7 @@ st.markdown(f"Press **▶ Play** inside the chart: the batch doubles every two f
             f"each pass would take **per sequence** from its bytes alone and from its FLOPs alone; the longer "
             f"bar bounds the pass (the ridge of {settings.hw.name} in {dtype} is {play['ridge']:.0f} FLOPs per byte). "
             f"The verify pass feeds γ + 1 = {gamma + 1} positions per sequence.")
-st.plotly_chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
+presenter.chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
 
 st.subheader("The tiny GPT, measured")
 st.markdown("`specsim gpt serve-bench` decodes batches of the shipped tiny pair on this CPU, plain and "
@@ -183,7 +183,7 @@ if result is not None:
     except ValueError as e:
         st.error(str(e))
 if points is not None:
-    st.plotly_chart(plots.measured_chart(points), key=f"{KEY}-measured", config={"displayModeBar": False})
+    presenter.chart(plots.measured_chart(points), key=f"{KEY}-measured", config={"displayModeBar": False})
     st.caption(f"context {points['context']:,} tokens per sequence; markers measured (median speedup over "
                "the repeats), lines the calibrated roofline. The model's v assumes a pass as fast as the "
                "roofs allow; small batches on a CPU pay fixed costs the roofline folds into one overhead.")

@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from parts import gpt_runs, memory, tokens, widgets
+from parts import gpt_runs, memory, presenter, tokens, widgets
 from sections import gallery_section, gpt_stats_section, tryit
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
@@ -104,7 +104,7 @@ for r in gen.rounds:
     pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
 st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
-st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
+presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
                 key="gpt-rounds")
 
 # -- live numbers: measured against the formula ----------------------------------
@@ -165,13 +165,13 @@ st.markdown(f"Round {j + 1}: the cache holds **n = {n}** keys; the last token **
             f"**k = {r.accepted}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
             f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
 queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
-st.plotly_chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)), n,
+presenter.chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)), n,
                                     queries), key="gpt-mask")
 labels = {n: vocab[r.last_token], **{n + 1 + i: vocab[t] for i, t in enumerate(r.drafts)}}
 if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence position j
     seq = gen.prompt_ids + gen.tokens
     labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
-st.plotly_chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
+presenter.chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
 p_rows, q_rows = r.p_rows.tolist(), r.q_rows.tolist()
 for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels a chart: titles fit a phone
     e = s + DRAFTS_PER_CHART
@@ -180,7 +180,7 @@ for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels 
     if len(r.drafts) > DRAFTS_PER_CHART:
         fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q, "
                                      "the draft outlined")  # one line at 420 px
-    st.plotly_chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
+    presenter.chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
 with st.expander("Which logit row of the verify pass scored which draft"):
     st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],
                    "scores": s["scores"], "used": "✓" if s["used"] else ""} for s in r.scored_by()],
