@@ -597,3 +597,23 @@ def test_the_main_chart_starts_on_the_first_screen_at_1280x720(server, browser, 
     ctx.close()
     assert top < 720, f"{path or 'home'}: the main chart starts at {top:.0f} px"
     assert not [o for o in layout["overlaps"] if not o[0].startswith("chart")], layout["overlaps"]
+
+
+def test_presenter_mode_closes_the_sidebar_and_makes_big_buttons_and_charts(server, browser):
+    """?presenter=1 on a 1280×720 projector: the sidebar starts closed, the step buttons are at least
+    56 px tall (a remote's or a far mouse's target), the type is larger and the chart fills 70 % of the screen."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    pg.goto(f"{server}/stepper?presenter=1")
+    assert wait_page(pg, MAIN_CHART["stepper"])
+    sidebar = pg.locator('[data-testid="stSidebar"]')
+    assert sidebar.get_attribute("aria-expanded") == "false" or sidebar.bounding_box() is None \
+        or sidebar.bounding_box()["x"] + sidebar.bounding_box()["width"] <= 1
+    button = pg.get_by_role("button", name="Next step", exact=True).bounding_box()
+    chart = pg.locator(".st-key-stepper-event .main-svg").first.bounding_box()
+    size = pg.evaluate("() => getComputedStyle(document.documentElement).fontSize")
+    print(f"\nPRESENTER: button {button['width']:.0f}×{button['height']:.0f} px, chart {chart['height']:.0f} px tall, "
+          f"root font {size}")
+    assert button["height"] >= 56 and chart["height"] >= 0.69 * 720 and size == "20px"
+    no_exception(pg)
+    ctx.close()

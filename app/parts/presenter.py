@@ -19,7 +19,7 @@ SCREENS = (720, 768, 900, 1080)
 SEEN = "presenter-link"  # the ?presenter= value already applied: a link wins once, then the toggle
 STYLE = """<style>
 html { font-size: 20px; }
-[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 2.5rem 2rem 2rem 2rem; }
 [data-testid="stMain"] .stButton button { min-height: 3.4rem; min-width: 7rem; font-size: 1.25rem;
                                          padding: 0.6rem 1.4rem; }
 [data-testid="stMain"] .stButton button p { font-size: 1.25rem; }

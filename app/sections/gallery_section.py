@@ -11,6 +11,7 @@ import streamlit as st
 
 from parts import gpt_runs, heavy, presenter, widgets
 from specsim.plots import gallery as plots_gallery
+from specsim.views.words import number_word
 
 from specsim.gpt.specs import GALLERY as DRAFTERS
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "verify_ratio": "v",
@@ -46,7 +47,7 @@ def table_rows(rows) -> list:
 
 def show(device: str) -> None:
     st.header("Drafter gallery")
-    st.markdown("Five ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
+    st.markdown(f"{number_word(len(DRAFTERS)).capitalize()} ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
                 "trained on the corpus alone), **EAGLE** (one narrow layer that reads the target's own last "
                 "hidden state and the next character's embedding, predicts the next hidden state and reads it "
                 "out through the target's final norm and head: the target's understanding of the context for "

@@ -16,6 +16,7 @@ from sections import gallery_section, gpt_stats_section, tryit
 from specsim import formulas
 from specsim.plots import gpt as plots_gpt
 from specsim.schemes import masks
+from specsim.views import words
 from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 
@@ -153,7 +154,8 @@ if gen.rounds and any(len(r.drafts) != gamma for r in gen.rounds):
 
 # -- one round, opened up -----------------------------------------------------------
 st.subheader("One round, opened up")
-j = st.slider("round", 1, len(gen.rounds), 1, key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
+memory.remember("gpt-round", 1, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept across pages
+j = st.slider("round", 1, len(gen.rounds), key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
 r = gen.rounds[j]
 n = r.cache["target"]["start"]
 chars = [plots_gpt.show_char(vocab[t]) for t in r.drafts]
@@ -161,7 +163,7 @@ last = plots_gpt.show_char(vocab[r.last_token])
 
 
 st.markdown(f"Round {j + 1}: the cache holds **n = {n}** keys; the last token **{md(last)}** and the "
-            f"drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as {len(chars) + 1} queries. "
+            f"drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as {words.count(len(chars) + 1, 'query', 'queries')}. "
             f"**k = {r.accepted}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
             f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
 queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
@@ -178,7 +180,7 @@ for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels 
     fig = plots_gpt.draft_rows(vocab, p_rows[s:e], q_rows[s:e], r.drafts[s:e], r.acceptance[s:e], r.u[s:e],
                                r.accepted_flags[s:e])
     if len(r.drafts) > DRAFTS_PER_CHART:
-        fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q, "
+        fig.update_layout(title_text=f"{words.span('draft', s + 1, min(e, len(r.drafts)), len(r.drafts))}: p and q, "
                                      "the draft outlined")  # one line at 420 px
     presenter.chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
 with st.expander("Which logit row of the verify pass scored which draft"):

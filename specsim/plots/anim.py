@@ -336,9 +336,11 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{text}<extra>now</extra>")
     traces = [[go.Scatter(x=f["gammas"], y=_f(f["speedups"])),
                go.Scatter(x=[f["best_gamma"]], y=[float(f["best_speedup"])],
-                          text=[f"best γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}×"]),
+                          text=[f"best γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}×"
+                                if f["best_label"] == f"best γ = {f['best_gamma']}" else
+                                f"γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}× (no γ gains)"]),
                None,
-               go.Scatter(x=[float(f["alpha"])], y=[float(f["cost"])], text=[f"best γ = {f['best_gamma']}"])]
+               go.Scatter(x=[float(f["alpha"])], y=[float(f["cost"])], text=[f["best_label"]])]
               for f in frames]
     top = max(float(s) for f in frames for s in f["speedups"] + [1])
     fig.add_hrect(y0=0, y1=1, fillcolor=RESIDUAL_COLOR, opacity=0.08, line_width=0, row=1, col=1)

@@ -114,17 +114,18 @@ def style(fig: go.Figure, title: str | None = None, x: str | None = None, y: str
     return fig
 
 
-def presented(fig: go.Figure, screen_height: int, scale: float = 1.3) -> go.Figure:
-    """A copy of ``fig`` for a projector: as tall as most of a screen ``screen_height`` px high (never
-    shorter than it was), and its text ``scale`` times larger (the titles, the axes, the legend, the hover).
+def presented(fig: go.Figure, screen_height: int, share: float = 0.7, scale: float = 1.3) -> go.Figure:
+    """A copy of ``fig`` for a projector: ``share`` of a screen ``screen_height`` px high (never shorter
+    than it was; the rest of the screen holds a step bar or a caption), and its text ``scale`` times larger
+    (the titles, the axes, the legend, the hover).
 
     >>> fig = style(go.Figure(go.Bar(x=[1], y=[1])), "t", height=380)
     >>> big = presented(fig, 720)
     >>> big.layout.height, big.layout.font.size, big.layout.title.font.size, fig.layout.height
-    (561, 18, 20, 380)
+    (504, 18, 20, 380)
     """
     out = go.Figure(fig)
-    height = max(int(screen_height * 0.78), fig.layout.height or 0)
+    height = max(round(screen_height * share), fig.layout.height or 0)
     font = round((fig.layout.font.size or FONT["size"]) * scale)
     out.update_layout(height=height, font_size=font, hoverlabel_font_size=font)
     if fig.layout.title.text:

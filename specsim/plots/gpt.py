@@ -137,7 +137,8 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
         ratio = f"{acceptance[i]:.2f}" if i < len(acceptance) else "–"  # a trace lists only the tested drafts
-        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {ratio}<br>u {u[i]:.2f}")
+        coin = f"{u[i]:.2f}" if i < len(accepted_flags) and i < len(u) else "–"  # an untested draft has no coin
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {ratio}<br>u {coin}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])

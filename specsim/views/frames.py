@@ -282,9 +282,13 @@ def _curve_frames(points, max_gamma: int) -> list:
     for a, c in points:
         curve = formulas.speedup_curve(a, c, max_gamma)
         g, s = curve["best_gamma"], curve["best_speedup"]
-        verdict = "slower than plain decoding for every γ" if s <= 1 else f"{float(s):.2f}× plain decoding"
+        # the Speedup page's metric says "none" (every γ slower) and "any" (a tie at 1×): the frames say the same
+        best = "none" if s < 1 else "any" if s == 1 else str(g)
+        said = f"best γ = {best}" if best == str(g) else f"best γ: {best}"
+        verdict = {"none": "every γ is slower than plain decoding",
+                   "any": "the best speedup is exactly 1×, no γ gains"}.get(best, f"{float(s):.2f}× plain decoding")
         frames.append({"name": f"α = {float(a):.2f}, c = {float(c):.2f}", "alpha": a, "cost": c, **curve,
-                       "caption": f"α = {fmt(a)}, c = {fmt(c)}: best γ = {g}, {verdict}."})
+                       "best_label": said, "caption": f"α = {fmt(a)}, c = {fmt(c)}: {said}, {verdict}."})
     return frames
 
 
