@@ -3,6 +3,7 @@ settings kept across pages, traps. Each test failed on the app before the issue'
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -131,3 +132,46 @@ def test_the_trees_tiny_gpt_round_opens_on_a_round_with_several_tokens():
     mask = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "tree mask" in c.proto.spec)
     tokens = {row.split(" ")[-1] for row in mask["data"][0]["y"][1:]}
     assert len(tokens) > 2, tokens
+
+
+# -- legibility (point 5) ------------------------------------------------------------------------
+
+def test_rejected_and_replacement_are_not_the_same_red():
+    from specsim.plots import anim
+    assert anim.STATUS_COLORS["rejected"] != anim.STATUS_COLORS["correct"]
+    assert len(set(anim.STATUS_COLORS.values())) == len(anim.STATUS_COLORS)
+
+
+def test_the_serving_play_has_no_stray_tick_below_batch_1():
+    from specsim.plots import serving as plots
+    from specsim.views import serving_view as sv
+    fig = plots.play_animation(sv.play_frames(sv.Settings(context=128), 4))
+    batch_axis = fig.layout.xaxis2
+    assert batch_axis.type == "log" and batch_axis.dtick == 1 and batch_axis.range[0] > -0.3  # 10^-0.3 = 0.5
+
+
+def test_axis_titles_fit_a_phone_and_marker_labels_stay_inside():
+    from fractions import Fraction
+    from specsim import formulas
+    from specsim.plots import charts
+    grid = formulas.best_gamma_grid(max_gamma=32)
+    heat = charts.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"])
+    assert all(len(ax.title.text or "") <= 20 for ax in (heat.layout.yaxis, heat.layout.yaxis2))
+    assert len(charts.expected_tokens_curve([1, 2], [1, 2], [1, 2]).layout.yaxis.title.text) <= 20
+    curve = formulas.speedup_curve(Fraction(99, 100), 0, 32)
+    fig = charts.speedup_curve(curve["gammas"], curve["speedups"], (32, curve["speedups"][-1]))
+    assert fig.data[-1].textposition == "top left"  # the best γ at the right edge: its label reads leftwards
+
+
+def test_the_proof_animations_p_labels_sit_on_a_white_ground():
+    from specsim.plots import anim
+    from specsim.views import frames
+    from specsim import toy
+    from parts.animations import _OneRow
+    seed = toy.load_model("seed")
+    data = frames.proof_frames(_OneRow(seed.vocab, seed.p(("a",)), seed.q(("a",))), (), 1, 50, 0)
+    fig = anim.proof_animation(data)
+    labels = [a for a in fig.layout.annotations if a.text.startswith("p = ")]
+    assert len(labels) == len(seed.vocab) and all(a.bgcolor for a in labels)
+    captions = " ".join(f["caption"] for f in data["frames"])
+    assert "1 accepted draft +" in captions and not re.search(r"(?<![\d,])1 (accepted drafts|replacements)", captions)

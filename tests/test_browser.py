@@ -260,6 +260,21 @@ def same_event(caption: str, title: str) -> bool:
         not words[1:2] or not words[1].isdigit() or head[1] == words[1])
 
 
+WATCH_STEPS_JS = """() => {
+    window.__steps = [];
+    const read = () => {
+        const cap = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"]')]
+            .find(e => /^round \\d+ · event/.test(e.innerText));
+        const m = cap && cap.innerText.match(/step (\\d+)/);
+        const last = window.__steps[window.__steps.length - 1];
+        if (m && (!last || last[1] !== +m[1])) window.__steps.push([performance.now(), +m[1]]);
+    };
+    new MutationObserver(read).observe(document.querySelector('[data-testid="stMain"]'),
+                                       {subtree: true, childList: true, characterData: true});
+    read();
+}"""
+
+
 def test_play_keeps_time_and_chart_matches_caption(server, page):
     """At 0.3 s/event: events advanced in 10 s (printed; goal >= 80 % of nominal) and caption = chart."""
     open_page(page, server, "stepper")
@@ -268,6 +283,7 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     speed.press("ArrowLeft")  # 0.6 -> 0.3 s per event
     sync_api.expect(speed).to_have_attribute("aria-valuetext", "0.3")
     wait_idle(page)
+    page.evaluate(WATCH_STEPS_JS)  # every caption change, seen by the page itself (not by polling)
     toggle(page, "Play", "Pause")
     steps, mismatched, samples, run, longest = [], 0, 0, 0, 0
     t0 = time.time()
@@ -286,11 +302,9 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     wait_idle(page)
     advanced = steps[-1][1] - steps[0][1]
     nominal = (steps[-1][0] - steps[0][0]) / 0.3
-    seen = sorted({n for _, n in steps})
-    first_seen = {}
-    for t, n in steps:
-        first_seen.setdefault(n, t)
-    shown_for = sorted(first_seen[b] - first_seen[a] for a, b in zip(seen, seen[1:]))
+    watched = page.evaluate("() => window.__steps")  # [ms, step] at each change of the caption's step
+    seen = [n for _, n in watched]
+    shown_for = sorted((b[0] - a[0]) / 1000 for a, b in zip(watched[1:], watched[2:]))  # the first is Play's own
     print(f"\nPLAY 0.3 s/event: {advanced} events in {steps[-1][0] - steps[0][0]:.1f} s "
           f"({advanced / nominal:.0%} of nominal {nominal:.1f}); each shown for a median "
           f"{1000 * shown_for[len(shown_for) // 2]:.0f} ms (from {1000 * shown_for[0]:.0f} to "
@@ -617,3 +631,24 @@ def test_presenter_mode_closes_the_sidebar_and_makes_big_buttons_and_charts(serv
     assert button["height"] >= 56 and chart["height"] >= 0.69 * 720 and size == "20px"
     no_exception(pg)
     ctx.close()
+
+
+def test_back_and_forward_keep_a_lessons_link(server, page):
+    """Lesson 9 → its Speedup link → Home in the sidebar → Back: the address still carries from_lesson=9 and the
+    page links back to the lesson; Forward and Back again; Back once more is the lesson (issue 38, point 3)."""
+    open_page(page, server, "lessons?lesson=9")
+    page.locator('[data-testid="stMain"] [data-testid="stPageLink"] a', has_text="Speedup").first.click()
+    sync_api.expect(page).to_have_url(re.compile(r"/speedup\?.*from_lesson=9"), timeout=30_000)
+    wait_idle(page)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Home").click()
+    sync_api.expect(page).to_have_url(re.compile(re.escape(server) + r"/?$"), timeout=30_000)
+    wait_idle(page)
+    for move in (page.go_back, page.go_forward, page.go_back):
+        move()
+        wait_idle(page)
+    sync_api.expect(page).to_have_url(re.compile(r"/speedup\?.*from_lesson=9"), timeout=30_000)
+    sync_api.expect(page.get_by_text("← back to lesson 9")).to_have_count(1, timeout=30_000)
+    page.go_back()
+    sync_api.expect(page.locator('[data-testid="stMain"] [data-testid="stProgress"]',
+                                 has_text="lesson 9 of")).to_be_visible(timeout=30_000)
+    no_exception(page)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, presenter, widgets
+from parts import gpt_runs, heavy, memory, presenter, widgets
 from specsim.plots import gallery as plots_gallery
 from specsim.views.words import number_word
 
@@ -57,11 +57,13 @@ def show(device: str) -> None:
                 "first 2 layers, on the target's KV cache, with its final norm and head, or with a small exit "
                 "head trained to match p: `+head`). Each is measured at γ = 4 against plain decoding "
                 "of the target, interleaved in the same run.")
+    for key, default in (("gallery-n", 60), ("gallery-repeats", 1), ("gallery-prompts", 1)):
+        memory.remember(key, default)  # kept across pages
     with st.form("gallery-form"):
         c1, c2, c3 = st.columns(3)
-        n_tokens = c1.slider("characters per prompt", 20, 200, 60, 10, key="gallery-n")
-        repeats = c2.slider("timed repeats (the fastest counts)", 1, 5, 1, key="gallery-repeats")
-        n_prompts = c3.slider("prompts per set", 1, 3, 1, key="gallery-prompts")
+        n_tokens = c1.slider("characters per prompt", 20, 200, step=10, key="gallery-n")
+        repeats = c2.slider("timed repeats (the fastest counts)", 1, 5, key="gallery-repeats")
+        n_prompts = c3.slider("prompts per set", 1, 3, key="gallery-prompts")
         go = st.form_submit_button("Measure every drafter", width="stretch")
     key = (device, n_tokens, repeats, n_prompts)
     results = _results()

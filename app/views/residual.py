@@ -78,7 +78,7 @@ with left:
         st.info("The number of tokens changed, so p and q restarted as uniform rows: edit them.")
     p_text = st.text_input("p: target distribution", key="res-p")
     q_text = st.text_input("q: drafter distribution", key="res-q")
-    normalize = st.checkbox("renormalize p and q if they do not sum to 1", key="res-norm")
+    normalize = st.checkbox("renormalize p and q", key="res-norm", help="when a row does not sum to 1")
 
 
 with right:  # every box's size is judged before anything parses it
@@ -113,7 +113,8 @@ with right:
     m1, m2, m3 = st.columns(3)
     m1.metric("α = Σ min(p, q)", widgets.fmt(a), help="acceptance rate = 1 − TV(p, q)")
     m2.metric("TV(p, q)", widgets.fmt(rule.total_variation(p, q)), help="total variation distance")
-    m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", widgets.fmt(rule.residual_mass(p, q)))
+    m3.metric("P(reject) = 1 − α", widgets.fmt(rule.residual_mass(p, q)),  # a short label: never cut
+              help="= Σ max(0, p − q), the residual's mass before it is normalized")
     if r is None:
         st.info("p ≤ q everywhere (so p = q): no draft is ever rejected and the residual is never used.")
     presenter.chart(plots.residual_stack(vocab, p, q), key="res-stack")

@@ -32,6 +32,7 @@ from ..rule import CORRECT, RoundRule, excess, overlap, residual
 from ..rule import alpha as alpha_of
 from ..sampling import make_rng, trace_round
 from ..schemes import Chain
+from .words import count
 from ..stats import chi_square
 from ..toy import check_row
 
@@ -221,8 +222,8 @@ def proof_frames(pair, context, gamma: int = 1, rounds: int = 2000, seed: int = 
             test = f"χ² p-value {fit.p_value:.3f}" if fit.dof else "too few rounds for a χ² test"
             frames.append({"name": f"{n} round{'' if n == 1 else 's'}", "n": n, "drafted": list(drafted), "replaced": list(replaced),
                            "tv": tv, "p_value": fit.p_value, "dof": fit.dof,
-                           "caption": f"{n:,} round{'' if n == 1 else 's'}: first tokens {sum(drafted):,} accepted drafts + "
-                                      f"{sum(replaced):,} replacements; TV to p = {float(tv):.4f} "
+                           "caption": f"{count(n, 'round')}: first tokens {count(sum(drafted), 'accepted draft')} + "
+                                      f"{count(sum(replaced), 'replacement')}; TV to p = {float(tv):.4f} "
                                       f"(exact: 0); {test}."})
     return {"vocab": tuple(vocab), "context": ctx, "gamma": gamma, "seed": seed, "p": list(p),
             "overlap": overlap(p, q), "excess": excess(p, q), "alpha": alpha_of(p, q), "frames": frames}
