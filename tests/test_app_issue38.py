@@ -175,3 +175,45 @@ def test_the_proof_animations_p_labels_sit_on_a_white_ground():
     assert len(labels) == len(seed.vocab) and all(a.bgcolor for a in labels)
     captions = " ".join(f["caption"] for f in data["frames"])
     assert "1 accepted draft +" in captions and not re.search(r"(?<![\d,])1 (accepted drafts|replacements)", captions)
+
+
+# -- the Tiny GPT page runs every scheme of the GPT decoder (point 9) ----------------------------
+
+@pytest.mark.skipif(not WEIGHTS, reason="no shipped weights")
+@pytest.mark.parametrize("kind, settings, name", [
+    ("block", {"gpt-gamma": 3}, "block:3"),
+    ("tree", {"gpt-shape": "2,1", "gpt-drafts": "distinct"}, "tree:2,1:distinct"),
+    ("dynamic", {"gpt-budget": 4, "gpt-depth": 2, "gpt-topk": 2}, "tree:dynamic,budget=4,depth=2,topk=2")])
+def test_tiny_gpt_page_runs_every_scheme_with_its_mask_and_cache(kind, settings, name):
+    from specsim.gpt import api
+    from specsim.schemes import masks
+    at = AppTest.from_file(str(ENTRY), default_timeout=300)
+    at.run()
+    at.session_state["gpt-n"] = 24
+    at.session_state["gpt-kind"] = kind
+    for key, value in settings.items():
+        at.session_state[key] = value
+    at.switch_page("views/tiny_gpt.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    gen = api.speculative_generate(api.load_pair("distilled", "cpu"), "def ", 24, name, seed=0)
+    assert any(f"Round 1 ({name})" in m.value.replace("\\", "") for m in at.markdown)
+    specs = {json.loads(c.proto.spec)["layout"].get("meta"): json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    cache = specs["cache"]["data"][0]
+    r = gen.rounds[0]
+    n = r.cache["target"]["start"]
+    assert cache["y"][1] == f"target: after verify ({r.cache['target']['after_verify']})"
+    if kind == "block":  # a path: the chain's masks, the first k drafts kept
+        assert "keys seen per query" in json.dumps(specs, ensure_ascii=False)
+    else:  # a tree: its own mask, one row per node and the root; the pass's slots coloured by the path
+        mask = next(s for s in specs.values() if "tree mask" in json.dumps(s["layout"].get("title", "")))
+        assert len(mask["data"][0]["y"]) == 1 + len(r.drafts)
+        assert [row[-(1 + len(r.drafts)):] for row in mask["data"][0]["z"]] == \
+            masks.tree_grid(r.parents, 0).astype(int).tolist()
+        from specsim.gpt import tree_decode
+        order = tree_decode.flatten(r.parents, "dfs")
+        verify_row = cache["customdata"][1]
+        first = cache["x"][0]
+        kinds = [verify_row[n + 1 + i - first] for i in range(len(order))]
+        assert kinds == ["accepted draft" if node in r.accepted_nodes else "rejected draft" for node in order]
+    tests = next(t.value for t in at.dataframe if "u" in t.value.columns)
+    assert len(tests) == len(r.verdict.tests)
