@@ -255,7 +255,7 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
                                 hovertemplate="%{hovertext}<br>share of the round: %{percentRoot:.2%}<extra></extra>",
                                 insidetextorientation="horizontal", sort=False, textfont_size=18))
     ctx = shorten(" ".join(context))
-    fig.add_annotation(text="rings, from the centre: 1st, 2nd, 3rd … emitted token; "
+    fig.add_annotation(text="rings, from the centre: 1st, 2nd, 3rd … emitted token;<br>"  # short lines: a phone
                        f"{STOP} = the round stops there<br>colour = tokens the round emits: " + ", ".join(
                            f"<span style='color:{c}'>■</span> {n}"
                            for n, c in enumerate(LENGTH_COLORS[:max(map(len, outcomes))], 1)),
