@@ -23,7 +23,7 @@ import plotly.io
 import plotly.subplots
 import streamlit as st
 
-from parts import nav  # noqa: E402
+from parts import nav, presenter  # noqa: E402
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -41,7 +41,9 @@ def warm_plotly() -> int:
 
 
 def main() -> None:
-    st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide")
+    presenting = presenter.from_link()  # ?presenter=1: a projector (parts.presenter)
+    st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide",
+                       initial_sidebar_state="collapsed" if presenting else "auto")
     warm_plotly()
     # less blank space above a page's title than Streamlit's 6rem: at 1280×720 the main chart starts higher
     st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4rem}</style>")
@@ -49,7 +51,9 @@ def main() -> None:
     for page in nav.PAGES:
         sections.setdefault(page.section, []).append(
             st.Page(page.path, title=page.title, icon=page.icon, default=page.path == nav.PAGES[0].path))
-    st.navigation(sections).run()
+    page = st.navigation(sections)
+    presenter.controls()  # the toggle, under the page list
+    page.run()
 
 
 main()

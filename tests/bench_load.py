@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 LIGHT = ("Lessons", "Home")  # sidebar labels of the two light pages
 LIGHT_PATHS = ("lessons", "")  # their url paths
-HEAVY_BUTTON = "Measure every scheme (about a minute)"
+HEAVY_BUTTON = "Measure every scheme"
 HEAVY_WAIT_S = 300  # the longest a heavy session waits for its table
 TICKS = os.sysconf("SC_CLK_TCK")
 

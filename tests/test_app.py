@@ -26,6 +26,11 @@ WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
 TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 
 
+
+def generate(at):
+    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    return next(b for b in at.button if b.label == "Generate")
+
 def open_page(path: str, timeout: float = 30) -> AppTest:
     at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
     if path != nav.PAGES[0].path:
@@ -235,7 +240,7 @@ def test_tiny_gpt_page():
     assert len(figs) >= 4
     assert float(at.metric[0].value.split(" ± ")[0]) > 0  # measured alpha (± its standard error)
     at.text_area(key="gpt-prompt").set_value("caf\u00e9")
-    at.button[0].click().run()  # the form's Generate button
+    generate(at).click().run()  # the form's Generate button
     assert not at.exception
     assert any("not in the vocabulary" in e.value for e in at.error)
 
@@ -268,7 +273,7 @@ def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
     at = open_page("views/tiny_gpt.py", timeout=300)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
     at.text_area(key="gpt-prompt").set_value("x = 1\ny = 2\nx = 1\ny = 2\nx = ")
-    at.button[0].click().run()
+    generate(at).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "measured" in " ".join(m.label for m in at.metric)
     at.slider(key="gallery-n").set_value(20)
@@ -288,6 +293,6 @@ def test_tiny_gpt_page_generates_with_lookup_from_the_default_prompt():
     them (it raised ValueError from the per-draft chart before)."""
     at = open_page("views/tiny_gpt.py", timeout=300)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
-    at.button[0].click().run()
+    generate(at).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "measured" in " ".join(m.label for m in at.metric)

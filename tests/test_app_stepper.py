@@ -115,3 +115,31 @@ def test_reset_while_playing_stops_at_the_first_event():
     assert not at.exception and not at.session_state["stepper"]["playing"]
     assert (player(at).round, player(at).event) == (0, 0)
     assert any(b.label == "Play" for b in at.button)
+
+
+# -- issue 38: Play shows every event and stops when the page is left ---------------------------
+
+def test_play_moves_one_event_per_tick_and_never_skips_one(monkeypatch):
+    """A slow rerun (5 s late) shows the event longer, it does not jump ahead; ticks that come too early
+    (piled up behind a slow run) do not advance at all."""
+    from parts import stepper
+    from specsim.views import replay
+    s = {"player": replay.Player(SEED, ("a",), Chain(3), 0), "clock": None}
+    shown = []
+    for now in (0.0, 0.31, 0.62, 5.6, 5.65, 5.7, 5.95):
+        monkeypatch.setattr(stepper.time, "monotonic", lambda now=now: now)
+        stepper._keep_time(s, 0.3)
+        shown.append(s["player"].step_number)
+    assert shown == [1, 2, 3, 4, 4, 4, 5]
+
+
+def test_play_stops_when_the_page_is_left_and_resumes_nowhere():
+    at = open_stepper({"scheme": "chain:3"})
+    at.button(key="stepper-next").click().run()
+    at.button(key="stepper-play").click().run()
+    assert at.session_state["stepper"]["playing"]
+    where = player(at).step_number
+    at.switch_page("views/speedup.py").run()
+    at.switch_page("views/stepper.py").run()
+    assert not at.exception and not at.session_state["stepper"]["playing"]
+    assert player(at).step_number == where and any(b.label == "Play" for b in at.button)

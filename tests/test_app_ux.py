@@ -16,6 +16,11 @@ ENTRY = ROOT / "app" / "streamlit_app.py"
 sys.path.insert(0, str(ROOT / "app"))
 
 
+
+def generate(at):
+    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    return next(b for b in at.button if b.label == "Generate")
+
 def open_page(path: str, timeout: float = 30) -> AppTest:
     at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
     if path != "views/home.py":
@@ -110,10 +115,12 @@ def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
 
 def test_exactness_explains_the_sunburst_and_offers_a_table():
     at = open_page("views/exactness.py")
-    sunburst = charts(at)[0]
+    joint, sunburst, k = charts(at)[:3]  # the joint (the page's main chart, issue 38), then the round's two
+    assert [t["name"] for t in joint["data"]] == ["speculative decoding", "target alone"]
+    assert joint["data"][0]["y"] == joint["data"][1]["y"]  # the proof, drawn: the bars are equal
     assert "rings, from the centre" in sunburst["layout"]["annotations"][0]["text"]
     assert any("inner ring" in c.value for c in at.caption)
-    k_bars = charts(at)[1]["data"][0]["text"]
+    k_bars = k["data"][0]["text"]
     assert all(len(t) <= 5 for t in k_bars)  # "729/1000" becomes "0.729": readable on a narrow bar
     at.toggle(key="exact-round-table").set_value(True).run()
     assert not at.exception
@@ -179,7 +186,7 @@ def test_tiny_gpt_shows_standard_errors_and_gui_wording():
     assert "bonus (all accepted)" in names and "may attend" in names
     if not torch.cuda.is_available():
         at.radio(key="gpt-device").set_value("cuda")
-        at.button[0].click().run()
+        generate(at).click().run()
         assert any('choose device "cpu"' in e.value and "--device" not in e.value for e in at.error)
 
 

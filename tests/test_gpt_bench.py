@@ -40,6 +40,18 @@ def test_quick_measure(pair):
     assert set(m.spreads) == {"speculative", "plain"} and all(x >= 0 for x in m.spreads.values())
 
 
+@pytest.mark.parametrize("scheme", ["block:3", "tree:2,1", "tree:dynamic,budget=4,depth=2,topk=2"])
+def test_quick_measure_runs_every_scheme_and_counts_without_the_chains_formula(scheme):
+    """Issue 38: the Tiny GPT page measures any scheme; the formula's c, v and α predictions stay a chain's."""
+    pair = api.load_pair("distilled", "cpu")
+    m = bench.quick_measure(pair, "def ", 16, scheme, temperature=1.0, seed=2, runs=1)
+    gen = api.speculative_generate(pair, "def ", 16, scheme, seed=2)
+    assert m.generation.tokens == gen.tokens and m.generation.scheme == gen.scheme
+    assert set(m.costs) == {"target"} and "alpha" not in m.rates
+    assert m.rates["tokens_per_round"] == sum(len(r.emitted) for r in gen.rounds) / len(gen.rounds)
+    assert m.rates["tokens_per_pass"] == len(gen.tokens) / gen.target_passes
+
+
 def test_quick_measure_temperature_zero_is_greedy(pair):
     m = bench.quick_measure(pair, "def ", 12, 2, temperature=0, seed=7, runs=1)
     assert m.generation.tokens == api.speculative_generate(pair, "def ", 12, 2, greedy=True, seed=0).tokens

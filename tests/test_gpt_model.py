@@ -53,6 +53,7 @@ def test_lower_right_mask_matches_explicit_mask_and_is_causal_does_not(n, gamma)
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=explicit)
     assert torch.allclose(attend(q, k, v), want, atol=1e-6, rtol=0)
     assert torch.equal(lower_right_mask(L, S), explicit)
+    assert torch.equal(lower_right_mask(L, S), causal_lower_right(L, S)._materialize())  # torch's own, materialized
     assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(L, S)),
                           want, atol=1e-6, rtol=0)
     wrong = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # upper-left when L != S

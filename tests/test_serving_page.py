@@ -40,20 +40,31 @@ def charts(at) -> dict:
 
 # -- the page ---------------------------------------------------------------------------------
 
-def test_defaults_long_context_has_no_crossover_and_says_how_many_sequences_fit():
+def test_defaults_show_a_crossover_and_how_many_sequences_fit():
+    """The page opens on its point (issue 38): at context 128 the crossover is on the chart."""
     at = open_page()
     assert not at.error
-    s = sv.Settings()
-    fit = roofline.max_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 1024)
-    assert roofline.crossover_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 1024, 0.8) is None
+    s = sv.Settings(context=128)
+    fit = roofline.max_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 128)
+    cross = roofline.crossover_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 128, 0.8)
+    assert cross is not None and cross < fit
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["crossover batch"] == "none" and metrics["largest batch that fits"] == f"{fit:,}"
-    assert f"at most {fit:,} sequences fit" in at.info[0].value
+    assert metrics["crossover batch"] == f"{cross:,}" and metrics["largest batch that fits"] == f"{fit:,}"
+    assert f"Crossover at batch {cross:,}" in at.info[0].value
     c = charts(at)
     heat = c["heat"]["data"]
     assert heat[0]["x"] == [f"{b:,}" for b in sv.grid(s)["batches"]]
     assert [len(f["data"]) for f in c["play"]["frames"]] == [len(c["play"]["data"])] * len(sv.PLAY_BATCHES)
     assert [f["name"] for f in c["play"]["frames"]] == [f"{b:,}" for b in sv.PLAY_BATCHES]
+
+
+def test_long_context_has_no_crossover_and_says_how_many_sequences_fit():
+    at = open_page({"context": "1024"})
+    fit = roofline.max_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 1024)
+    assert roofline.crossover_batch("llama-3-8b", "llama-3.2-1b", "h100-sxm", 1024, 0.8) is None
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["crossover batch"] == "none" and metrics["largest batch that fits"] == f"{fit:,}"
+    assert f"at most {fit:,} sequences fit" in at.info[0].value
 
 
 def test_query_params_set_every_setting_and_the_crossover_is_marked():
@@ -91,17 +102,32 @@ def test_garbage_in_every_parameter_is_named_once_and_never_echoed(raw):
     assert set(charts(at)) == {"heat", "play"}
 
 
-def test_this_cpu_is_measured_once_and_needs_fp32():
+def test_this_cpu_is_measured_once_and_offers_only_fp32():
+    """Issue 38: cpu offered bf16 and then failed; the dtype box offers only what the hardware has a figure for."""
     at = open_page({"hardware": "cpu", "dtype": "fp32", "target": "tiny-target", "draft": "tiny-draft",
                     "context": "52"})
     assert not at.error
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["largest batch that fits"] == "unknown" and "measured here" in at.caption[0].value
-    at.selectbox(key="srv-dtype").set_value("bf16").run()
-    assert [e.value for e in at.error] == ["cpu has no 'bf16' figure: it has fp32"]
-    at.selectbox(key="srv-dtype").set_value("fp32").run()
+    assert metrics["largest batch that fits"] == "unknown" and "measured here" in at.caption[1].value
+    assert at.selectbox(key="srv-dtype").options == ["fp32"]
+    at.selectbox(key="srv-hw").set_value("a100-80gb").run()
+    assert at.selectbox(key="srv-dtype").options == ["bf16", "fp16"] and not at.error
+    at.selectbox(key="srv-hw").set_value("cpu").run()
+    assert at.selectbox(key="srv-dtype").value == "fp32" and not at.error
     at.number_input(key="srv-devices").set_value(2).run()
     assert [e.value for e in at.error] == ["GPUs is for the GPU presets, not cpu"]
+
+
+def test_settings_survive_a_visit_to_another_page():
+    at = open_page()
+    at.selectbox(key="srv-hw").set_value("h200").run()
+    at.number_input(key="srv-context").set_value(256).run()
+    at.slider(key="srv-alpha").set_value(0.6).run()
+    at.number_input(key="srv-gamma").set_value(3).run()
+    at.switch_page("views/speedup.py").run()
+    at.switch_page(PAGE).run()
+    assert (at.selectbox(key="srv-hw").value, at.number_input(key="srv-context").value,
+            at.slider(key="srv-alpha").value, at.number_input(key="srv-gamma").value) == ("h200", 256, 0.6, 3)
 
 
 def test_a_model_too_large_for_one_gpu_is_a_warning_and_two_gpus_hold_it():
@@ -217,3 +243,48 @@ def test_bad_settings_and_gamma_are_refused_in_one_line():
         assert "\n" not in str(e.value)
     with pytest.raises(ValueError, match="γ must be"):
         sv.play_frames(sv.Settings(), 11)
+
+
+# -- issue 38: uploads that were traps --------------------------------------------------------
+
+def upload(at, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key="srv-upload").upload(name, data, "application/json").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_deeply_nested_upload_is_one_line_without_a_traceback():
+    at = upload(open_page(), "deep.json", b"[" * 100_000 + b"]" * 100_000)
+    assert [e.value for e in at.error] == ["Cannot read that file: the file is nested too deeply to be a serve-bench "
+                                           "result"]
+
+
+@pytest.mark.parametrize("field, value", [("crossover_batch", "4"), ("predicted_crossover_batch", 2.5),
+                                          ("threads", "![x](http://example.invalid/x.png)"), ("crossover_batch", True)])
+def test_a_run_field_of_the_wrong_kind_is_one_line(field, value):
+    bench = json.loads(json.dumps(BENCH))
+    bench["runs"][0][field] = value
+    at = upload(open_page(), "bench.json", json.dumps(bench).encode())
+    assert len(at.error) == 1 and "not a serve-bench result" in at.error[0].value
+    assert "measured" not in charts(at)
+
+
+@pytest.mark.parametrize("context", ["![img](http://example.invalid/x.png) [link](http://example.invalid)",
+                                     "x" * 1_900_000, -3, 10**9])
+def test_an_uploaded_context_is_never_markdown_and_never_shown_whole(context):
+    bench = dict(BENCH, context=context)
+    at = upload(open_page(), "bench.json", json.dumps(bench).encode())
+    shown = " ".join(str(c.value) for c in at.caption) + " ".join(str(m.value) for m in at.markdown)
+    assert "example.invalid" not in shown and "x" * 1000 not in shown
+    assert len(at.error) == 1 and "not a serve-bench result" in at.error[0].value
+
+
+def test_the_uploaders_limit_is_the_limit_it_says():
+    """The uploader's own limit (Streamlit's MB are MiB), its help text and read_bench's check are one number."""
+    at = open_page()
+    uploader = at.file_uploader(key="srv-upload")
+    assert uploader.proto.max_upload_size_mb * 2**20 == sv.MAX_BENCH_BYTES
+    assert f"{sv.MAX_BENCH_BYTES:,} bytes" in uploader.proto.help
+    with pytest.raises(ValueError, match=f"limit is {sv.MAX_BENCH_BYTES:,}"):
+        sv.read_bench(b" " * (sv.MAX_BENCH_BYTES + 1))
+    assert sv.read_bench(json.dumps(BENCH).encode() + b" " * (sv.MAX_BENCH_BYTES - len(json.dumps(BENCH))))

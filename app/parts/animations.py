@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from parts import memory, presenter
+
 from specsim import toy
 
 from specsim.views import frames
@@ -65,7 +67,8 @@ def _cost(alpha) -> dict:
 
 def _pace(key: str) -> float:
     """The speed chosen beside a figure, as a multiple of its own pace."""
-    return SPEEDS[st.segmented_control("play speed", list(SPEEDS), default="normal", key=f"{key}-speed",
+    memory.remember(f"{key}-speed", "normal", valid=lambda v: v in SPEEDS or v is None)  # kept across pages
+    return SPEEDS[st.segmented_control("play speed", list(SPEEDS), key=f"{key}-speed",
                                        selection_mode="single") or "normal"]
 
 
@@ -75,7 +78,7 @@ def _draw(build, key: str, pace: float, base: float) -> None:
     except (WorkRefused, ValueError) as e:
         st.error(str(e).splitlines()[0])
         return
-    st.plotly_chart(fig, key=key, config={"displayModeBar": False})
+    presenter.chart(fig, key=key, config={"displayModeBar": False})
 
 
 def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -> None:
@@ -83,7 +86,8 @@ def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    rounds = c2.number_input("rounds to play", 1, 5, 1, key=f"{key}-rounds",
+    memory.remember(f"{key}-rounds", 1)
+    rounds = c2.number_input("rounds to play", 1, 5, key=f"{key}-rounds",
                              help="1: this round, stopping at its end; more: the rounds that follow it too")
     _draw(lambda s: plots_anim.round_animation(_round(model.to_json(), tuple(context), gamma, seed, int(rounds)), s),
           key, pace, 0.8)
@@ -94,7 +98,8 @@ def show_acceptance(model, context, gamma: int, key: str = "anim-acceptance") ->
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    seed = int(c2.number_input("seed", 0, 2**31 - 1, 0, key=f"{key}-seed"))
+    memory.remember(f"{key}-seed", 0)
+    seed = int(c2.number_input("seed", 0, 2**31 - 1, key=f"{key}-seed"))
     _draw(lambda s: plots_anim.acceptance_animation(_acceptance(model.to_json(), tuple(context), gamma, 1000, seed), s),
           key, pace, 0.2)
 
@@ -105,7 +110,8 @@ def show_residual(vocab, p, q, key: str = "anim-residual") -> None:
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    seed = int(c2.number_input("seed of the rounds", 0, 2**31 - 1, 0, key=f"{key}-seed"))
+    memory.remember(f"{key}-seed", 0)
+    seed = int(c2.number_input("seed of the rounds", 0, 2**31 - 1, key=f"{key}-seed"))
     _draw(lambda s: plots_anim.morph_animation(_morph(vocab, p, q), s), f"{key}-morph", pace, 0.3)
     _draw(lambda s: plots_anim.proof_animation(_proof(vocab, p, q, 2000, seed), s), f"{key}-proof", pace, 0.2)
 

@@ -8,8 +8,8 @@ each event (the drafts, the verify pass, each test, the closing token) is
 read from the same record, ``RoundTrace.events()``, for a chain, a block and
 a tree: a tree is drafted whole before it is verified, as real verifiers do.
 
-Controls: Previous / Next step / Next round / Play (on the clock: it keeps
-time even when a rerun is slow) / Reset, and a slider over the current
+Controls: Previous / Next step / Next round / Play (one event per tick of the clock, never two,
+stopped when the page is left) / Reset, and a slider over the current
 round's events. The state lives in ``st.session_state[key]`` and is rebuilt
 when the settings change; the button callbacks read and change only that.
 """
@@ -19,14 +19,13 @@ import time
 
 import streamlit as st
 
-from parts import tokens
+from parts import presenter, tokens
 from specsim.plots import charts
 from specsim.plots import rounds as plots_rounds
 from specsim.plots import tree as plots_tree
 from specsim.views import replay, tree_view
 
 HISTORY = 12  # finished rounds drawn in the token stream (work per step stays constant)
-AHEAD = 10  # Play moves at most this many events per rerun
 LEGEND = ["context", "draft", "rejected", "discarded", "correct", "bonus", "pending"]
 
 
@@ -62,6 +61,7 @@ def _reset(key: str) -> None:
 def _play_pause(key: str) -> None:
     s = st.session_state[key]
     s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
+    s["asked"] = True  # the page's next full run comes from this button: it keeps playing
 
 
 def _slide(key: str, slider_key: str) -> None:
@@ -73,13 +73,19 @@ def _slide(key: str, slider_key: str) -> None:
         pl.event = value - 1
 
 
+EARLY = 0.8  # a tick that comes sooner than this fraction of the pace after the last event does not advance
+
+
 def _keep_time(s: dict, speed: float) -> None:
-    """While playing, go to the event the clock says is due (at most ``AHEAD`` at once)."""
-    now, pl = time.monotonic(), s["player"]
-    if s["clock"] is None or s["clock"][1] != speed:
-        s["clock"] = (now, speed, pl.step_number)
-    start, _, first = s["clock"]
-    pl.advance_to(tree_view.due_step(start, now, speed, first, pl.step_number, float("inf"), AHEAD))
+    """While playing, one event per tick of the fragment's clock and never two: every event is shown, each
+    for about ``speed`` seconds (a slow rerun shows an event longer; ticks that pile up behind it are
+    dropped, not turned into skipped events)."""
+    now = time.monotonic()
+    if s["clock"] is None or s["clock"][1] != speed:  # Play was just pressed: the current event starts its time
+        s["clock"] = (now, speed)
+    elif now - s["clock"][0] >= EARLY * speed:
+        s["player"].step()
+        s["clock"] = (now, speed)
 
 
 # -- what one event looks like ----------------------------------------------------------------------
@@ -98,7 +104,7 @@ def tree_rows(model, trace, e: int, key: str) -> None:
     rows = tree_view.rows_after(at["steps"], at["k"])
     if rows is not None:
         what = "the rejected token removed" if trace.scheme.kind == "dynamic" else "the residual"
-        st.plotly_chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
+        presenter.chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
                         key=f"{key}-rows")
         st.caption("The next child of this node (or the closing token) is judged against these rows, "
                    "not against the node's own p and q.")
@@ -109,6 +115,7 @@ def tree_rows(model, trace, e: int, key: str) -> None:
 def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> None:
     s = state(key, model, context, scheme, seed)
     if s.pop("rerun_app", False):
+        s["asked"] = True  # this full run is the button's: Play goes on
         st.rerun(scope="app")  # play/pause changes the fragment's timer
     if s["playing"]:
         _keep_time(s, speed)
@@ -136,7 +143,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     first = max(0, j - HISTORY)
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
-        st.plotly_chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
+        presenter.chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
         if not tree_view.drawn_as_tree(scheme):
             st.caption(tokens.EVENT_MARKS)
     with right:
@@ -155,7 +162,11 @@ def show(key: str, model, context, scheme, seed: int, speed: float, aside=None) 
     ``aside(state)``, if given, draws more in the right-hand column (the Round
     stepper's tokens per target pass).
     """
-    @st.fragment(run_every=speed if state(key, model, context, scheme, seed)["playing"] else None)
+    s = state(key, model, context, scheme, seed)
+    if not s.pop("asked", False):  # the page was (re)opened or a setting changed: Play stops, it never jumps on
+        s["playing"], s["clock"] = False, None
+
+    @st.fragment(run_every=speed if s["playing"] else None)
     def stepper():
         _view(key, model, context, scheme, seed, speed, aside)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 
 from specsim.schemes import as_scheme
-from specsim.views import tree_view
+from specsim.views import tree_view, words
 from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
                             WHITE, shade, tint)
 
@@ -167,7 +167,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind == "verify":
         if tree:
             return (f"**verify**: one target pass computes p at the root and after each of the "
-                    f"{len(ev['p']) - 1} drafted nodes; the walk starts at the root")
+                    f"{words.count(len(ev['p']) - 1, 'drafted node')}; the walk starts at the root")
         return f"**verify**: one target pass computes p at all {gamma} draft positions and the bonus position"
     if kind == "weights":
         return ("**weights**: wᵢ = min(1, wᵢ₋₁ · p(Xᵢ)/q(Xᵢ)) along the block: w = "
@@ -211,8 +211,8 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind == "emit":
         k = ev["accepted"]
         last = "bonus" if k == gamma else "replacement"
-        return (f"**emit** {' '.join(ev['tokens'])}: {k} accepted draft(s) + 1 {last} = "
-                f"{len(ev['tokens'])} token(s) for one target pass")
+        return (f"**emit** {' '.join(ev['tokens'])}: {words.count(k, 'accepted draft')} + 1 {last} = "
+                f"{words.count(len(ev['tokens']), 'token')} for one target pass")
     return kind
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, widgets
+from parts import gpt_runs, heavy, memory, presenter, widgets
 from specsim.plots import gallery as plots_gallery
+from specsim.views.words import number_word
 
 from specsim.gpt.specs import GALLERY as DRAFTERS
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "verify_ratio": "v",
@@ -46,7 +47,7 @@ def table_rows(rows) -> list:
 
 def show(device: str) -> None:
     st.header("Drafter gallery")
-    st.markdown("Five ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
+    st.markdown(f"{number_word(len(DRAFTERS)).capitalize()} ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
                 "trained on the corpus alone), **EAGLE** (one narrow layer that reads the target's own last "
                 "hidden state and the next character's embedding, predicts the next hidden state and reads it "
                 "out through the target's final norm and head: the target's understanding of the context for "
@@ -56,11 +57,13 @@ def show(device: str) -> None:
                 "first 2 layers, on the target's KV cache, with its final norm and head, or with a small exit "
                 "head trained to match p: `+head`). Each is measured at γ = 4 against plain decoding "
                 "of the target, interleaved in the same run.")
+    for key, default in (("gallery-n", 60), ("gallery-repeats", 1), ("gallery-prompts", 1)):
+        memory.remember(key, default)  # kept across pages
     with st.form("gallery-form"):
         c1, c2, c3 = st.columns(3)
-        n_tokens = c1.slider("characters per prompt", 20, 200, 60, 10, key="gallery-n")
-        repeats = c2.slider("timed repeats (the fastest counts)", 1, 5, 1, key="gallery-repeats")
-        n_prompts = c3.slider("prompts per set", 1, 3, 1, key="gallery-prompts")
+        n_tokens = c1.slider("characters per prompt", 20, 200, step=10, key="gallery-n")
+        repeats = c2.slider("timed repeats (the fastest counts)", 1, 5, key="gallery-repeats")
+        n_prompts = c3.slider("prompts per set", 1, 3, key="gallery-prompts")
         go = st.form_submit_button("Measure every drafter", width="stretch")
     key = (device, n_tokens, repeats, n_prompts)
     results = _results()
@@ -83,7 +86,7 @@ def show(device: str) -> None:
     for name, rows in result["sets"].items():
         st.subheader(SETS.get(name, name))
         st.dataframe(table_rows(rows), hide_index=True, width="stretch")
-        st.plotly_chart(plots_gallery.alpha_cost_map(rows, title=f"Drafters on the α / c landscape: {SETS[name]}"),
+        presenter.chart(plots_gallery.alpha_cost_map(rows, title=f"Drafters on the α / c landscape: {SETS[name]}"),
                         key=f"gallery-map-{name}")
     st.caption(f"T = 1, γ = 4, {result['settings']['threads']} torch thread(s) on {result['settings']['device']}; "
                "α = accepted / verified drafts with its standard error over rounds; c = drafter time per drafted "

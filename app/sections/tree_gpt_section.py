@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, widgets
+from parts import gpt_runs, heavy, memory, presenter, widgets
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
-from specsim.views import tree_view
+from specsim.views import tree_view, words
 
 SCHEMES = ("chain:4;block:4;tree:1,1,1,1;tree:2,1;tree:2,1:distinct;tree:4;"
            "chain:max=4,stop=0.45;tree:dynamic,budget=4,depth=3,topk=2")  # 4 drafted tokens each (the last two: at most)
 MAX_CHARS = 120
 MAX_RUNS = 16  # tree generations kept (each a few rounds of small lists)
+BENCH_HELP = "plain decoding and each scheme, two held-out prompts of 60 characters, one repeat, in a child process"
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -38,11 +39,13 @@ def show(scheme) -> None:
     st.markdown("The same walk on the real character-level pair (distilled drafter, T = 1, CPU): the drafter "
                 "drafts the tree level by level, the target scores **every node in one pass** through the tree "
                 "mask with tree position ids, and both KV caches keep only the accepted path.")
+    for key, default in (("tree-gpt-prompt", "def main("), ("tree-gpt-n", 40), ("tree-gpt-seed", 0)):
+        memory.remember(key, default)  # kept across pages
     with st.form("tree-gpt-form"):
         c1, c2, c3 = st.columns([3, 1, 1])
-        prompt = c1.text_input("prompt", "def main(", key="tree-gpt-prompt")
-        n_tokens = c2.number_input("characters", 8, MAX_CHARS, 40, key="tree-gpt-n")
-        seed = c3.number_input("seed", 0, 10**6, 0, key="tree-gpt-seed")
+        prompt = c1.text_input("prompt", key="tree-gpt-prompt")
+        n_tokens = c2.number_input("characters", 8, MAX_CHARS, key="tree-gpt-n")
+        seed = c3.number_input("seed", 0, 10**6, key="tree-gpt-seed")
         go = st.form_submit_button(f"Generate with {scheme.name}", width="stretch")
     if widgets.capped_text(prompt, "the prompt") is None:
         return
@@ -69,7 +72,9 @@ def _round_view(gen) -> None:
     st.markdown(f"**{len(gen.tokens)} characters in {gen.target_passes} target passes** "
                 f"({len(gen.tokens) / gen.target_passes:.2f} per pass).")
     st.code("".join(vocab[t] for t in gen.prompt_ids) + gen.text, language=None)
-    j = st.slider("round", 1, len(gen.rounds), len(gen.rounds), key="tree-gpt-round") - 1 if len(gen.rounds) > 1 else 0
+    # round 1 first (the last round of the default prompt drafts only spaces: an indent), kept across pages
+    memory.remember("tree-gpt-round", 1, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))
+    j = st.slider("round", 1, len(gen.rounds), key="tree-gpt-round") - 1 if len(gen.rounds) > 1 else 0
     r = gen.rounds[j]
     show = lambda t: plots_gpt.show_char(vocab[t])  # noqa: E731  (a space or newline as a visible mark)
     cached = [show(t) for t in (gen.prompt_ids + gen.tokens)[:r.start]] if not r.slid else []
@@ -77,9 +82,9 @@ def _round_view(gen) -> None:
     names = tree_view.sibling_paths(r.parents)
     path = " → ".join(f"{names[i]} {show(r.drafts[i])}" for i in r.accepted_nodes) or "no draft accepted"
     kind = "replacement" if r.closing_kind == "correct" else "bonus"
-    st.markdown(f"Round {j + 1}: {len(r.drafts)} drafted nodes after **n = {r.start}** cached characters; "
+    st.markdown(f"Round {j + 1}: {words.count(len(r.drafts), 'drafted node')} after **n = {r.start}** cached characters; "
                 f"accepted path: **{path}**, then a {kind} token **{show(r.closing_token)}**.")
-    st.plotly_chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
+    presenter.chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
                                            f"Round {j + 1}: the tree mask of its one target pass (last 8 cached keys)"),
                     key="tree-gpt-mask")
 
@@ -114,8 +119,9 @@ def _bench_view(store) -> None:
     st.markdown(f"Every scheme with a budget of 4 drafted tokens (`{SCHEMES}`; the confidence chain drafts at most 4, "
                 "the dynamic tree keeps 4 nodes), interleaved with plain "
                 "decoding of the same target: tokens per target pass, the cost of its verify pass in target "
-                "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`).")
-    if st.button("Measure every scheme (about a minute)", key="tree-gpt-bench") and "rows" not in store["benches"]:
+                "steps, and the measured speedup (the same bench as `specsim gpt bench --schemes`). It takes "
+                "tens of seconds on one CPU thread, once for every visitor.")
+    if st.button("Measure every scheme", key="tree-gpt-bench", help=BENCH_HELP) and "rows" not in store["benches"]:
         def measure():  # in a child process, imported there: torch would hold the server's interpreter
             return heavy.in_child("specsim.gpt.measure.bench_schemes:bench_shipped", SCHEMES, n_tokens=60,
                                   repeats=1, n_prompts=2)

@@ -1,42 +1,56 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-from parts import animations, cached, memory, widgets
+from parts import animations, cached, memory, presenter, widgets
 from parts.tokens import md
 from sections import tryit
 from specsim import bounds, exact
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
+from specsim.plots import rounds as plots_rounds
 
 st.title("Exactness: the proof, in fractions")
 tryit.back_to_lesson()
-st.markdown(
-    "Speculative decoding claims its output has **exactly** the target's distribution p. "
-    "On a toy model every probability is a fraction, so the claim is checked by enumerating "
-    "every outcome of chained rounds and comparing the joint distribution of the next N tokens "
-    "with sampling from p token by token, for every context and every γ.")
+st.caption("Speculative decoding claims its output has **exactly** the target's distribution p: here every "
+           "outcome of chained rounds is enumerated in exact fractions and compared (settings in the sidebar).")
 
 with st.sidebar:
     model = widgets.model_picker("exact")
+    if model is not None:
+        memory.remember("exact-n", 3)
+        n_tokens = st.number_input("N: tokens to compare", min_value=1, max_value=5, key="exact-n")
+        memory.remember("exact-gammas", (1, 4))
+        gammas = st.slider("γ range", min_value=1, max_value=6, key="exact-gammas")
 if model is None:
     st.stop()
-
-c1, c2 = st.columns(2)
-memory.remember("exact-n", 3)
-n_tokens = c1.number_input("N: tokens to compare", min_value=1, max_value=5, key="exact-n")
-memory.remember("exact-gammas", (1, 4))
-gammas = c2.slider("γ range", min_value=1, max_value=6, key="exact-gammas")
 gamma_list = tuple(range(gammas[0], gammas[1] + 1))
 if not widgets.within_bounds(bounds.check_joint, model, int(n_tokens), gamma_list, len(model.contexts())):
     st.stop()
 
 checks = cached.check_exactness(model.to_json(), int(n_tokens), gamma_list)
 differ = [c for c in checks if not c.exact]
+t1, t2 = st.columns(2)
+with t1:
+    context = widgets.context_picker(model, "exact-ctx")
+memory.remember("exact-table-gamma", gamma_list[0], valid=lambda g: g in gamma_list)
+gamma = t2.selectbox("γ", gamma_list, key="exact-table-gamma")
+check = next(c for c in checks if c.context == context and c.gamma == gamma)
+seqs = sorted(set(check.speculative) | set(check.target))
+presenter.chart(plots_rounds.distribution_vs_target(
+    seqs, check.speculative, check.target,
+    f"The next {n_tokens} tokens after “{plots.shorten(' '.join(context))}”, γ = {gamma}: "
+    + ("equal" if check.exact else "not equal"), names=("speculative decoding", "target alone")), key="exact-joint")
 if not differ:
     st.success(f"speculative = target exactly for all {len(checks)} (context, γ) pairs of "
                f"model **{md(model.name)}**, N = {n_tokens} tokens.")
 else:
     st.error(f"{len(differ)} of {len(checks)} (context, γ) pairs differ.")
+st.markdown(
+    "Speculative decoding claims its output has **exactly** the target's distribution p. "
+    "On a toy model every probability is a fraction, so the claim is checked by enumerating "
+    "every outcome of chained rounds and comparing the joint distribution of the next N tokens "
+    "with sampling from p token by token, for every context and every γ. The bars above are one "
+    "(context, γ) pair; the table below lists every pair, then the joint table of the pair chosen above.")
 
 summary = [{"context": " ".join(c.context), "γ": c.gamma, "sequences": c.sequences,
             "max |Δ|": widgets.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
@@ -46,13 +60,6 @@ st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300),
                  help="the largest |speculative − target| over the sequences of N tokens")})
 
 st.subheader("The joint table")
-t1, t2 = st.columns(2)
-with t1:
-    context = widgets.context_picker(model, "exact-ctx")
-memory.remember("exact-table-gamma", gamma_list[0], valid=lambda g: g in gamma_list)
-gamma = t2.selectbox("γ", gamma_list, key="exact-table-gamma")
-check = next(c for c in checks if c.context == context and c.gamma == gamma)
-seqs = sorted(set(check.speculative) | set(check.target))
 table = [{"next tokens": " ".join(s), "speculative": widgets.fmt(check.speculative.get(s, 0)),
           "target": widgets.fmt(check.target.get(s, 0)),
           "equal": "✓" if check.speculative.get(s, 0) == check.target.get(s, 0) else "✗"}
@@ -84,13 +91,13 @@ with f1:
                        "≈": f"{float(pr):.4f}"} for seq, pr in sorted(rd.outcomes.items(), key=lambda kv: -kv[1])],
                      hide_index=True, height=420, key="exact-outcomes")
     else:
-        st.plotly_chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
+        presenter.chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
         st.caption("Read the sunburst from the centre out: the inner ring is the round's first emitted "
                    "token, the next ring its second, and so on; a slice's angle is its probability. "
                    f"{plots.STOP} marks a round that stops there although a longer outcome continues. "
                    "Hover a slice for its exact probability, or switch to the table.")
 with f2:
-    st.plotly_chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
+    presenter.chart(plots.accepted_distribution(rd.accepted, info["iid_accepted"]), key="exact-k")
     st.caption("Bars show short fractions as they are and long ones as decimals (hover for the exact value). "
                "The exact K distribution can differ from the i.i.d. formula because α changes with "
                "the context after each accepted draft; the output distribution is exact either way.")

@@ -7,7 +7,7 @@ not have and a number out of range are ignored, as on every page.
 """
 import streamlit as st
 
-from parts import cached, memory, model_editor, widgets
+from parts import cached, memory, model_editor, presenter, widgets
 from sections import tryit
 from specsim import toy
 from specsim.labs import implementations as impl
@@ -89,28 +89,28 @@ with st.spinner("checking the gallery exactly (the first time for this model)…
 r, proof = reports[name], proofs[name]
 exact = verdict(r, proof)
 
-st.markdown(entry.description)
-st.caption(f"Source: {entry.source}")
-m1, m2, m3 = st.columns(3)
-m1.metric("exact?", "yes ✓" if exact else "no ✗",
+produced, wanted = next_tokens(model.to_json(), context, n_tokens, name)
+chart, side = st.columns([3, 2])  # the chart beside its verdict: on a projector both are on the first screen
+presenter.chart(plots_rounds.distribution_vs_target(
+    sorted(set(produced) | set(wanted)), produced, wanted,
+    f"{name}: next {n_tokens} token(s) after \"{shorten(' '.join(context))}\", target: {entry.intended}"),
+    key="impl-bars", where=chart)
+side.metric("exact?", "yes ✓" if exact else "no ✗",
           help=f"TV 0 here, on the presets and on {proof.models} models of the checker's random family "
                f"({proof.checks} contexts), for {r.scheme}, N = {n_tokens}; intended output: {entry.intended}")
-m2.metric(f"TV from {entry.intended} (N = {n_tokens})", exact_dec(r.total_variation),
+side.metric(f"TV from {entry.intended} (N = {n_tokens})", exact_dec(r.total_variation),
           help=f"after \"{' '.join(context)}\" on {model.name}, ≈ {float(r.total_variation):.4f}")
-m3.metric("tokens per round", exact_dec(r.tokens_per_round),
+side.metric("tokens per round", exact_dec(r.tokens_per_round),
           delta=None if r.tokens_per_round == r.textbook_tokens_per_round else
           f"{float(r.tokens_per_round - r.textbook_tokens_per_round):+.3f} vs textbook", delta_color="off",
           help=f"the textbook rule on {r.scheme}: {exact_dec(r.textbook_tokens_per_round)}")
-(st.success if exact else st.warning)(
+(side.success if exact else side.warning)(
     f"**{entry.system}** on {r.scheme} after \"{shorten(' '.join(context))}\": "
     + (f"its output is exactly {entry.intended}" + (" in exact arithmetic (its floats: below)." if r.float_hazard
                                                      else ".") if exact else
        f"not exact: TV {exact_dec(r.total_variation)} here from {entry.intended}."))
-produced, wanted = next_tokens(model.to_json(), context, n_tokens, name)
-st.plotly_chart(plots_rounds.distribution_vs_target(
-    sorted(set(produced) | set(wanted)), produced, wanted,
-    f"{name}: next {n_tokens} token(s) after \"{shorten(' '.join(context))}\", target: {entry.intended}"),
-    key="impl-bars")
+st.markdown(entry.description)
+st.caption(f"Source: {entry.source}")
 st.markdown(f"**Uniforms:** {entry.uniforms}  \n**How a round closes:** {entry.closing}")
 
 st.subheader("The float hazard")

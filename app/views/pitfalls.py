@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import cached, memory, widgets
+from parts import cached, memory, presenter, widgets
 from sections import tryit
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
@@ -51,11 +51,11 @@ controls.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 
 produced, wanted = cached.pitfall_joints(model.to_json(), context, scheme.name, n_tokens, name)
 outcomes = sorted(set(produced) | set(wanted))
-chart.plotly_chart(plots_rounds.distribution_vs_target(
+presenter.chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,
     f"{title(name)}: next {n_tokens} token(s) after \"{plots.shorten(' '.join(context))}\", {ran.name}, "
     f"TV = {plots.exact_dec(result.total_variation)}"),
-    key="pit-bars")
+    key="pit-bars", where=chart)
 
 (st.success if result.exact else st.warning)(pit.description)  # below the chart: on a projector the chart fits
 source_text = pitfalls.DESCRIPTIONS.get(name, {}).get("source_text")

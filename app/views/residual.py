@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import animations, memory, model_editor, widgets
+from parts import animations, memory, model_editor, presenter, widgets
 from sections import tryit
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
@@ -78,7 +78,7 @@ with left:
         st.info("The number of tokens changed, so p and q restarted as uniform rows: edit them.")
     p_text = st.text_input("p: target distribution", key="res-p")
     q_text = st.text_input("q: drafter distribution", key="res-q")
-    normalize = st.checkbox("renormalize p and q if they do not sum to 1", key="res-norm")
+    normalize = st.checkbox("renormalize p and q", key="res-norm", help="when a row does not sum to 1")
 
 
 with right:  # every box's size is judged before anything parses it
@@ -113,12 +113,13 @@ with right:
     m1, m2, m3 = st.columns(3)
     m1.metric("α = Σ min(p, q)", widgets.fmt(a), help="acceptance rate = 1 − TV(p, q)")
     m2.metric("TV(p, q)", widgets.fmt(rule.total_variation(p, q)), help="total variation distance")
-    m3.metric("P(reject) = 1 − α = Σ max(0, p − q)", widgets.fmt(rule.residual_mass(p, q)))
+    m3.metric("P(reject) = 1 − α", widgets.fmt(rule.residual_mass(p, q)),  # a short label: never cut
+              help="= Σ max(0, p − q), the residual's mass before it is normalized")
     if r is None:
         st.info("p ≤ q everywhere (so p = q): no draft is ever rejected and the residual is never used.")
-    st.plotly_chart(plots.residual_stack(vocab, p, q), key="res-stack")
+    presenter.chart(plots.residual_stack(vocab, p, q), key="res-stack")
 
-st.plotly_chart(plots.residual_panels(vocab, p, q), key="res-panels")
+presenter.chart(plots.residual_panels(vocab, p, q), key="res-panels")
 
 st.subheader("In motion")
 st.markdown("**Play** the first chart: q slides to p, and min(p, q), the residual and α move with it. "

@@ -7,12 +7,11 @@ Query parameters (read strictly, as ``sections.tryit`` does): ``hardware``, ``ta
 window, 0 = all), ``devices`` (1 .. 8), ``gamma`` (the Play's γ, 1 .. 10). A parameter that is present but
 not valid is named in one ``st.error`` line and its default used.
 """
-import json
 import os
 
 import streamlit as st
 
-from parts import gpt_runs, nav
+from parts import gpt_runs, memory, nav, presenter, widgets
 from sections import tryit
 from specsim.plots import serving as plots
 from specsim.serving import measure_cpu
@@ -20,8 +19,8 @@ from specsim.views import serving_view as sv
 
 KEY = "srv"
 BENCH = dict(batches=(1, 2, 4, 8, 16), gammas=(0, 2, 4), n_tokens=16, repeats=1, threads=(1,), seed=0)
-MAX_UPLOAD = 2_000_000  # bytes of a serve-bench JSON
-CPU = "cpu"  # this server's CPU, measured once (fp32 only, memory not checked)
+CPU = sv.CPU  # this server's CPU, measured once (fp32 only, memory not checked)
+DEFAULT_CONTEXT = 128  # short context: the crossover is on the chart (at 1,024 there is none to see)
 
 
 @st.cache_resource(max_entries=1, show_spinner="Measuring this CPU's bandwidth and matmul rate (1 s)…")
@@ -66,46 +65,39 @@ def _params() -> tuple:
 
 st.title("Serving: when speculation stops paying")
 tryit.back_to_lesson()
-st.markdown(
-    "A server decodes a **batch** of sequences together. One forward pass reads the weights once for the "
-    "whole batch and each sequence's own KV cache, and does the arithmetic of every position: its time is "
-    "**max(bytes / bandwidth, FLOPs / peak)** plus a fixed overhead on a GPU, which overlaps the two (on "
-    "`cpu`, one core takes turns, so the two times add). At batch 1 the pass is memory-bound, "
-    "so verifying γ + 1 positions costs about one step and speculation pays; as the batch grows the pass "
-    "turns compute-bound, verification costs up to γ + 1 steps and the gain goes. Every figure comes from "
-    "the roofline of `specsim serving` (model shapes and hardware datasheets, cited in `specsim serving --list`).")
+st.caption("The roofline of a served model pair: speedup at each batch and γ (settings in the sidebar); "
+           "how it is computed is told below the chart.")
 
 query, bad_params = _params()
 if bad_params:
     st.error(f"Ignored query parameter(s) {', '.join(bad_params)}: not a preset name or a number in range.")
 names = sv.preset_names()
 names["hardware"].append(CPU)
-d = sv.Settings()
+d = sv.Settings(context=DEFAULT_CONTEXT)
+for name, default in (("hw", d.hardware), ("target", d.target), ("draft", d.draft), ("context", d.context),
+                      ("alpha", d.alpha), ("window", 0), ("devices", 1), ("gamma", 4)):
+    link = query.get({"hw": "hardware"}.get(name, name))  # a link's setting wins once (parts.memory)
+    memory.remember(f"{KEY}-{name}", default, link)
 
-with st.expander("Settings", expanded=True):
-    c1, c2, c3 = st.columns(3)
-    hw_name = c1.selectbox("hardware", names["hardware"], names["hardware"].index(query.get("hardware", d.hardware)),
-                           key=f"{KEY}-hw", help="datasheet figures (`specsim serving --list`), or cpu: this "
-                                                 "server's CPU, measured once (fp32, memory not checked)")
-    target = c2.selectbox("target model", names["models"], names["models"].index(query.get("target", d.target)),
-                          key=f"{KEY}-target")
-    draft = c3.selectbox("drafter", names["models"], names["models"].index(query.get("draft", d.draft)),
-                         key=f"{KEY}-draft")
-    c4, c5, c6 = st.columns(3)
-    context = int(c4.number_input("context length", 1, sv.MAX_CONTEXT, query.get("context", d.context),
-                                  key=f"{KEY}-context", help="cached tokens per sequence"))
-    alpha = c5.slider("α: acceptance rate", 0.0, 1.0, float(query.get("alpha", d.alpha)), 0.01, key=f"{KEY}-alpha")
-    dtype = c6.selectbox("dtype", names["dtypes"], names["dtypes"].index(query.get("dtype", d.dtype)),
-                         key=f"{KEY}-dtype")
-    c7, c8, c9 = st.columns(3)
-    window = int(c7.number_input("drafter KV window (0 = all)", 0, sv.MAX_CONTEXT,
-                                 query.get("window", 0), key=f"{KEY}-window",
+with st.sidebar:
+    hw_name = st.selectbox("hardware", names["hardware"], key=f"{KEY}-hw",
+                           help="datasheet figures (`specsim serving --list`), or cpu: this server's CPU, "
+                                "measured once (fp32, memory not checked)")
+    target = st.selectbox("target model", names["models"], key=f"{KEY}-target")
+    draft = st.selectbox("drafter", names["models"], key=f"{KEY}-draft")
+    dtypes = sv.dtypes_for(hw_name)  # only the dtypes this hardware has a figure for
+    memory.remember(f"{KEY}-dtype", d.dtype if d.dtype in dtypes else dtypes[0], query.get("dtype"),
+                    valid=lambda x: x in dtypes)
+    dtype = st.selectbox("dtype", dtypes, key=f"{KEY}-dtype")
+    context = int(st.number_input("context length", 1, sv.MAX_CONTEXT, key=f"{KEY}-context",
+                                  help="cached tokens per sequence"))
+    alpha = st.slider("α: acceptance rate", 0.0, 1.0, step=0.01, key=f"{KEY}-alpha")
+    window = int(st.number_input("drafter KV window (0 = all)", 0, sv.MAX_CONTEXT, key=f"{KEY}-window",
                                  help="a drafter that keeps only its last N cache entries (StreamingLLM-style, "
                                       "as MagicDec assumes) reads less KV at long context"))
-    devices = int(c8.number_input("GPUs", 1, sv.MAX_DEVICES, query.get("devices", 1),
-                                  key=f"{KEY}-devices", help="splitting both models: ideal tensor parallelism, "
-                                                                 "all-reduces not counted"))
-    gamma = int(c9.number_input("γ shown in the Play", 1, max(sv.GAMMAS), query.get("gamma", 4), key=f"{KEY}-gamma"))
+    devices = int(st.number_input("GPUs", 1, sv.MAX_DEVICES, key=f"{KEY}-devices",
+                                  help="splitting both models: ideal tensor parallelism, all-reduces not counted"))
+    gamma = int(st.number_input("γ shown in the Play", 1, max(sv.GAMMAS), key=f"{KEY}-gamma"))
 
 hw = _this_cpu() if hw_name == CPU else hw_name
 settings = sv.Settings(target, draft, hw, context, alpha, dtype, window or None, devices)
@@ -127,21 +119,29 @@ m1.metric("crossover batch", "none" if g["crossover"] is None else f"{g['crossov
 m2.metric("largest batch that fits", "unknown" if g["max_batch"] is None else f"{g['max_batch']:,}",
           help="both models' weights and every sequence's two caches in the GPUs' memory")
 m3.metric("best at batch 1", f"γ = {g['best_gamma'][0]}, {g['best_speedup'][0]:.2f}×")
+presenter.chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayModeBar": False})
+(st.warning if g["crossover"] == 1 or g["max_batch"] == 0 else st.info)(sv.verdict(g))
 if max(sv.GAMMAS) in g["best_gamma"]:
     st.caption(f"γ = {max(sv.GAMMAS)} is the largest searched: at some batch a longer chain may pay more.")
-(st.warning if g["crossover"] == 1 or g["max_batch"] == 0 else st.info)(sv.verdict(g))
 if g["crossover"] is None and context >= 512:
     st.markdown("At long context every sequence reads its own KV cache on every pass, so the plain step "
                 "stays memory-bound however large the batch: verification never becomes γ + 1 times a step "
-                "(MagicDec's long-context case). Try a context of 128 to see a crossover.")
-st.plotly_chart(plots.speedup_heatmap(g), key=f"{KEY}-heat", config={"displayModeBar": False})
+                f"(MagicDec's long-context case). Try a context of {DEFAULT_CONTEXT} to see a crossover.")
+st.markdown(
+    "A server decodes a **batch** of sequences together. One forward pass reads the weights once for the "
+    "whole batch and each sequence's own KV cache, and does the arithmetic of every position: its time is "
+    "**max(bytes / bandwidth, FLOPs / peak)** plus a fixed overhead on a GPU, which overlaps the two (on "
+    "`cpu`, one core takes turns, so the two times add). At batch 1 the pass is memory-bound, "
+    "so verifying γ + 1 positions costs about one step and speculation pays; as the batch grows the pass "
+    "turns compute-bound, verification costs up to γ + 1 steps and the gain goes. Every figure comes from "
+    "the roofline of `specsim serving` (model shapes and hardware datasheets, cited in `specsim serving --list`).")
 
 st.subheader("Play: grow the batch")
 st.markdown(f"Press **▶ Play** inside the chart: the batch doubles every two frames. The bars are the time "
             f"each pass would take **per sequence** from its bytes alone and from its FLOPs alone; the longer "
             f"bar bounds the pass (the ridge of {settings.hw.name} in {dtype} is {play['ridge']:.0f} FLOPs per byte). "
             f"The verify pass feeds γ + 1 = {gamma + 1} positions per sequence.")
-st.plotly_chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
+presenter.chart(plots.play_animation(play), key=f"{KEY}-play", config={"displayModeBar": False})
 
 st.subheader("The tiny GPT, measured")
 st.markdown("`specsim gpt serve-bench` decodes batches of the shipped tiny pair on this CPU, plain and "
@@ -151,16 +151,15 @@ st.markdown("`specsim gpt serve-bench` decodes batches of the shipped tiny pair 
             "`specsim gpt serve-bench --json`. Timings are noisy on a shared machine.")
 b1, b2 = st.columns(2)
 run_it = b1.button("Run a small serve-bench", key=f"{KEY}-bench")
-upload = b2.file_uploader("or a serve-bench JSON", type=["json"], key=f"{KEY}-upload")
-result = None
+upload = b2.file_uploader("or a serve-bench JSON", type=["json"], key=f"{KEY}-upload",
+                          max_upload_size=sv.MAX_BENCH_BYTES // 2**20,  # the uploader's own limit matches read_bench's
+                          help=f"at most {sv.MAX_BENCH_BYTES:,} bytes")
+points = result = None
 if upload is not None:
-    raw = upload.getvalue()
     try:
-        if len(raw) > MAX_UPLOAD:
-            raise ValueError(f"the file is over {MAX_UPLOAD:,} bytes")
-        result = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        st.error(f"Cannot read that file: {str(e).splitlines()[0][:200]}")
+        points = sv.read_bench(upload.getvalue())
+    except ValueError as e:
+        st.error(f"Cannot read that file: {widgets.one_line(e, 200)}")
 elif run_it:
     weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
     try:
@@ -183,10 +182,10 @@ if result is not None:
         points = sv.measured(result)
     except ValueError as e:
         st.error(str(e))
-    else:
-        st.plotly_chart(plots.measured_chart(points), key=f"{KEY}-measured", config={"displayModeBar": False})
-        st.caption(f"context {points['context']} tokens per sequence; markers measured (median speedup over "
-                   "the repeats), lines the calibrated roofline. The model's v assumes a pass as fast as the "
-                   "roofs allow; small batches on a CPU pay fixed costs the roofline folds into one overhead.")
+if points is not None:
+    presenter.chart(plots.measured_chart(points), key=f"{KEY}-measured", config={"displayModeBar": False})
+    st.caption(f"context {points['context']:,} tokens per sequence; markers measured (median speedup over "
+               "the repeats), lines the calibrated roofline. The model's v assumes a pass as fast as the "
+               "roofs allow; small batches on a CPU pay fixed costs the roofline folds into one overhead.")
 
 nav.page_link("speedup", "The speedup at a fixed c, on the toy models")

@@ -1,7 +1,7 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
-from parts import animations, cached, memory, widgets
+from parts import animations, cached, memory, presenter, widgets
 from sections import tryit
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
@@ -30,7 +30,7 @@ curve = cached.speedup_curve(alpha, cost, max_gamma)
 verdict = formulas.best_gamma_verdict(alpha, cost, max_gamma)
 best_g, best_s, kind = verdict["gamma"], verdict["speedup"], verdict["kind"]
 with chart:
-    st.plotly_chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
+    presenter.chart(plots.speedup_curve(curve["gammas"], curve["speedups"],
                                         (best_g, best_s) if kind in ("speculate", "limit-reached") else None,
                                         f"Speedup against γ for α = {alpha_f:.2f}, c = {cost_f:.2f}"),
                     key="sp-curve")
@@ -50,7 +50,7 @@ animations.show_speedup(alpha, cost)
 
 st.subheader("Best γ over α and c")
 grid = cached.best_gamma_grid(max_gamma)
-st.plotly_chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
+presenter.chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
                                           mark=(alpha_f, cost_f), max_gamma=max_gamma), key="sp-heat")
 
 st.subheader("Two reference tables: the formula at c = 1/20 and c = 1/5")
@@ -80,7 +80,7 @@ with e3:
 if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()
 results = cached.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))
-st.plotly_chart(plots.expected_tokens_curve(
+presenter.chart(plots.expected_tokens_curve(
     [r["gamma"] for r in results], [r["expected_tokens"] for r in results],
     [r["iid_expected_tokens"] for r in results],
     f"Expected tokens per round from \"{' '.join(context)}\" (α = {widgets.fmt(results[0]['alpha'])})"),

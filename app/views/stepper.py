@@ -13,7 +13,7 @@ for ``chain:3``).
 """
 import streamlit as st
 
-from parts import animations, cached, memory, stepper, widgets
+from parts import animations, cached, memory, presenter, stepper, widgets
 from sections import tryit
 from specsim import bounds
 from specsim.plots import rounds as plots_rounds
@@ -58,7 +58,7 @@ def tokens_per_pass(s: dict) -> None:
         s["totals"] = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens,
                                                      previous=s["totals"][:len(finished)])
         totals = s["totals"]
-        st.plotly_chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals], [t["expected"] for t in totals],
+        presenter.chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals], [t["expected"] for t in totals],
                                                      scheme.depth), key=f"{KEY}-tpp")
         st.caption(f"{len(finished)} round(s): {totals[-1]['tokens']} tokens for {totals[-1]['target_passes']} "
                    "target passes. Exact expectation from the exact engine, averaged over the contexts the rounds "

@@ -11,40 +11,48 @@ import os
 
 import streamlit as st
 
-from parts import gpt_runs, memory, tokens, widgets
-from sections import gallery_section, gpt_stats_section, tryit
-from specsim import formulas
+from parts import gpt_runs, memory, presenter, tokens, widgets
+from sections import gallery_section, gpt_round_section, gpt_stats_section, tryit
+from specsim import formulas, schemes
 from specsim.plots import gpt as plots_gpt
-from specsim.schemes import masks
 from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
 
 
 SHIPPED = "(the shipped pair)"
-DRAFTS_PER_CHART = 3  # per-draft panels in one chart (more collide at 420 px)
 md = tokens.md  # a character or name safe inside Markdown text
 
 
 st.title("Tiny GPT")
 tryit.back_to_lesson()
-st.markdown("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
-            "in PyTorch. The drafter proposes γ characters, the target verifies them in one pass through a "
-            "**lower-right** causal mask over its KV cache, and both caches are **rolled back** to the "
-            "accepted prefix.")
+st.caption("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
+           "in PyTorch (settings in the sidebar). The drafter proposes γ characters, the target verifies them in "
+           "one pass through a **lower-right** causal mask over its KV cache, and both caches are **rolled back** "
+           "to the accepted prefix.")
 
 DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY_DRAFTERS[0],
-            "gpt-device": "auto", "gpt-seed": 0}
+            "gpt-device": "auto", "gpt-seed": 0, "gpt-kind": "chain", "gpt-shape": "2,2,1", "gpt-drafts": "iid",
+            "gpt-budget": 6, "gpt-depth": 3, "gpt-topk": 2}
+KINDS = {"chain": "chain", "block": "block", "tree": "tree", "dynamic": "dynamic tree"}  # every scheme the decoder runs
 for key, default in DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
     memory.remember(key, default)
 
-with st.expander("Settings", expanded=True), st.form("gpt-form"):
-    f1, f2 = st.columns(2)
-    prompt = f1.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
-    n_tokens = f2.slider("characters to generate", 8, 400, key="gpt-n",
+with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its chart fill the first screen
+    prompt = st.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
+    n_tokens = st.slider("characters to generate", 8, 400, key="gpt-n",
                          help="more characters give more rounds and smaller standard errors")
-    gamma = f2.slider("γ: draft length", 1, 8, key="gpt-gamma")
-    f3, f4, f5, f6 = st.columns(4)
-    temperature = f3.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
-    draft = f4.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
+    kind = st.radio("verification", list(KINDS), format_func=KINDS.get, key="gpt-kind", horizontal=True,
+                    help="chain: token by token; block: the drafted chain judged as a whole; tree: several children "
+                         "per position, one target pass; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
+    gamma = st.slider("γ: draft length (chain, block)", 1, 8, key="gpt-gamma")
+    shape = st.text_input("tree: widths per depth", key="gpt-shape", help="W1,W2,...: the root gets W1 children, "
+                                                                           "each of them W2, ...")
+    drafts = st.radio("tree: children drafted", ("iid", "distinct"), key="gpt-drafts", horizontal=True)
+    d1, d2, d3 = st.columns(3)
+    budget = d1.number_input("dynamic: nodes", 1, 16, key="gpt-budget", help="the best-scored nodes kept")
+    depth = d2.number_input("depth", 1, 8, key="gpt-depth", help="levels grown")
+    topk = d3.number_input("top-k", 1, 8, key="gpt-topk", help="each expanded node's most probable tokens")
+    temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
+    draft = st.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
                               "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
                               "hidden state and the next character's embedding, read out through the target's "
@@ -52,12 +60,20 @@ with st.expander("Settings", expanded=True), st.form("gpt-form"):
                               "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
-    device = f5.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
-    seed = int(f6.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
+    device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
+    seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
+scheme_text = {"chain": f"chain:{gamma}", "block": f"block:{gamma}",
+               "tree": f"tree:{(widgets.capped_text(shape, 'the tree shape', 40) or '').strip()}:{drafts}",
+               "dynamic": f"tree:dynamic,budget={budget},depth={depth},topk={topk}"}[kind]
+try:
+    scheme = schemes.parse(scheme_text)
+except ValueError as e:
+    st.error(f"The scheme {scheme_text[:60]!r}: {widgets.one_line(e)}")
+    st.stop()
 
-with st.expander("Your own model pair"):
+with st.sidebar.expander("Your own model pair"):
     own_target = own_draft = None
     own_names = gpt_runs.own_choices()
     if gpt_runs.pairs_dir() is None:
@@ -71,10 +87,9 @@ with st.expander("Your own model pair"):
         st.caption("Two Hugging Face causal-LM checkpoints offered by this server that share a tokenizer (for "
                    "example a gpt2 and a distilgpt2, or `specsim gpt export-hf` output). Nothing is downloaded. "
                    "Leave both on the shipped pair to use it; when set, the drafter choice above is ignored.")
-        o1, o2 = st.columns(2)
         options = [SHIPPED] + own_names
-        own_target = o1.selectbox("target checkpoint", options, key="gpt-own-target")
-        own_draft = o2.selectbox("draft checkpoint", options, key="gpt-own-draft")
+        own_target = st.selectbox("target checkpoint", options, key="gpt-own-target")
+        own_draft = st.selectbox("draft checkpoint", options, key="gpt-own-draft")
         own_target, own_draft = (None if x == SHIPPED else x for x in (own_target, own_draft))
 
 if prompt is None:
@@ -90,7 +105,7 @@ if own_target or own_draft:
         st.stop()
     st.info(f"Running your own pair: target **{md(own_target)}**, draft **{md(own_draft)}**.")
 try:
-    pair, result = gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
+    pair, result = gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name, temperature, seed)
 except Exception as e:  # noqa: BLE001  the load boundary: a bad prompt, device or checkpoint, never a traceback
     message = widgets.one_line(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
     root = gpt_runs.pairs_dir()
@@ -107,6 +122,22 @@ for r in gen.rounds:
     pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
 st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
+presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round,
+                                          scheme.depth), key="gpt-rounds")
+if scheme.kind != "chain":  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
+    m = st.columns(3)
+    m[0].metric("α measured", f"{gen.alpha:.3f}" if gen.alpha is not None else "—",
+                help="accepted drafts / tested drafts (a block: its coins)")
+    m[1].metric("characters per target pass", f"{rates['tokens_per_pass']:.2f}",
+                help=f"{len(gen.tokens)} characters in {gen.target_passes} target passes, {len(gen.rounds)} rounds")
+    m[2].metric("speedup measured", f"{result.speedup:.2f}×",
+                help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms of "
+                     f"decoding for {n_tokens} characters on {pair.device}, {result.clock}")
+    st.caption(f"The formula (1 − α^(γ+1)) / ((1 − α)(γc + v)) is a chain's: pick chain to set it against the "
+               f"measurement. The Trees page compares every scheme exactly on the toy models.")
+    gpt_round_section.show(gen, vocab)
+    gallery_section.show(device)
+    st.stop()
 
 # -- live numbers: measured against the formula ----------------------------------
 alpha, cost, verify_ratio = gen.alpha, rates["cost"], rates["verify_ratio"]
@@ -151,42 +182,6 @@ gpt_stats_section.show(check)
 if gen.rounds and any(len(r.drafts) != gamma for r in gen.rounds):
     st.caption(f"This drafter proposed fewer than γ = {gamma} drafts in some rounds (prompt lookup proposes only "
                "when it finds a match): the formula assumes γ drafts every round, so read it as a rough guide.")
-st.plotly_chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round, gamma),
-                key="gpt-rounds")
 
-# -- one round, opened up -----------------------------------------------------------
-st.subheader("One round, opened up")
-j = st.slider("round", 1, len(gen.rounds), 1, key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
-r = gen.rounds[j]
-n = r.cache["target"]["start"]
-chars = [plots_gpt.show_char(vocab[t]) for t in r.drafts]
-last = plots_gpt.show_char(vocab[r.last_token])
-
-
-st.markdown(f"Round {j + 1}: the cache holds **n = {n}** keys; the last token **{md(last)}** and the "
-            f"drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as {len(chars) + 1} queries. "
-            f"**k = {r.accepted}** accepted, then a {'bonus' if r.correction == 'bonus' else 'replacement'} "
-            f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**." + (" (The context window slid before this round.)" if r.slid else ""))
-queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
-st.plotly_chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)), n,
-                                    queries), key="gpt-mask")
-labels = {n: vocab[r.last_token], **{n + 1 + i: vocab[t] for i, t in enumerate(r.drafts)}}
-if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence position j
-    seq = gen.prompt_ids + gen.tokens
-    labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
-st.plotly_chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
-p_rows, q_rows = r.p_rows.tolist(), r.q_rows.tolist()
-for s in range(0, max(len(r.drafts), 1), DRAFTS_PER_CHART):  # at most 3 panels a chart: titles fit a phone
-    e = s + DRAFTS_PER_CHART
-    fig = plots_gpt.draft_rows(vocab, p_rows[s:e], q_rows[s:e], r.drafts[s:e], r.acceptance[s:e], r.u[s:e],
-                               r.accepted_flags[s:e])
-    if len(r.drafts) > DRAFTS_PER_CHART:
-        fig.update_layout(title_text=f"drafts {s + 1}–{min(e, len(r.drafts))} of {len(r.drafts)}: p and q, "
-                                     "the draft outlined")  # one line at 420 px
-    st.plotly_chart(fig, key="gpt-rows" if s == 0 else f"gpt-rows-{s}")
-with st.expander("Which logit row of the verify pass scored which draft"):
-    st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]), "position": s["query_position"],
-                   "scores": s["scores"], "used": "✓" if s["used"] else ""} for s in r.scored_by()],
-                 hide_index=True)
-
+gpt_round_section.show(gen, vocab)
 gallery_section.show(device)

@@ -14,7 +14,7 @@ import html
 
 import streamlit as st
 
-from parts import cached, heavy, memory, stepper, widgets
+from parts import cached, heavy, memory, presenter, stepper, widgets
 from parts.tokens import md_tokens
 from sections import tree_gpt_section, tryit
 from specsim import bounds, toy
@@ -157,7 +157,7 @@ picked = scheme.name if scheme is not None and scheme.kind in ("confidence", "dy
 if widgets.within_bounds(scheme_view.check_budget, model, budget, scheme=scheme):
     rows = compare_rows(model.to_json(), context, budget, picked)
     curve = scheme_view.best_by_budget(rows, budget)
-    st.plotly_chart(plots_tree.budget_figure(curve, f"Best exact E[tokens per round] after "
+    presenter.chart(plots_tree.budget_figure(curve, f"Best exact E[tokens per round] after "
                                                     f"\"{html.escape(' '.join(context))}\""), key=f"{KEY}-budget-chart")
     st.caption("Each line is the best scheme of its kind that drafts at most that many tokens (hover for its "
                "name). Lines that coincide mean the best tree is the chain itself. An adaptive scheme counts at its "
@@ -187,7 +187,7 @@ if scheme is not None:
     st.markdown(f"One target pass verifies the whole drafted tree of round {round_no} above: each query sees the "
                 "cached context, the root and its own ancestors, never a sibling. Siblings share a **position "
                 "id**: they are alternatives for the same place in the text.")
-    st.plotly_chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
+    presenter.chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
                                            f"Attention in one pass over the {scheme.name} (blue: the query sees the key)"),
                     key=f"{KEY}-mask")
     st.markdown("Position ids of the queries (the root is the last context token):")

@@ -1,7 +1,7 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
-from parts import cached, heavy, memory, widgets
+from parts import cached, heavy, memory, presenter, widgets
 from parts.tokens import md_tokens
 from sections import tryit
 from specsim import bounds, toy
@@ -70,7 +70,7 @@ with chart:
     grid.update_layout(height=380, yaxis_title="β", xaxis_title="λ (residual weight)")  # short: a phone cuts long titles
     for trace, size in (("your rule", 40), ("exact point", 50)):  # rings around the cell's number, not on it
         grid.update_traces(marker_size=size, selector=lambda t, name=trace: (t.name or "").startswith(name))
-    st.plotly_chart(grid, key="wb-grid")
+    presenter.chart(grid, key="wb-grid")
     st.caption("Exact TV for every (β, λ) with the bonus and comparison chosen; green: the exact point, "
                "red: your choice (hover a cell for its exact fraction). The comparison never changes a number: "
                "P(u < a) = P(u ≤ a) = a.")

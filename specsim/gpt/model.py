@@ -36,7 +36,6 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention.bias import causal_lower_right
 
 from .config import GPTConfig
 
@@ -78,14 +77,14 @@ class KVCache:
 
 
 def lower_right_mask(T: int, S: int, device=None) -> torch.Tensor:
-    """``causal_lower_right(T, S)`` as a dense (T, S) boolean tensor.
+    """``causal_lower_right(T, S)`` as a dense (T, S) boolean tensor: query i sees keys 0 .. S - T + i.
 
     Built once per forward pass and shared by all layers: passing the lazy
-    ``CausalBias`` to every layer's attention re-dispatches it each time.
+    ``CausalBias`` to every layer's attention re-dispatches it each time. Built
+    with ``tril`` (``tests/test_gpt_model.py`` checks it equals the materialized
+    ``causal_lower_right``): importing ``torch.nn.attention.bias`` pulls in
+    torch's compiler, 1.5 s of the Tiny GPT page's first load.
     """
-    bias = causal_lower_right(T, S)
-    if hasattr(bias, "_materialize"):
-        return bias._materialize(device)
     return torch.ones(T, S, dtype=torch.bool, device=device).tril(S - T)
 
 
@@ -104,6 +103,7 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torc
         return F.scaled_dot_product_attention(q, k, v)
     if T == S:  # no prefix: both alignments coincide
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    from torch.nn.attention.bias import causal_lower_right  # only here: its import is slow (see lower_right_mask)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(T, S))
 
 

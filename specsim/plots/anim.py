@@ -30,12 +30,13 @@ from plotly.subplots import make_subplots
 
 from .colors import (BLACK, BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, P_COLOR, Q_COLOR,
                      RESIDUAL_COLOR, WHITE, shade, tint)
-from .charts import PROBABILITY, categorical, exact_dec, gamma_bins, label, style, wrap
+from .charts import PROBABILITY, categorical, exact_dec, gamma_bins, label, style, text_side, wrap
 
 MIN_SPEED, MAX_SPEED = 0.05, 10.0  # seconds per frame
 MAX_FRAMES = 500
 STATUS_COLORS = {"empty": WHITE, "pending": tint(Q_COLOR, 0.55), "accepted": OVERLAP_COLOR,
-                 "rejected": RESIDUAL_COLOR, "discarded": MUTED, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
+                 "rejected": tint(RESIDUAL_COLOR, 0.55), "discarded": MUTED,  # light red: red is the replacement's
+                 "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 STATUS_WORDS = {"empty": "", "pending": "pending", "accepted": "accepted", "rejected": "rejected",
                 "discarded": "discarded", "correct": "replacement", "bonus": "bonus"}
 STATUS_MARKS = {"empty": "", "pending": "?", "accepted": "✓", "rejected": "✗", "discarded": "–",
@@ -223,11 +224,14 @@ def proof_animation(data: dict, speed: float = 0.2) -> go.Figure:
                                 line=dict(width=3, color=shade(OVERLAP_COLOR))),
                     customdata=[exact_dec(v) for v in data["overlap"]],
                     hovertemplate="%{x}: min(p, q) = %{customdata}<extra></extra>")
-    fig.add_scatter(x=vocab, y=_f(p), name="exact p = min(p, q) + (1 − α)·r", mode="markers+text",
+    fig.add_scatter(x=vocab, y=_f(p), name="exact p = min(p, q) + (1 − α)·r", mode="markers",
                     marker=dict(symbol="line-ew-open", size=46, color=BLACK, line=dict(width=3, color=BLACK)),
-                    text=["p = " + label(v) for v in p], textposition="top center",
+                    text=["p = " + label(v) for v in p],
                     customdata=[exact_dec(v) for v in data["excess"]],
                     hovertemplate="%{x}: %{text}, (1 − α)·r = %{customdata}<extra></extra>")
+    for x, v in zip(vocab, p):  # on a white ground: legible where a growing bar passes behind it
+        fig.add_annotation(x=x, y=float(v), text="p = " + label(v), showarrow=False, yshift=16,
+                           bgcolor="rgba(255,255,255,0.85)", font=dict(color=BLACK, size=13))
     traces = []
     for f in data["frames"]:
         n = f["n"]
@@ -336,9 +340,12 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
                     hovertemplate="α = %{x:.2f}, c = %{y:.2f}: %{text}<extra>now</extra>")
     traces = [[go.Scatter(x=f["gammas"], y=_f(f["speedups"])),
                go.Scatter(x=[f["best_gamma"]], y=[float(f["best_speedup"])],
-                          text=[f"best γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}×"]),
+                          textposition=text_side(f["best_gamma"], 1, data["max_gamma"]),
+                          text=[f"best γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}×"
+                                if f["best_label"] == f"best γ = {f['best_gamma']}" else
+                                f"γ = {f['best_gamma']}: {float(f['best_speedup']):.2f}× (no γ gains)"]),
                None,
-               go.Scatter(x=[float(f["alpha"])], y=[float(f["cost"])], text=[f"best γ = {f['best_gamma']}"])]
+               go.Scatter(x=[float(f["alpha"])], y=[float(f["cost"])], text=[f["best_label"]])]
               for f in frames]
     top = max(float(s) for f in frames for s in f["speedups"] + [1])
     fig.add_hrect(y0=0, y1=1, fillcolor=RESIDUAL_COLOR, opacity=0.08, line_width=0, row=1, col=1)

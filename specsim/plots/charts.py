@@ -114,6 +114,25 @@ def style(fig: go.Figure, title: str | None = None, x: str | None = None, y: str
     return fig
 
 
+def presented(fig: go.Figure, screen_height: int, share: float = 0.7, scale: float = 1.3) -> go.Figure:
+    """A copy of ``fig`` for a projector: ``share`` of a screen ``screen_height`` px high (never shorter
+    than it was; the rest of the screen holds a step bar or a caption), and its text ``scale`` times larger
+    (the titles, the axes, the legend, the hover).
+
+    >>> fig = style(go.Figure(go.Bar(x=[1], y=[1])), "t", height=380)
+    >>> big = presented(fig, 720)
+    >>> big.layout.height, big.layout.font.size, big.layout.title.font.size, fig.layout.height
+    (504, 18, 20, 380)
+    """
+    out = go.Figure(fig)
+    height = max(round(screen_height * share), fig.layout.height or 0)
+    font = round((fig.layout.font.size or FONT["size"]) * scale)
+    out.update_layout(height=height, font_size=font, hoverlabel_font_size=font)
+    if fig.layout.title.text:
+        out.update_layout(title_font_size=round((fig.layout.title.font.size or 15) * scale))
+    return out
+
+
 # -- one position: p, q, the rule and the residual -------------------------
 
 def pq_bars(vocab: Sequence[str], p: Sequence, q: Sequence, title: str | None = None,
@@ -236,7 +255,7 @@ def outcome_sunburst(outcomes: dict, context: Sequence[str] = ()) -> go.Figure:
                                 hovertemplate="%{hovertext}<br>share of the round: %{percentRoot:.2%}<extra></extra>",
                                 insidetextorientation="horizontal", sort=False, textfont_size=18))
     ctx = shorten(" ".join(context))
-    fig.add_annotation(text="rings, from the centre: 1st, 2nd, 3rd … emitted token; "
+    fig.add_annotation(text="rings, from the centre: 1st, 2nd, 3rd … emitted token;<br>"  # short lines: a phone
                        f"{STOP} = the round stops there<br>colour = tokens the round emits: " + ", ".join(
                            f"<span style='color:{c}'>■</span> {n}"
                            for n, c in enumerate(LENGTH_COLORS[:max(map(len, outcomes))], 1)),
@@ -287,6 +306,17 @@ def _bin_of(g: int, bins) -> int:
 
 # -- speedup -----------------------------------------------------------------
 
+def text_side(x: float, lo: float, hi: float) -> str:
+    """Where a marker's label goes so that it stays inside the plot: right of a point in the first quarter
+    of [lo, hi], left of one in the last quarter, centred above the others.
+
+    >>> text_side(1, 1, 32), text_side(16, 1, 32), text_side(32, 1, 32)
+    ('top right', 'top center', 'top left')
+    """
+    span = max(hi - lo, 1)
+    return "top right" if x - lo < span / 4 else "top left" if hi - x < span / 4 else "top center"
+
+
 def speedup_curve(gammas: Sequence[int], speedups: Sequence, best: tuple | None = None,
                   title: str | None = None) -> go.Figure:
     """Speedup against γ, the best γ marked and the break-even line at 1×."""
@@ -300,7 +330,7 @@ def speedup_curve(gammas: Sequence[int], speedups: Sequence, best: tuple | None 
         g, s = best
         fig.add_scatter(x=[g], y=[float(s)], mode="markers+text", name=f"best γ = {g}",
                         marker=dict(size=16, color=OVERLAP_COLOR, symbol="star"),
-                        text=[f"best γ = {g}: {float(s):.2f}×"], textposition="top center",
+                        text=[f"best γ = {g}: {float(s):.2f}×"], textposition=text_side(g, min(gammas), max(gammas)),
                         hovertemplate="best γ = %{x}: %{y:.3f}×<extra></extra>")
     top = max([float(s) for s in speedups] + [1.0])
     fig.update_yaxes(range=[0, top * 1.15])
@@ -351,7 +381,7 @@ def best_gamma_heatmaps(alphas: Sequence[float], costs: Sequence[float], best_ga
                             marker=dict(symbol="x", size=14, color="white", line=dict(width=2, color="black")),
                             hovertemplate="chosen α, c<extra></extra>", row=row, col=1)
     fig.update_xaxes(title_text="α (acceptance rate)")
-    fig.update_yaxes(title_text="c (drafter / target step)")
+    fig.update_yaxes(title_text="c (drafter cost)")  # short: a phone's chart cut "c (drafter / target step)"
     fig = style(fig, "grey: slower than plain decoding for every γ; ✕: your α and c", height=720)
     fig.update_layout(title_font_size=13, margin_b=60)
     return fig
@@ -368,4 +398,4 @@ def expected_tokens_curve(gammas: Sequence[int], exact_tokens: Sequence, iid_tok
                     line=dict(color=GREY, dash="dash"), text=[exact_dec(v) for v in iid_tokens],
                     hovertemplate="γ = %{x}: %{text}<extra>i.i.d.</extra>")
     fig.update_xaxes(tickmode="array", tickvals=list(gammas))
-    return style(fig, title, "draft length γ (tokens per round)", "expected tokens per round")
+    return style(fig, title, "draft length γ (tokens per round)", "E[tokens per round]")

@@ -72,29 +72,50 @@ def mask_pair(lower, upper, n: int, query_labels: Sequence[str] | None = None,
     return fig
 
 
+def _label(j: int, labels: dict, slots, path, n: int, phase: str, spread: bool) -> str:
+    """The character in slot j. ``labels`` names the prefix, the last token at n and, in a tree, each node
+    by -(node + 1); a tree's node sits at its pass slot in the target after the verify pass, on the path after
+    the rollback (the drafter's cache before the rollback is drawn unlabelled: its layout is the drafter's)."""
+    if slots is None or j <= n:
+        return labels.get(j, "")
+    i = j - n - 1
+    node = slots[i] if spread else (path[i] if phase == "after_crop" and i < len(path) else None)
+    return "" if node is None else labels.get(-(node + 1), "")
+
+
 CACHE_COLORS = {"prefix": PREFIX, "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
                 "rejected draft": RESIDUAL_COLOR, "empty": WHITE}
 
 
-def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict | None = None) -> go.Figure:
+def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict | None = None,
+                slots: list | None = None, path: list | None = None) -> go.Figure:
     """Cache slots of both models at the start, after verification and after the rollback.
 
     Position n (the target's cache length at the start) holds the last token,
     n + 1 .. n + gamma the drafts, of which the first k were accepted; the
     rollback keeps n + k + 1 entries. ``labels`` maps a position to the
     character it holds. Only the last ``window`` prefix slots are drawn.
+
+    A tree (any layout that is not a chain): ``slots`` lists the node each verify slot after the last
+    token holds (the pass's order) and ``path`` the accepted nodes; after the verify pass the target's
+    slot of a node on the path is an accepted draft, every other node's a rejected one, and the rollback
+    keeps the path's entries, moved together to n + 1 .. n + k. (The drafter's own cache is drawn by its
+    lengths: after the rollback it too holds the path.)
     """
     n = cache["target"]["start"]
     first = max(0, n - window)
     last = n + gamma + 1
     names = ["prefix", "last token", "accepted draft", "rejected draft", "empty"]
     code = {c: i for i, c in enumerate(names)}
+    on_path = set(range(k)) if path is None else set(path)
 
-    def kind(j):
+    def kind(j, spread=False):
         if j < n:
             return "prefix"
         if j == n:
             return "last token"
+        if spread and slots is not None:  # a tree's verify slots, in the pass's order
+            return "accepted draft" if slots[j - n - 1] in on_path else "rejected draft"
         return "accepted draft" if j - n <= k else "rejected draft"
 
     ys, z, text = [], [], []
@@ -104,8 +125,10 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
         for phase, title in (("start", "start"), ("after_verify", "after verify"), ("after_crop", "after rollback")):
             length = cache[model][phase]
             ys.append(f"{model}: {title} ({length})")
-            z.append([code[kind(j)] if j < length else code["empty"] for j in range(first, last)])
-            text.append([show_char(labels.get(j, "")) if labels and j < length else "" for j in range(first, last)])
+            spread = model == "target" and phase == "after_verify"
+            z.append([code[kind(j, spread)] if j < length else code["empty"] for j in range(first, last)])
+            text.append([show_char(_label(j, labels, slots, path, n, phase, spread)) if labels and j < length else ""
+                         for j in range(first, last)])
     scale = []
     for i, c in enumerate(names):
         scale += [[i / len(names), CACHE_COLORS[c]], [(i + 1) / len(names), CACHE_COLORS[c]]]
@@ -137,7 +160,8 @@ def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Se
     for i, d in enumerate(drafts):
         verdict = ("kept" if accepted_flags[i] else "rejected") if i < len(accepted_flags) else "not checked"
         ratio = f"{acceptance[i]:.2f}" if i < len(acceptance) else "–"  # a trace lists only the tested drafts
-        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {ratio}<br>u {u[i]:.2f}")
+        coin = f"{u[i]:.2f}" if i < len(accepted_flags) and i < len(u) else "–"  # an untested draft has no coin
+        titles.append(f"'{show_char(vocab[d])}': {verdict}<br>min(1,p/q) {ratio}<br>u {coin}")
     fig = make_subplots(rows=1, cols=g, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
     for i, d in enumerate(drafts):
         p, q = list(p_rows[i]), list(q_rows[i])

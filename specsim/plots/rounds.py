@@ -29,6 +29,7 @@ from plotly.subplots import make_subplots
 
 from .charts import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_COLOR, RESIDUAL_COLOR,
                     categorical, exact_dec, floats, label, shorten, style)
+from ..views.words import count
 
 KIND_COLORS = {"draft": OVERLAP_COLOR, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "bonus": "bonus (from p)"}
@@ -157,8 +158,9 @@ def emit_figure(trace) -> go.Figure:
                 textposition="inside", hovertemplate="%{x}: %{text}<extra></extra>", showlegend=False)
     fig.update_yaxes(visible=False, range=[0, 1])
     fig.update_layout(meta="emit")
-    return style(fig, f"emitted {len(kinds)} token(s) for 1 target pass: {trace.accepted} accepted "
-                      f"draft(s) + {'a bonus' if trace.accepted == trace.gamma else 'a replacement'}",
+    return style(fig, f"emitted {count(len(kinds), 'token')} for 1 target pass: "
+                      f"{count(trace.accepted, 'accepted draft')} + "
+                      f"{'a bonus' if trace.accepted == trace.gamma else 'a replacement'}",
                  "emitted token", None, height=260).update_xaxes(type="category")
 
 
@@ -194,18 +196,19 @@ def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figu
                     marker_symbol="line-ew-open", marker_size=14,
                     line=dict(color=OVERLAP_COLOR, dash="dash"),
                     hovertemplate="after %{x} passes: %{y:.3f}<extra>exact</extra>")
-    fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY,
-                  annotation_text=f"γ + 1 = {gamma + 1} (every draft accepted)", annotation_position="bottom right")
+    fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY,  # a tree's or a dynamic tree's longest path too
+                  annotation_text=f"{gamma + 1}: the most a round emits", annotation_position="bottom right")
     fig.update_yaxes(range=[0, gamma + 1.5])
     fig.update_xaxes(range=[0.5, max(len(rounds), 1) + 0.5], dtick=max(1, len(rounds) // 10))
     return style(fig, "tokens per target pass", "target passes (rounds)", "tokens per target pass", height=300)
 
 
-def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: dict, title: str) -> go.Figure:
-    """Grouped bars over the next-N-token sequences: what a rule produces vs what it should."""
+def distribution_vs_target(outcomes: Sequence[tuple], produced: dict, wanted: dict, title: str,
+                           names: tuple = ("produced by the rule", "target")) -> go.Figure:
+    """Grouped bars over the next-N-token sequences: what a rule produces vs what it should (``names``)."""
     labels = [" ".join(s) for s in outcomes]
     fig = go.Figure()
-    for name, dist, colour in (("produced by the rule", produced, RESIDUAL_COLOR), ("target", wanted, P_COLOR)):
+    for name, dist, colour in ((names[0], produced, RESIDUAL_COLOR), (names[1], wanted, P_COLOR)):
         row = [dist.get(s, 0) for s in outcomes]
         fig.add_bar(x=labels, y=floats(row), name=name, marker_color=colour, text=[exact_dec(v) for v in row],
                     hovertemplate="%{x}: %{text}<extra>" + name + "</extra>")

@@ -103,9 +103,11 @@ def play_animation(d: dict, speed: float = 0.4) -> go.Figure:
         fig.add_vline(x=max(d["max_batch"], 1), line_dash="dot", line_color=DARK_GREY, row=2, col=1)
     values = [f[p][k] for f in frames for p, _ in PASSES for k in ("memory_us", "compute_us")]
     lo, hi = min(values), max(values)
-    fig.update_xaxes(type="log", range=[math.log10(lo) - 0.3, math.log10(hi) + 1.2], row=1, col=1,
+    # a label at each power of ten only (plotly's default adds 2 and 5 between them, and a stray 0.5 before batch 1)
+    fig.update_xaxes(type="log", range=[math.log10(lo) - 0.3, math.log10(hi) + 1.2], row=1, col=1, dtick=1,
                      title_text="µs per sequence (log)")
-    fig.update_xaxes(type="log", title_text="batch (log; dotted: memory limit)", row=2, col=1)
+    fig.update_xaxes(type="log", title_text="batch (log; dotted: memory limit)", row=2, col=1, dtick=1,
+                     range=[-0.05, math.log10(max(batches)) + 0.05])
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_yaxes(title_text="best speedup (×)", range=[0, max(best + [1.0]) * 1.15], row=2, col=1)
     fig = style(fig, None, height=560)
@@ -133,7 +135,8 @@ def measured_chart(m: dict, title: str | None = None) -> go.Figure:
         fig.add_scatter(x=b, y=[p[1] for p in pts], mode="markers", name=f"γ = {g} measured",
                         marker=dict(color=colour, size=10),
                         hovertemplate="batch %{x}: measured %{y:.2f}×<extra></extra>")
-    fig.update_xaxes(type="log")
+    batches = sorted({p[0] for pts in m["points"].values() for p in pts})
+    fig.update_xaxes(type="log", tickvals=batches, ticktext=[f"{b:,}" for b in batches])  # the batches measured only
     cross = lambda c: "none" if c is None else f"{c:,}"  # noqa: E731
     title = title or (f"Tiny GPT, {m['threads']} thread(s): crossover measured {cross(m['crossover'])}, "
                       f"predicted {cross(m['predicted_crossover'])}")

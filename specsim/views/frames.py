@@ -32,6 +32,7 @@ from ..rule import CORRECT, RoundRule, excess, overlap, residual
 from ..rule import alpha as alpha_of
 from ..sampling import make_rng, trace_round
 from ..schemes import Chain
+from .words import count
 from ..stats import chi_square
 from ..toy import check_row
 
@@ -221,8 +222,8 @@ def proof_frames(pair, context, gamma: int = 1, rounds: int = 2000, seed: int = 
             test = f"χ² p-value {fit.p_value:.3f}" if fit.dof else "too few rounds for a χ² test"
             frames.append({"name": f"{n} round{'' if n == 1 else 's'}", "n": n, "drafted": list(drafted), "replaced": list(replaced),
                            "tv": tv, "p_value": fit.p_value, "dof": fit.dof,
-                           "caption": f"{n:,} round{'' if n == 1 else 's'}: first tokens {sum(drafted):,} accepted drafts + "
-                                      f"{sum(replaced):,} replacements; TV to p = {float(tv):.4f} "
+                           "caption": f"{count(n, 'round')}: first tokens {count(sum(drafted), 'accepted draft')} + "
+                                      f"{count(sum(replaced), 'replacement')}; TV to p = {float(tv):.4f} "
                                       f"(exact: 0); {test}."})
     return {"vocab": tuple(vocab), "context": ctx, "gamma": gamma, "seed": seed, "p": list(p),
             "overlap": overlap(p, q), "excess": excess(p, q), "alpha": alpha_of(p, q), "frames": frames}
@@ -282,9 +283,13 @@ def _curve_frames(points, max_gamma: int) -> list:
     for a, c in points:
         curve = formulas.speedup_curve(a, c, max_gamma)
         g, s = curve["best_gamma"], curve["best_speedup"]
-        verdict = "slower than plain decoding for every γ" if s <= 1 else f"{float(s):.2f}× plain decoding"
+        # the Speedup page's metric says "none" (every γ slower) and "any" (a tie at 1×): the frames say the same
+        best = "none" if s < 1 else "any" if s == 1 else str(g)
+        said = f"best γ = {best}" if best == str(g) else f"best γ: {best}"
+        verdict = {"none": "every γ is slower than plain decoding",
+                   "any": "the best speedup is exactly 1×, no γ gains"}.get(best, f"{float(s):.2f}× plain decoding")
         frames.append({"name": f"α = {float(a):.2f}, c = {float(c):.2f}", "alpha": a, "cost": c, **curve,
-                       "caption": f"α = {fmt(a)}, c = {fmt(c)}: best γ = {g}, {verdict}."})
+                       "best_label": said, "caption": f"α = {fmt(a)}, c = {fmt(c)}: {said}, {verdict}."})
     return frames
 
 

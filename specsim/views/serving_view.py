@@ -27,6 +27,7 @@ optionally split over ``devices`` GPUs) at one context length, α and dtype;
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ GAMMAS = list(range(0, 11))  # 0 is plain decoding
 PLAY_BATCHES = sorted({round(2 ** (k / 2)) for k in range(33)})  # 1, 2, 3, 4, 6, 8, 11, ... 65,536
 MAX_DEVICES = 8
 MAX_CONTEXT = 131072
+CPU = "cpu"  # the hardware choice "this machine's CPU" (``measure_cpu``: float32 figures only)
 
 
 @dataclass(frozen=True)
@@ -181,13 +183,65 @@ def measured(result: dict) -> dict:
             if g >= 1:
                 points.setdefault(g, []).append((b, m, p))
         out = {"points": {g: sorted(v) for g, v in sorted(points.items())},
-               "crossover": run["crossover_batch"], "predicted_crossover": run["predicted_crossover_batch"],
-               "threads": run["threads"], "context": result["context"]}
+               "crossover": _count(run["crossover_batch"], roofline.MAX_BATCH, none=True),
+               "predicted_crossover": _count(run["predicted_crossover_batch"], roofline.MAX_BATCH, none=True),
+               "threads": _count(run["threads"], 4096), "context": _count(result["context"], MAX_CONTEXT)}
     except (KeyError, IndexError, TypeError, ValueError):
         raise ValueError("not a serve-bench result: expected the JSON of `specsim gpt serve-bench --json`") from None
     if not out["points"]:
         raise ValueError("the serve-bench result has no γ >= 1 to compare with plain decoding")
     return out
+
+
+def dtypes_for(hardware_name: str) -> list:
+    """The dtypes a page may offer on ``hardware_name``: those it has a peak FLOP figure for (``CPU``: fp32).
+
+    >>> dtypes_for("cpu"), dtypes_for("a100-80gb")
+    (['fp32'], ['bf16', 'fp16'])
+    """
+    if hardware_name == CPU:
+        return ["fp32"]
+    peaks = hardware.hardware_named(hardware_name).peak_flops
+    return [d for d in models.DTYPE_BYTES if d in peaks]
+
+
+def _count(value, most: int, none: bool = False):
+    """``value`` when it is a whole number from 1 to ``most`` (or None, when ``none``); else ValueError.
+    Every number of an uploaded result passes here before a page formats or shows it."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+        raise ValueError
+    return value
+
+
+MAX_BENCH_BYTES = 2 * 2**20  # an uploaded serve-bench JSON: 2 MiB (what Streamlit's uploader calls "2MB")
+
+
+def read_bench(raw: bytes) -> dict:
+    """An uploaded serve-bench JSON (bytes) as ``measured``'s points; a one-line ValueError for a file over
+    ``MAX_BENCH_BYTES``, not UTF-8, not JSON, nested too deeply to parse, or not a serve-bench result.
+
+    >>> read_bench(b"[" * 100_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: the file is nested too deeply to be a serve-bench result
+    >>> read_bench(b'{"context": "![x](http://host/x.png)", "runs": []}')
+    Traceback (most recent call last):
+    ...
+    ValueError: not a serve-bench result: expected the JSON of `specsim gpt serve-bench --json`
+    """
+    if len(raw) > MAX_BENCH_BYTES:
+        raise ValueError(f"the file has {len(raw):,} bytes; the limit is {MAX_BENCH_BYTES:,}")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValueError("the file is not UTF-8 text") from None
+    except RecursionError:
+        raise ValueError("the file is nested too deeply to be a serve-bench result") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the file is not JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    return measured(data)
 
 
 def preset_names() -> dict:

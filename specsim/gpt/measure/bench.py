@@ -307,30 +307,44 @@ class QuickMeasurement:
         return self.seconds["plain"] / self.seconds["speculative"]
 
 
-def quick_measure(pair, prompt: str, n_tokens: int, gamma: int, temperature: float = 1.0, seed: int = 0,
+def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 1.0, seed: int = 0,
                   runs: int = QUICK_RUNS, progress=None) -> QuickMeasurement:
     """Generate ``n_tokens`` after ``prompt`` speculatively and plainly (same settings,
     temperature 0 = greedy), ``runs`` times interleaved, each with a clock: the speedup
     compares decoding times, and c and v are the fastest speculative run's own
     (``in_round_costs``) in units of the fastest plain run's time per token.
 
+    ``gamma``: a draft length (a chain) or any scheme the decoder runs (a ``specsim.schemes`` value or
+    its grammar, "block:4", "tree:2,2,1", "tree:dynamic,budget=6,depth=3,topk=2"). The formula's
+    quantities (c, v, α and the two predicted speedups of ``measured_and_predicted``) are a chain's:
+    for any other scheme ``costs`` holds only the target step and ``rates`` the measured tokens per
+    round and per target pass.
+
     ``progress(fraction, text)``, when given, is called before each run (a GUI progress bar).
     """
+    from ...schemes import as_scheme
+    scheme = as_scheme(gamma)
     clock_name, clock = bench_clock(pair.device)
     opts = dict(temperature=temperature, seed=seed, clock=clock)
     report = progress or (lambda fraction, text: None)
     spec, plain = [], []
     for i in range(runs):
         report(2 * i / (2 * runs), f"speculative decoding, run {i + 1} of {runs}")
-        spec.append(api.speculative_generate(pair, prompt, n_tokens, gamma, **opts))
+        spec.append(api.speculative_generate(pair, prompt, n_tokens, scheme, **opts))
         report((2 * i + 1) / (2 * runs), f"plain decoding (for the speedup), run {i + 1} of {runs}")
         plain.append(api.plain_generate(pair, prompt, n_tokens, **opts))
     report(1.0, "done")
     decode = {k: [g.seconds["decode"] for g in gens] for k, gens in (("speculative", spec), ("plain", plain))}
     gen = min(spec, key=lambda g: g.seconds["decode"])
     step = min(decode["plain"]) / n_tokens
-    own = in_round_costs([gen], gamma)
-    costs = {"target": step, "draft": {gamma: own["draft"]}, "verify": {gamma: own["verify"]}, "host": own["host"]}
-    return QuickMeasurement(gen, {k: min(v) for k, v in decode.items()}, costs,
-                            measured_and_predicted(gen.accepted_per_round, gamma, costs), runs,
+    if scheme.kind == "chain":  # the formula's own case: c, v and the predictions
+        g = scheme.gamma
+        own = in_round_costs([gen], g)
+        costs = {"target": step, "draft": {g: own["draft"]}, "verify": {g: own["verify"]}, "host": own["host"]}
+        rates = measured_and_predicted(gen.accepted_per_round, g, costs)
+    else:
+        costs = {"target": step}
+        rates = {"tokens_per_round": sum(len(r.emitted) for r in gen.rounds) / max(len(gen.rounds), 1)}
+    rates["tokens_per_pass"] = len(gen.tokens) / gen.target_passes
+    return QuickMeasurement(gen, {k: min(v) for k, v in decode.items()}, costs, rates, runs,
                             {k: spread(v) for k, v in decode.items()}, clock_name)
