@@ -210,13 +210,13 @@ def exact_vs_iid(pair, context, gamma: int) -> dict:
 
 
 # -- formulas in circulation, beside the right ones ----------------------------
-def seed_001_speedup(gamma: int, verify_ratio=1):
+def alpha_free_speedup(gamma: int, verify_ratio=1):
     """A formula in circulation: "speedup ~ gamma / (1 + C_verification / C_autoregressive)".
 
     It has no alpha and no drafter cost: it promises the same gain whatever
     the drafter proposes. ``verify_ratio`` = C_verification / C_autoregressive.
 
-    >>> seed_001_speedup(4)
+    >>> alpha_free_speedup(4)
     Fraction(2, 1)
     """
     _check(gamma=gamma)
@@ -226,10 +226,10 @@ def seed_001_speedup(gamma: int, verify_ratio=1):
 def speedup_formula_gap(costs=TABLE_COSTS, alphas=TABLE_ALPHAS, gammas=TABLE_GAMMAS) -> list:
     """That formula beside the right one on the reference tables' grid.
 
-    Returns [{"cost", "alpha", "gamma", "right", "seed_001"}] (exact Fractions).
+    Returns [{"cost", "alpha", "gamma", "right", "alpha_free"}] (exact Fractions).
     """
     return [{"cost": c, "alpha": a, "gamma": g, "right": speedup(a, g, c),
-             "seed_001": seed_001_speedup(g)} for c in costs for a in alphas for g in gammas]
+             "alpha_free": alpha_free_speedup(g)} for c in costs for a in alphas for g in gammas]
 
 
 def expected_accepted(alpha, gamma: int):

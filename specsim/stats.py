@@ -212,6 +212,81 @@ def cluster_bootstrap_se(totals, statistic, n_boot: int = 2000, seed: int = 0) -
     return float(values.std(ddof=1))
 
 
+def bootstrap_ratio_interval(numerators, denominators, level: float = 0.95, n_boot: int = 2000,
+                             seed: int = 0):
+    """Percentile bootstrap interval of sum(num) / sum(den), resampling whole units (e.g. prompts).
+
+    A speedup measured over several prompts is such a ratio: plain decoding's
+    time over speculative decoding's, summed over the prompts. Which prompts
+    were drawn moves it (an easy prompt accepts more), so the interval resamples
+    prompts with replacement and reads the ``level`` central range of the
+    resampled ratios. With few units it is rough and tends to be too narrow;
+    ``None`` with fewer than 2 units.
+
+    >>> bootstrap_ratio_interval([2, 2, 2], [1, 1, 1])
+    (2.0, 2.0)
+    >>> low, high = bootstrap_ratio_interval([3, 2, 4, 2], [1, 1, 2, 2], seed=1)
+    >>> low < (3 + 2 + 4 + 2) / (1 + 1 + 2 + 2) < high
+    True
+    """
+    import numpy as np
+
+    a, b = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"need one denominator per numerator, got {b.size} for {a.size}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if len(a) < 2:
+        return None
+    picks = np.random.default_rng(seed).integers(0, len(a), size=(n_boot, len(a)))
+    ratios = a[picks].sum(axis=1) / b[picks].sum(axis=1)
+    low, high = np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def totals_by(rows, labels) -> list:
+    """Sum the rows that share a label (one row per label, in the labels' first-seen order).
+
+    Per-generation totals become per-prompt totals this way, so that a bootstrap
+    (``cluster_bootstrap_se``) resamples prompts, the unit that was replicated,
+    and not the generations that reuse them.
+
+    >>> totals_by([(1, 2), (3, 4), (5, 6)], ["p0", "p1", "p0"])
+    [(6.0, 8.0), (3.0, 4.0)]
+    """
+    rows, labels = [tuple(float(x) for x in r) for r in rows], list(labels)
+    if len(rows) != len(labels):
+        raise ValueError(f"need one label per row, got {len(labels)} for {len(rows)} rows")
+    out: dict = {}
+    for r, g in zip(rows, labels):
+        out[g] = tuple(a + b for a, b in zip(out[g], r)) if g in out else r
+    return list(out.values())
+
+
+def luck_se(accepted, probabilities) -> Estimate:
+    """The luck of the acceptance draws: mean(accepted - probability) over judged drafts, with its SE.
+
+    Draft i was accepted (1) or not (0) with probability ``probabilities[i]``
+    given everything before it. The differences are then martingale differences:
+    uncorrelated whatever the dependence between positions and texts, each with
+    variance e (1 - e). So SE = sqrt(sum e (1 - e)) / n, with no clustering, and
+    it is exact where the probabilities are the ones the draws faced. (A
+    cluster-robust SE over a few texts estimates the same thing far more
+    roughly.)
+
+    >>> e = luck_se([1, 0, 1, 1], [0.5, 0.5, 0.5, 0.5])
+    >>> e.value, e.se, e.n
+    (0.25, 0.25, 4)
+    """
+    a, e = [float(x) for x in accepted], [float(x) for x in probabilities]
+    n = len(a)
+    if n < 1 or len(e) != n:
+        raise ValueError(f"need one probability per judged draft, got {len(e)} for {n}")
+    if any(not 0 <= x <= 1 for x in e) or any(x not in (0.0, 1.0) for x in a):
+        raise ValueError("accepted must be 0 or 1 and every probability in [0, 1]")
+    return Estimate(sum(x - y for x, y in zip(a, e)) / n, math.sqrt(sum(y * (1 - y) for y in e)) / n, n)
+
+
 def position_acceptance(accepted, checked, clusters=None) -> list:
     """Per-position conditional acceptance: accepted at draft position i among rounds that checked it.
 

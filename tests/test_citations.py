@@ -33,6 +33,7 @@ CHECKED = {  # arXiv id -> the paper it was checked against
     "2406.14066": "Liu et al.: goodput-driven speculative decoding (SmartSpec / TurboSpec)",
     "2406.16858": "Li et al.: EAGLE-2",
     "2408.11049": "MagicDec",
+    "2309.17453": "Xiao et al.: Efficient Streaming Language Models with Attention Sinks (StreamingLLM)",
     "2412.19437": "DeepSeek-AI: DeepSeek-V3 Technical Report",
     "2503.01840": "Li et al.: EAGLE-3",
 }

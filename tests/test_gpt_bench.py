@@ -146,3 +146,27 @@ def test_bench_figures_from_scripted_timings(pair, monkeypatch):
     assert r["speedup_with_prefill"] == pytest.approx((1.0 + 0.25) / (0.5 + 0.25), abs=1e-4)
     assert d["prefill_ms"] == {"plain": 250.0, 3: 250.0} and d["costs"] == "timed inside the rounds"
     assert d["statistic"] == "minimum over repeats" and d["ratio_coverage"] == 0.75 and d["noisy"] is False
+
+def test_bench_reports_a_bootstrap_interval_over_prompts(pair, monkeypatch):
+    """With two prompts the speedup gets a prompt-level interval: each prompt's minimum over repeats,
+    resampled. Scripted times: prompt 0 is twice as fast speculatively, prompt 1 1.25 times, so every
+    resample lies between 1.25 and 2 and the interval's ends are those two figures."""
+    times = {"plain": iter([1.0, 1.0] + [1.0, 1.0] * 2), "speculative": iter([0.5, 0.8] + [0.5, 0.8] * 2)}
+    real = {"plain": bench.plain_generate, "speculative": bench.speculative_generate}
+
+    def scripted(mode):
+        def run(*args, **kwargs):
+            g = real[mode](*args, **kwargs)
+            g.seconds = {"prefill": 0.1, "decode": next(times[mode])}
+            for r in g.rounds:
+                r.seconds = {"draft": 0.001, "verify": 0.002, "decide": 0.0}
+            return g
+        return run
+
+    monkeypatch.setattr(bench, "plain_generate", scripted("plain"))
+    monkeypatch.setattr(bench, "speculative_generate", scripted("speculative"))
+    d = bench.bench(pair, [2], n_tokens=6, repeats=2, prompts=["def f(x):\n", "class A:\n"])
+    low, high = d["results"][0]["speedup_prompt_interval"]
+    assert low == pytest.approx(1.25, abs=1e-4) and high == pytest.approx(2.0, abs=1e-4)
+    assert d["alpha_se_unit"] == "prompt"
+    assert bench.prompt_interval([[1.0]], [[0.5]]) is None

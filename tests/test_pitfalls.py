@@ -147,8 +147,8 @@ def test_unknown_rule_name():
 def test_the_circulating_speedup_formula_ignores_alpha_and_cost():
     from specsim.formulas import speedup_formula_gap
     rows = speedup_formula_gap()
-    assert all(r["seed_001"] == F(r["gamma"], 2) for r in rows)
-    assert any(r["right"] < 1 < r["seed_001"] for r in rows)
+    assert all(r["alpha_free"] == F(r["gamma"], 2) for r in rows)
+    assert any(r["right"] < 1 < r["alpha_free"] for r in rows)
 
 
 def test_accepted_over_proposed_is_below_alpha_and_accepted_over_checked_is_alpha():

@@ -351,8 +351,10 @@ def cmd_bench(args) -> int:
         print_json(result)
         return 0
     keys = ["gamma", "alpha", "cost", "verify_ratio", "host_ratio", "tokens_per_round", "spec_tokens_per_s",
-            "speedup", "speedup_interval", "refined_speedup", "ratio", "ratio_interval", "formula_speedup"]
-    rows = [[r[k] if "interval" not in k else f"{r[k][0]:.3f}-{r[k][1]:.3f}" for k in keys] for r in result["results"]]
+            "speedup", "speedup_interval", "speedup_prompt_interval", "refined_speedup", "ratio", "ratio_interval",
+            "formula_speedup"]
+    rows = [[r[k] if "interval" not in k else "-" if r[k] is None else f"{r[k][0]:.3f}-{r[k][1]:.3f}" for k in keys]
+            for r in result["results"]]
     print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
           f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} interleaved "
           f"repeats, {result['clock']}; every time the minimum over repeats (load only adds time); plain decoding "
@@ -361,8 +363,9 @@ def cmd_bench(args) -> int:
     print("c (cost), v (verify_ratio) and host_ratio: a drafter step, a verify pass and the rest of a round, timed "
           "inside the rounds, in plain decoding's time per token; speedups compare decoding (prefill apart)")
     print(f"intervals: [min, max] over repeats (the ratio's covers its median with probability "
-          f"{result['ratio_coverage']:.4g}); ratio = speedup / refined_speedup, tokens_per_round / (gamma c + v): "
-          "what host_ratio leaves of it")
+          f"{result['ratio_coverage']:.4g}); speedup_prompt_interval: 95% bootstrap over the {result['prompts']} "
+          "prompts (the prompt is the unit; rough with few); ratio = speedup / refined_speedup, tokens_per_round / "
+          "(gamma c + v): what host_ratio leaves of it")
     print(f"best gamma: {result['best_gamma']}" + ("  noisy, rerun (its spread is wider than its lead)"
                                                      if result["noisy"] else ""))
     best = next(r for r in result["results"] if r["gamma"] == result["best_gamma"])

@@ -39,7 +39,7 @@ pass per level (feeding that level's nodes) and verifies every node.
 
 Tokens per round: the i.i.d. formula ``formulas.expected_tokens(alpha, γ)``
 for a chain; for a block the same formula, a lower bound (block
-verification accepts at least as much as token-wise, Sun et al. 2024); a
+verification accepts at least as much as token-wise, Sun et al. 2025); a
 tree's depends on more than α, so pass ``tokens`` (e.g. the exact value
 from ``specsim.exact`` for a toy pair, or a measured one).
 

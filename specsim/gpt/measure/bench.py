@@ -8,7 +8,9 @@ decoding's time per token), tokens per round, throughputs and three speedups:
 
 * ``speedup``: plain decoding seconds / speculative decoding seconds for
   the same prompts, seeds and models, each the minimum over interleaved
-  repeats, with the interval of the per-repeat speedups;
+  repeats, with the interval of the per-repeat speedups (the machine's
+  noise) and ``speedup_prompt_interval``, a 95 % bootstrap over prompts
+  (which prompts were drawn: the prompt is the unit of replication);
 * ``formula_speedup``: the i.i.d. formula with measured alpha and cost;
 * ``refined_speedup``: measured tokens per round / (gamma c + v): the
   prediction from this run's costs. ``ratio`` = speedup / refined_speedup,
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import formulas
-from ...stats import ratio_se
+from ...stats import bootstrap_ratio_interval, ratio_se
 from .. import api
 from ..train import corpus
 from ..decode import Generation, plain_generate, speculative_generate
@@ -140,6 +142,21 @@ def noisy(speedups: dict, intervals: dict) -> bool:
     return hi - lo > speedups[ranked[0]] - speedups[ranked[1]]
 
 
+def prompt_interval(plain_by_prompt, spec_by_prompt, seed: int = 0):
+    """95 % bootstrap interval of the speedup over prompts (``stats.bootstrap_ratio_interval``).
+
+    Each argument lists, per repeat, every prompt's decoding seconds; a prompt's time is its
+    minimum over repeats (load only adds time), and the speedup of a resample is its prompts'
+    plain time over their speculative time. None with one prompt.
+
+    >>> prompt_interval([[2.0, 4.0], [2.2, 4.4]], [[1.0, 2.0], [1.1, 2.1]])
+    (2.0, 2.0)
+    """
+    plain = [min(t) for t in zip(*plain_by_prompt)]
+    spec = [min(t) for t in zip(*spec_by_prompt)]
+    return bootstrap_ratio_interval(plain, spec, seed=seed)
+
+
 def in_round_costs(gens, gamma: int) -> dict:
     """Seconds per drafter step, per verify pass and per round of the rest, as the rounds of ``gens``
     (generated with a clock) spent them: drafting time / (rounds x gamma), verify time / rounds, and the
@@ -218,6 +235,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     for arm in arms:  # warm-up: every arm once, untimed
         run(arm)
     seconds = {a: [] for a in arms}  # decoding seconds of all prompts, per repeat
+    by_prompt = {a: [] for a in arms}  # decoding seconds of each prompt, per repeat
     prefill = {a: [] for a in arms}
     costs = {g: [] for g in gammas}
     gens = {}
@@ -225,6 +243,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
         for arm in arms[rep % len(arms):] + arms[:rep % len(arms)]:  # rotated: no arm always runs first
             out = run(arm)
             seconds[arm].append(sum(g.seconds["decode"] for g in out))
+            by_prompt[arm].append([g.seconds["decode"] for g in out])
             prefill[arm].append(sum(g.seconds["prefill"] for g in out))
             if arm != "plain":
                 gens[arm] = out
@@ -244,7 +263,10 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
                   for m, c, t in zip(per_repeat, costs[g], step)]
         speedup = plain / min(seconds[g])
         ks = [k for gen in gens[g] for k in gen.accepted_per_round]
-        alpha_se = ratio_se(ks, [min(k + 1, g) for k in ks]).se if len(ks) >= 2 else float("nan")
+        units = [j for j, gen in enumerate(gens[g]) for _ in gen.accepted_per_round]  # the prompt of each round
+        alpha_se = (ratio_se(ks, [min(k + 1, g) for k in ks], units if len(ids) >= 2 else None).se
+                    if len(ks) >= 2 else float("nan"))
+        interval = prompt_interval(by_prompt["plain"], by_prompt[g], seed)
         results.append({
             "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
             "alpha_se": round(alpha_se, 4), "host_ratio": round(best["host"] / min(step), 4),
@@ -252,6 +274,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
             "spec_tokens_per_s": round(n_out / min(seconds[g]), 1),
             "speedup": round(speedup, 4),
             "speedup_interval": [round(min(per_repeat), 4), round(max(per_repeat), 4)],
+            "speedup_prompt_interval": interval and [round(x, 4) for x in interval],
             "speedup_with_prefill": round((plain + min(prefill["plain"])) / (min(seconds[g]) + min(prefill[g])), 4),
             "formula_speedup": round(fig["formula_speedup"], 4),
             "refined_speedup": round(fig["refined_speedup"], 4),
@@ -268,6 +291,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,
             "costs": "timed inside the rounds", "ratio_coverage": coverage(repeats),
+            "alpha_se_unit": "prompt" if len(ids) >= 2 else "round",
             "plain_tokens_per_s": round(n_out / plain, 1), "plain_spread": round(spread(seconds["plain"]), 4),
             "step_ms": {"plain": round(min(step) * 1e3, 4), "draft": ms("draft"), "verify": ms("verify"),
                         "host": ms("host")},
