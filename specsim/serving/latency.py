@@ -142,6 +142,10 @@ def latency_point(target, draft, hw, batch: int, context: int, alpha, gamma: int
     if isinstance(prompt, bool) or not isinstance(prompt, int) or prompt < 1:
         raise ValueError(f"prompt must be an integer >= 1, got {prompt!r}")
     target, draft, hw = model_preset(target), model_preset(draft), hardware_preset(hw)
+    for model in (target, draft):
+        if model.max_context is not None and prompt > model.max_context:
+            raise ValueError(f"a prompt of {prompt:,} tokens exceeds {model.name}'s window of {model.max_context:,} "
+                             "positions")
     point = serving_point(target, draft, hw, batch, context, alpha, gamma, dtype, draft_kv_window)
     prefill = step_cost(target, hw, 1, 0, prompt, dtype).seconds
     draft_prefill = step_cost(draft, hw, 1, 0, prompt, dtype).seconds
