@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .. import formulas
+from ..bounds import LIMITS
 from ..schemes import Chain
 from .hardware import hardware_named as hardware_preset
 from .models import model_named as model_preset
@@ -67,9 +68,10 @@ def _exact(x):
 
 def _gamma(gamma) -> int:
     """γ of a chain: an integer from 1 to the draft length limit, else a one-line ValueError."""
-    if isinstance(gamma, bool) or not isinstance(gamma, int):
-        raise ValueError(f"gamma must be an integer >= 1, got {gamma!r}")
-    return Chain(gamma).gamma  # the one range check every scheme uses
+    gamma = Chain(gamma).gamma  # the check every chain makes: an integer >= 1
+    if gamma > LIMITS.gamma:
+        raise ValueError(f"gamma must be between 1 and {LIMITS.gamma}, got {gamma}")
+    return gamma
 
 
 def tokens_distribution(alpha, gamma: int) -> dict:
