@@ -73,6 +73,11 @@ def test_one_draft_keeps_the_median_gap_a_whole_round_below_alpha_1():
     assert gap_quantile(F(1), 1, F(1, 2)) == 0
 
 
+def test_an_exact_alpha_gives_fractions_and_a_float_gives_floats():
+    assert gap_distribution(1, 2) == {0: F(2, 3), 1: F(1, 3)} and isinstance(gap_distribution(1, 2)[0], F)
+    assert isinstance(gap_distribution(1.0, 2)[0], float)
+
+
 def test_float_alpha_gives_the_same_quantiles_away_from_the_boundary():
     for gamma in (1, 4, 10):
         assert [gap_quantile(0.8, gamma, q) for q in QUANTILES] == [gap_quantile(F(4, 5), gamma, q)
@@ -157,6 +162,7 @@ def test_bad_library_input_is_one_line():
         (lambda: tokens_distribution(0.8, 2.0), "gamma must be an integer"),
         (lambda: tokens_distribution(0.8, True), "gamma must be an integer"),
         (lambda: tokens_distribution(1.5, 2), "alpha must be in"),
+        (lambda: tokens_distribution(F(10**100 - 1, 10**100), 64), "limit is 4,300"),
         (lambda: gap_quantile(0.8, 2, 0), "quantile must be in"),
         (lambda: gap_quantile(0.8, 2, F(3, 2)), "quantile must be in"),
         (lambda: latency_point(*PAIR, 0, 128, 0.8, 4), "batch must be"),

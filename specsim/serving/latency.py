@@ -49,6 +49,7 @@ inputs (Fractions, integers) give exact distributions and quantiles.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 
 from .. import formulas
@@ -85,6 +86,11 @@ def tokens_distribution(alpha, gamma: int) -> dict:
     gamma = _gamma(gamma)
     formulas.expected_tokens(alpha, gamma)  # checks alpha
     alpha = _exact(alpha)
+    if isinstance(alpha, Fraction):  # α^γ has about γ times α's digits: refuse what would take long to build
+        digits = (gamma + 1) * max(len(str(alpha.numerator)), len(str(alpha.denominator)))
+        if digits > LIMITS.result_digits:
+            raise ValueError(f"alpha = {str(alpha)[:40]} at γ = {gamma} gives probabilities of ~{digits:,} digits; "
+                             f"the limit is {LIMITS.result_digits:,}: use a shorter fraction, or a float")
     out = {k + 1: alpha ** k * (1 - alpha) for k in range(gamma)}
     out[gamma + 1] = alpha ** gamma
     return out
@@ -96,17 +102,27 @@ def gap_distribution(alpha, gamma: int) -> dict:
     A round of n tokens brings one gap of a round and n - 1 gaps of 0, so
     P(gap = 1 round) = Σ P(n) / Σ n P(n) = 1 / E[tokens per round].
     """
+    zero, whole = _gap_shares(alpha, gamma, type(alpha))
+    return {0: zero, 1: whole}
+
+
+@lru_cache(maxsize=64)  # a table asks once per batch for the same α and γ; the type keeps 1 apart from 1.0
+def _gap_shares(alpha, gamma: int, kind) -> tuple:
     dist = tokens_distribution(alpha, gamma)
     tokens = sum(n * p for n, p in dist.items())
     rounds = sum(dist.values())
-    return {0: (tokens - rounds) / tokens, 1: rounds / tokens}
+    return (tokens - rounds) / tokens, rounds / tokens
 
 
 def gap_quantile(alpha, gamma: int, q) -> int:
     """The q-quantile of the gap, in rounds (0 or 1): the smallest gap g with P(gap <= g) >= q, q in (0, 1]."""
+    return _quantile(gap_distribution(alpha, gamma), q)
+
+
+def _quantile(gaps: dict, q) -> int:
     if isinstance(q, bool) or not 0 < q <= 1:
         raise ValueError(f"a quantile must be in (0, 1], got {q!r}")
-    return 0 if gap_distribution(alpha, gamma)[0] >= q else 1
+    return 0 if gaps[0] >= q else 1
 
 
 @dataclass(frozen=True)
@@ -152,8 +168,9 @@ def latency_point(target, draft, hw, batch: int, context: int, alpha, gamma: int
     prefill = step_cost(target, hw, 1, 0, prompt, dtype).seconds
     draft_prefill = step_cost(draft, hw, 1, 0, prompt, dtype).seconds
     step, round_s, tokens = point.target.seconds, point.draft_s + point.verify.seconds, point.tokens
-    share = gap_distribution(alpha, gamma)[1]
-    p50, p90, p99 = (gap_quantile(alpha, gamma, q) * round_s * 1e3 for q in QUANTILES)
+    gaps = gap_distribution(alpha, gamma)
+    share = gaps[1]
+    p50, p90, p99 = (_quantile(gaps, q) * round_s * 1e3 for q in QUANTILES)
     return LatencyRow(batch, gamma, prompt, prefill * 1e3, draft_prefill * 1e3, (step / 2 + prefill) * 1e3,
                       (round_s / 2 + prefill + draft_prefill) * 1e3, round_s * 1e3, float(tokens), float(share),
                       step * 1e3, float(round_s / tokens) * 1e3, p50, p90, p99, batch / step,
