@@ -49,8 +49,8 @@ inputs (Fractions, integers) give exact distributions and quantiles.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from fractions import Fraction
+from functools import lru_cache
 
 from .. import formulas
 from ..bounds import LIMITS
