@@ -2,19 +2,23 @@
 
 Every figure comes from ``specsim.serving`` (model shapes and hardware
 presets, each cited: ``--list`` shows the sources). ``--hardware cpu``
-measures this CPU first (about 1 s).
+measures this CPU first (about 1 s). ``--latency`` adds, per batch, time to
+first token, inter-token latency (mean, and the speculative gap's p50, p90,
+p99) and throughput, plain and with a chain of ``--latency-gamma`` drafts
+(``specsim.serving.latency``).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, replace
 
-from ..bounds import parse_whole
+from ..bounds import LIMITS, parse_whole
 from ..serving import hardware as hw_presets
-from ..serving import models, roofline
+from ..serving import latency, models, roofline
 from .common import argtype, GAMMAS_HELP, gammas_arg, int_in_range, num, number, print_json, shown, table
 
 MAX_BATCHES = 64  # batch sizes on one command line
 MAX_CONTEXT = 10_000_000
+LATENCY_GAMMA = 4  # --latency's chain when --scheme is not one fixed chain
 
 
 def parse_batches(text: str) -> list:
@@ -78,6 +82,14 @@ def register(sub) -> None:
     p.add_argument("--crossover-limit", type=int_in_range("crossover-limit", 1, roofline.MAX_BATCH),
                    default=roofline.CROSSOVER_LIMIT,
                    help=f"search the crossover batch up to this (default {roofline.CROSSOVER_LIMIT:,})")
+    p.add_argument("--latency", action="store_true",
+                   help="add per batch: time to first token, inter-token latency (mean; p50/p90/p99 of the "
+                        "speculative gap) and throughput, plain and speculative")
+    p.add_argument("--latency-gamma", type=int_in_range("latency-gamma", 1, LIMITS.gamma), default=None,
+                   help=f"drafts per round of --latency's chain (default: γ of a fixed --scheme chain:G, else "
+                        f"{LATENCY_GAMMA})")
+    p.add_argument("--prompt", type=int_in_range("prompt", 1, MAX_CONTEXT), default=None,
+                   help="prompt tokens prefilled for --latency's time to first token (default: --context)")
     p.add_argument("--list", action="store_true", help="list the model and hardware presets with their sources")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_serving)
@@ -133,12 +145,16 @@ def cmd_serving(args) -> int:
                                          **kw)
     fit = roofline.max_batch(target, draft, hw, args.context, dtype, args.draft_kv_window)
     scheme = args.scheme if not fixed else args.scheme.name
+    if (args.latency_gamma is not None or args.prompt is not None) and not args.latency:
+        raise ValueError("--latency-gamma and --prompt go with --latency")
+    lat = _latency(args, target, draft, hw, dtype) if args.latency else None
     if args.json:
         print_json({"target": target.name, "draft": draft.name, "hardware": hw.name, "hardware_source": hw.source,
                     "step_overhead_s": hw.step_overhead_s, "dtype": dtype, "context": args.context, "alpha": args.alpha, "scheme": scheme,
                     "gammas": gammas, "draft_kv_window": args.draft_kv_window,
                     "rows": [asdict(r) for r in rows], "crossover_batch": crossover,
-                    "crossover_limit": args.crossover_limit, "max_batch_in_memory": fit})
+                    "crossover_limit": args.crossover_limit, "max_batch_in_memory": fit,
+                    **({"latency": lat} if lat else {})})
         return 0
     g = args.gammas
     over = f"{g[0]}..{g[-1]}" if g == list(range(g[0], g[-1] + 1)) else ",".join(map(str, g))
@@ -164,4 +180,40 @@ def cmd_serving(args) -> int:
         print(f"crossover_batch: {crossover:,} (from this batch on, no γ >= 1 beats plain decoding)")
     if fit is not None:
         print(f"at most {fit:,} sequences fit in {hw.name}'s {hw.memory_bytes / 1e9:g} GB at this context")
+    if lat:
+        _print_latency(lat, args.crossover_limit)
     return 0
+
+
+def _latency(args, target, draft, hw, dtype) -> dict:
+    """--latency's figures: one row per batch at a fixed chain, and the batch where its mean ITL stops
+    beating plain decoding (the crossover of that one γ)."""
+    gamma = args.latency_gamma
+    if gamma is None:
+        chain = args.scheme not in roofline.SEARCHED and args.scheme.kind == "chain"
+        gamma = args.scheme.gamma if chain else LATENCY_GAMMA
+    prompt = args.context if args.prompt is None else args.prompt
+    rows = latency.latency_table(target, draft, hw, args.batch, args.context, args.alpha, gamma, prompt, dtype,
+                                 args.draft_kv_window)
+    crossover = roofline.crossover_batch(target, draft, hw, args.context, args.alpha, dtype, [gamma], "chain",
+                                         args.draft_kv_window, limit=args.crossover_limit)
+    return {"gamma": gamma, "prompt": prompt, "rows": [asdict(r) for r in rows], "itl_crossover_batch": crossover}
+
+
+def _print_latency(lat: dict, limit: int) -> None:
+    g, rows = lat["gamma"], lat["rows"]
+    print(f"\nLatency: plain decoding vs a chain of γ = {g}, prompt {lat['prompt']:,} tokens")
+    print("TTFT = half an iteration's wait + the prefill (both models' with speculation); a speculative gap is 0 "
+          "within a round's burst, or a whole round")
+    print(table([(r["batch"], f"{r['ttft_plain_ms']:.3f}", f"{r['ttft_spec_ms']:.3f}", f"{r['itl_plain_ms']:.3f}",
+                  f"{r['itl_spec_ms']:.3f}", f"{r['gap_p50_ms']:.3f}", f"{r['gap_p90_ms']:.3f}",
+                  f"{r['gap_p99_ms']:.3f}", f"{r['throughput_plain']:,.0f}", f"{r['throughput_spec']:,.0f}")
+                 for r in rows],
+                ["batch", "ttft_plain_ms", "ttft_spec_ms", "itl_plain_ms", "itl_spec_ms", "gap_p50_ms",
+                 "gap_p90_ms", "gap_p99_ms", "tokens/s plain", "tokens/s spec"]))
+    cross = lat["itl_crossover_batch"]
+    if cross is None:
+        print(f"itl_crossover_batch: none up to {limit:,} (γ = {g} lowers the mean ITL and raises throughput there)")
+    else:
+        print(f"itl_crossover_batch: {cross:,} (from this batch on, γ = {g} raises the mean ITL and lowers "
+              "throughput)")

@@ -6,7 +6,9 @@
   "this CPU" (``measure_cpu``, or ``cpu_from`` measured figures);
 - ``roofline``: ``step_cost`` of one forward pass, ``serving_point`` (c, v,
   tokens per round and speedup of one scheme), ``best_gamma``,
-  ``serving_table`` and ``crossover_batch``.
+  ``serving_table`` and ``crossover_batch``;
+- ``latency``: time to first token, inter-token latency and its tail, and
+  throughput, plain and speculative, per batch (``latency_table``).
 
 Pure Python: numpy is imported only inside ``measure_cpu``.
 
@@ -16,10 +18,12 @@ Pure Python: numpy is imported only inside ``measure_cpu``.
 ('memory', 0.169, 1.0, 2.01)
 """
 from .hardware import HARDWARE, Hardware, cpu_from, hardware_named, measure_cpu, tensor_parallel
+from .latency import LatencyRow, gap_distribution, gap_quantile, latency_point, latency_table, tokens_distribution
 from .models import MODELS, ModelShape, model_named
 from .roofline import (ServingPoint, ServingRow, StepCost, best_gamma, crossover_batch, max_batch, memory_needed,
                        serving_point, serving_table, speedup_grid, step_cost)
 
-__all__ = ["HARDWARE", "Hardware", "MODELS", "ModelShape", "ServingPoint", "ServingRow", "StepCost", "best_gamma",
-           "cpu_from", "crossover_batch", "hardware_named", "max_batch", "measure_cpu", "memory_needed", "model_named",
-           "serving_point", "serving_table", "speedup_grid", "step_cost", "tensor_parallel"]
+__all__ = ["HARDWARE", "Hardware", "LatencyRow", "MODELS", "ModelShape", "ServingPoint", "ServingRow", "StepCost",
+           "best_gamma", "cpu_from", "crossover_batch", "gap_distribution", "gap_quantile", "hardware_named",
+           "latency_point", "latency_table", "max_batch", "measure_cpu", "memory_needed", "model_named",
+           "serving_point", "serving_table", "speedup_grid", "step_cost", "tensor_parallel", "tokens_distribution"]

@@ -1,0 +1,234 @@
+"""Latency of a served pair (specsim.serving.latency) and `specsim serving --latency`.
+
+Distributions and quantiles are exact Fractions, compared with ==; times are
+floats built from the roofline's, compared exactly where the same arithmetic
+makes them, else with a relative tolerance of 1e-12 (rounding only).
+"""
+import math
+from fractions import Fraction as F
+
+import pytest
+
+from specsim import formulas
+from specsim.serving import (cpu_from, crossover_batch, gap_distribution, gap_quantile, latency_point,
+                             latency_table, serving_point, step_cost, tokens_distribution)
+from specsim.serving.latency import QUANTILES
+
+TOL = 1e-12
+PAIR = ("llama-3-8b", "llama-3.2-1b", "h100-sxm")
+ALPHAS = (F(0), F(1, 3), F(1, 2), F(4, 5), F(9, 10), F(1))
+
+
+# -- the distributions, exact ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_tokens_per_round_sum_to_one_and_average_to_the_formula(alpha):
+    for gamma in range(1, 9):
+        dist = tokens_distribution(alpha, gamma)
+        assert list(dist) == list(range(1, gamma + 2))
+        assert sum(dist.values()) == 1
+        assert sum(n * p for n, p in dist.items()) == formulas.expected_tokens(alpha, gamma)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_gap_distribution_sums_to_one_and_a_round_gap_is_one_per_round(alpha):
+    for gamma in range(1, 9):
+        gaps = gap_distribution(alpha, gamma)
+        assert set(gaps) == {0, 1} and sum(gaps.values()) == 1
+        assert gaps[1] == 1 / formulas.expected_tokens(alpha, gamma)
+
+
+def brute_quantile(alpha, gamma, q):
+    """Rounds in exact proportion (counts over a common denominator), their tokens' gaps listed and sorted:
+    the q-quantile is the element at ceil(q N) - 1, N gaps in all."""
+    dist = tokens_distribution(alpha, gamma)
+    denominator = math.lcm(*(p.denominator for p in dist.values()))
+    gaps = []
+    for n, p in dist.items():
+        rounds = p * denominator
+        assert rounds.denominator == 1
+        gaps += ([1] + [0] * (n - 1)) * int(rounds)  # one gap of a round, then n - 1 within the burst
+    gaps.sort()
+    return gaps[math.ceil(q * len(gaps)) - 1]
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_quantiles_agree_with_a_brute_force_count(alpha):
+    for gamma in range(1, 7):
+        share0 = gap_distribution(alpha, gamma)[0]
+        qs = set(QUANTILES) | {F(1, 7), F(1, 3), F(2, 3), F(1)} | ({share0} if share0 > 0 else set())
+        for q in qs:
+            assert gap_quantile(alpha, gamma, q) == brute_quantile(alpha, gamma, q), (alpha, gamma, q)
+
+
+def test_a_quantile_at_the_share_of_zero_gaps_is_zero_and_just_above_it_a_round():
+    share0 = gap_distribution(F(1, 2), 2)[0]
+    assert share0 == F(3, 7)
+    assert gap_quantile(F(1, 2), 2, share0) == 0 and gap_quantile(F(1, 2), 2, share0 + F(1, 10**9)) == 1
+
+
+def test_one_draft_keeps_the_median_gap_a_whole_round_below_alpha_1():
+    """E[K + 1] = 1 + α < 2, so more than half the gaps are a whole round."""
+    assert all(gap_quantile(a, 1, F(1, 2)) == 1 for a in ALPHAS if a < 1)
+    assert gap_quantile(F(1), 1, F(1, 2)) == 0
+
+
+def test_an_exact_alpha_gives_fractions_and_a_float_gives_floats():
+    assert gap_distribution(1, 2) == {0: F(2, 3), 1: F(1, 3)} and isinstance(gap_distribution(1, 2)[0], F)
+    assert isinstance(gap_distribution(1.0, 2)[0], float)
+
+
+def test_float_alpha_gives_the_same_quantiles_away_from_the_boundary():
+    for gamma in (1, 4, 10):
+        assert [gap_quantile(0.8, gamma, q) for q in QUANTILES] == [gap_quantile(F(4, 5), gamma, q)
+                                                                   for q in QUANTILES]
+
+
+# -- the figures of one batch ---------------------------------------------------------------------
+
+def test_plain_itl_is_one_step_and_plain_throughput_is_batch_over_step():
+    for batch in (1, 64, 512):
+        r = latency_point(*PAIR, batch, 1024, 0.8, 4)
+        step = step_cost("llama-3-8b", "h100-sxm", batch, 1024).seconds
+        assert r.itl_plain_ms == step * 1e3 and r.throughput_plain == batch / step
+
+
+def test_speculative_itl_is_the_round_over_its_tokens_and_the_ratio_is_the_speedup():
+    for batch in (1, 64, 512):
+        r = latency_point(*PAIR, batch, 128, F(4, 5), 4)
+        p = serving_point(*PAIR, batch, 128, F(4, 5), 4)
+        assert r.round_ms == (p.draft_s + p.verify.seconds) * 1e3
+        assert r.tokens_per_round == float(formulas.expected_tokens(F(4, 5), 4))
+        assert math.isclose(r.itl_spec_ms, r.round_ms / r.tokens_per_round, rel_tol=TOL)
+        assert math.isclose(r.itl_plain_ms / r.itl_spec_ms, p.speedup, rel_tol=TOL)
+        assert math.isclose(r.throughput_spec / r.throughput_plain, p.speedup, rel_tol=TOL)
+
+
+def test_at_alpha_0_every_token_waits_a_whole_round():
+    r = latency_point(*PAIR, 8, 128, 0, 3)
+    assert r.tokens_per_round == 1 and r.round_gap_share == 1
+    assert r.itl_spec_ms == r.round_ms == r.gap_p50_ms == r.gap_p90_ms == r.gap_p99_ms
+
+
+def test_the_gap_quantiles_are_zero_or_the_round():
+    r = latency_point(*PAIR, 1, 128, F(4, 5), 4)  # E = 2101/625: 1 - 625/2101 of the gaps are 0, about 0.70
+    assert (r.gap_p50_ms, r.gap_p90_ms, r.gap_p99_ms) == (0, r.round_ms, r.round_ms)
+    assert r.round_gap_share == float(F(625, 2101))
+
+
+def test_ttft_is_half_an_iteration_and_the_prefills():
+    r = latency_point(*PAIR, 16, 1024, 0.8, 4, prompt=2000)
+    prefill = step_cost("llama-3-8b", "h100-sxm", 1, 0, 2000).seconds
+    draft_prefill = step_cost("llama-3.2-1b", "h100-sxm", 1, 0, 2000).seconds
+    assert r.prefill_ms == prefill * 1e3 and r.draft_prefill_ms == draft_prefill * 1e3
+    assert math.isclose(r.ttft_plain_ms, r.itl_plain_ms / 2 + r.prefill_ms, rel_tol=TOL)
+    assert math.isclose(r.ttft_spec_ms, r.round_ms / 2 + r.prefill_ms + r.draft_prefill_ms, rel_tol=TOL)
+    assert latency_point(*PAIR, 16, 1024, 0.8, 4).prompt == 1024  # the prompt defaults to the context
+
+
+@pytest.mark.parametrize("hw", ["h100-sxm", cpu_from(10e9, 100e9), cpu_from(10e9, 100e9, overlap=True)],
+                         ids=["h100", "serial-cpu", "overlapped-cpu"])
+def test_latency_grows_and_throughput_does_not_fall_with_the_batch(hw):
+    """Every pass's bytes and FLOPs grow with the batch and the weights are shared: times rise, and so
+    do tokens per second (batch / time is batch / (a + b batch) or batch / (c batch + overhead))."""
+    target, draft = ("llama-3-8b", "llama-3.2-1b") if hw == "h100-sxm" else ("tiny-target", "tiny-draft")
+    dtype = "bf16" if hw == "h100-sxm" else "fp32"
+    rows = latency_table(target, draft, hw, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096], 64, 0.8, 4,
+                         dtype=dtype)
+    for key in ("itl_plain_ms", "itl_spec_ms", "round_ms", "ttft_plain_ms", "ttft_spec_ms", "throughput_plain",
+                "throughput_spec"):
+        values = [getattr(r, key) for r in rows]
+        assert values == sorted(values), key
+    assert len({r.prefill_ms for r in rows}) == 1  # the prefill runs alone, whatever the batch
+
+
+def test_the_p99_gap_with_speculation_is_longer_than_a_plain_step_at_every_batch():
+    for r in latency_table(*PAIR, [1, 8, 64, 512, 2048], 128, 0.9, 8):
+        assert r.gap_p99_ms == r.round_ms > r.itl_plain_ms
+
+
+def test_the_mean_itl_crosses_plain_at_the_crossover_batch_of_that_gamma():
+    for context, gamma in ((128, 4), (128, 1), (512, 2)):
+        cross = crossover_batch(*PAIR, context, 0.8, gammas=[gamma])
+        before, at = latency_table(*PAIR, [cross - 1, cross], context, 0.8, gamma)
+        assert before.itl_spec_ms < before.itl_plain_ms and at.itl_spec_ms >= at.itl_plain_ms
+        assert before.throughput_spec > before.throughput_plain and at.throughput_spec <= at.throughput_plain
+
+
+def test_bad_library_input_is_one_line():
+    for call, match in [
+        (lambda: tokens_distribution(0.8, 0), "gamma must be an integer >= 1"),
+        (lambda: tokens_distribution(0.8, 10**9), "gamma must be between 1 and 64"),
+        (lambda: tokens_distribution(0.8, 2.0), "gamma must be an integer"),
+        (lambda: tokens_distribution(0.8, True), "gamma must be an integer"),
+        (lambda: tokens_distribution(1.5, 2), "alpha must be in"),
+        (lambda: tokens_distribution(F(10**100 - 1, 10**100), 64), "limit is 4,300"),
+        (lambda: gap_quantile(0.8, 2, 0), "quantile must be in"),
+        (lambda: gap_quantile(0.8, 2, F(3, 2)), "quantile must be in"),
+        (lambda: latency_point(*PAIR, 0, 128, 0.8, 4), "batch must be"),
+        (lambda: latency_point(*PAIR, 1, 128, 0.8, 65), "gamma must be between 1 and 64"),
+        (lambda: latency_point(*PAIR, 1, 128, 0.8, 4, prompt=0), "prompt must be"),
+        (lambda: latency_point("tiny-target", "tiny-draft", "h100-sxm", 1, 10, 0.8, 4, prompt=300),
+         "a prompt of 300"),
+        (lambda: latency_point("nope", "tiny-draft", "h100-sxm", 1, 10, 0.8, 4), "unknown model"),
+        (lambda: latency_table(*PAIR, [], 128, 0.8, 4), "batch sizes"),
+        (lambda: latency_table(*PAIR, range(1, 300), 128, 0.8, 4), "batch sizes"),
+    ]:
+        with pytest.raises(ValueError, match=match) as e:
+            call()
+        assert "\n" not in str(e.value)
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+def test_cli_latency_table(cli):
+    code, out, err = cli("serving", "--batch", "1,8,512", "--context", "128", "--latency")
+    assert code == 0, err
+    latency = out.split("\nLatency:", 1)[1]
+    for key in ("ttft_plain_ms", "ttft_spec_ms", "itl_plain_ms", "itl_spec_ms", "gap_p50_ms", "gap_p90_ms",
+                "gap_p99_ms", "tokens/s plain", "tokens/s spec", "itl_crossover_batch"):
+        assert key in latency
+    assert "γ = 4" in latency
+    assert len([line for line in latency.splitlines() if line.split()[:1] in (["1"], ["8"], ["512"])]) == 3
+    cross = crossover_batch(*PAIR, 128, 0.8, gammas=[4])
+    assert f"itl_crossover_batch: {cross:,} " in latency
+
+
+def test_cli_without_latency_prints_and_returns_none_of_it(cli, cli_json):
+    code, out, _ = cli("serving", "--batch", "1")
+    assert code == 0 and "Latency" not in out and "itl" not in out
+    assert "latency" not in cli_json("serving", "--batch", "1")
+
+
+def test_cli_json_latency_is_the_library_table(cli_json):
+    d = cli_json("serving", "--batch", "1,64", "--context", "256", "--latency", "--latency-gamma", "3",
+                 "--prompt", "500")
+    lat = d["latency"]
+    assert lat["gamma"] == 3 and lat["prompt"] == 500
+    assert lat["itl_crossover_batch"] == crossover_batch(*PAIR, 256, 0.8, gammas=[3])
+    rows = latency_table(*PAIR, [1, 64], 256, 0.8, 3, prompt=500)
+    assert [r["batch"] for r in lat["rows"]] == [1, 64]
+    for got, row in zip(lat["rows"], rows):
+        assert got == {k: getattr(row, k) for k in got}
+        assert set(got) >= {"ttft_plain_ms", "ttft_spec_ms", "itl_plain_ms", "itl_spec_ms", "gap_p50_ms",
+                            "gap_p90_ms", "gap_p99_ms", "throughput_plain", "throughput_spec"}
+
+
+def test_cli_latency_takes_gamma_from_a_fixed_chain(cli_json):
+    assert cli_json("serving", "--batch", "1", "--scheme", "chain:6", "--latency")["latency"]["gamma"] == 6
+    assert cli_json("serving", "--batch", "1", "--latency")["latency"]["gamma"] == 4
+    assert cli_json("serving", "--batch", "1", "--context", "77", "--latency")["latency"]["prompt"] == 77
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--latency-gamma", "3"], "--latency-gamma and --prompt go with --latency"),
+    (["--prompt", "30"], "--latency-gamma and --prompt go with --latency"),
+    (["--latency", "--latency-gamma", "0"], "latency-gamma must be between 1 and 64"),
+    (["--latency", "--latency-gamma", "x"], "not an integer"),
+    (["--latency", "--prompt", "0"], "prompt must be between 1"),
+    (["--latency", "--target", "tiny-target", "--draft", "tiny-draft", "--context", "100", "--prompt", "300"],
+     "a prompt of 300 tokens exceeds tiny-target's window of 256"),
+])
+def test_cli_latency_bad_input_is_one_line_exit_2(cli, argv, message):
+    code, out, err = cli("serving", *argv)
+    assert code == 2 and message in err and err.count("\n") == 1, err
