@@ -18,8 +18,10 @@ given the text so far (only the last ``order`` characters count). One round:
    - ``draft-law``     q = the law of the re-tokenised draft at that position, given the tokens
                        before it and that the position was drafted. Exact for every boundary.
    - ``stream-law``    q = the law of the next target token if the drafter never stopped
-                       writing. Exact only with ``extend``: a cut draft's last token does not
-                       follow it (the boundary problem).
+                       writing. A cut draft's last token does not follow it (the boundary
+                       problem): lossy with ``keep`` and ``drop``; exact with ``extend`` when
+                       every drafter token is one character (the cut then falls at a fixed
+                       place; with longer drafter tokens where it falls tells about the tokens).
    - ``drafter-as-q``  q = ``drafter_token_row`` read fresh after the text at each position, as if
                        the drafter spoke the target's tokens. It ignores what the tokens before
                        x say about x ("a" then not "b"), so it is lossy.
