@@ -179,3 +179,32 @@ def test_exact_variants_on_random_pairs_with_a_multi_character_drafter_token(see
     # before it: the stream's law is no longer the draft's, even with extend
     assert R.total_variation(pair, "ab", 1, 3, "stream-law", "extend") == \
         {0: F(701, 32400), 1: F(116123, 7729920), 2: F(89, 5760)}[seed]
+
+
+def test_lesson_27_claims_about_transformers_hold_in_the_installed_source():
+    """Lesson 27 describes transformers' two different-tokenizer paths as read in 5.25.0; the lines it
+    relies on must be in the installed source (read as text: transformers is not imported)."""
+    import importlib.util
+    from importlib.metadata import version
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None:
+        pytest.skip("transformers is not installed (the hf extra)")
+    where = Path(spec.origin).parent / "generation"
+    cg, utils = (where / "candidate_generator.py").read_text(), (where / "utils.py").read_text()
+    installed = version("transformers")
+    for needle in ("class AssistedCandidateGeneratorDifferentTokenizers(AssistedCandidateGenerator)",
+                   "def convert_source_tokens_to_target_tokens(", "def _get_tokens_diag(", "target_lookbehind",
+                   "assistant_lookbehind", "return new_target_ids, None",
+                   "class UniversalSpeculativeDecodingGenerator(AssistedCandidateGeneratorDifferentTokenizers)",
+                   "class AssistantToTargetTranslator", "SuppressTokensLogitsProcessor", "def get_target_ids(",
+                   "def get_target_logits(", "2502.05202"):
+        assert needle in cg, (installed, needle)
+    path = utils[utils.index("def _get_candidate_generator("):]
+    order = [path.index(s) for s in ("generation_config.do_sample is True", "assistant_prune_lm_head=True",
+                                     "UniversalSpeculativeDecodingGenerator(", "generation_config.do_sample is False",
+                                     "AssistedCandidateGeneratorDifferentTokenizers(")]
+    assert order == sorted(order), installed
+    for needle in ("if do_sample and candidate_logits is not None:", "selected_tokens = new_logits.argmax(dim=-1)"):
+        assert needle in utils, (installed, needle)
