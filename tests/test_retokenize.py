@@ -208,3 +208,11 @@ def test_lesson_27_claims_about_transformers_hold_in_the_installed_source():
     assert order == sorted(order), installed
     for needle in ("if do_sample and candidate_logits is not None:", "selected_tokens = new_logits.argmax(dim=-1)"):
         assert needle in utils, (installed, needle)
+
+
+def test_work_is_refused_before_it_starts():
+    with pytest.raises(ValueError, match="lower γ") as e:
+        R.costs(PAIR, "a", 9)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="lower γ or the number of tokens"):
+        R.total_variation(PAIR, "a", 12, 2)

@@ -93,14 +93,13 @@ def retokenized_drafts(pair: MixedPair, text: str, gamma: int, boundary: str = "
     return dict(out)
 
 
-def _law_row(law: dict, prefix: tuple, vocab) -> tuple:
-    """The draft's law at position len(prefix), given that prefix and that the position was drafted."""
-    i, reach = len(prefix), defaultdict(Fraction)
+def _law_rows(law: dict, vocab) -> dict:
+    """{prefix: the draft's law at position len(prefix), given that prefix and that the position was drafted}."""
+    reach = defaultdict(lambda: defaultdict(Fraction))
     for tokens, pr in law.items():
-        if len(tokens) > i and tokens[:i] == prefix:
-            reach[tokens[i]] += pr
-    total = sum(reach.values())
-    return tuple(reach[x] / total for x in vocab)
+        for i, x in enumerate(tokens):
+            reach[tokens[:i]][x] += pr
+    return {prefix: tuple(row[x] / sum(row.values()) for x in vocab) for prefix, row in reach.items()}
 
 
 @dataclass
@@ -134,14 +133,18 @@ def round_distribution(pair: MixedPair, text: str, gamma: int, variant: str = "p
     outcomes = defaultdict(Fraction)
     accepted = [Fraction(0)] * (max(map(len, law)) + 1)
 
+    law_rows = _law_rows(law, vocab) if variant == "draft-law" else {}
+    memo = {}
+
     def q_row(prefix, x, at):
         if variant == "point-mass":
             return tuple(Fraction(t == x) for t in vocab)
         if variant == "draft-law":
-            return _law_row(law, prefix, vocab)
-        if variant == "stream-law":
-            return stream_row(pair, text, prefix)
-        return drafter_token_row(pair, at)
+            return law_rows[prefix]
+        key = prefix if variant == "stream-law" else at[len(at) - pair.order:]
+        if key not in memo:
+            memo[key] = stream_row(pair, text, prefix) if variant == "stream-law" else drafter_token_row(pair, at)
+        return memo[key]
 
     def emit(emitted, prob, row):
         for y, ry in zip(vocab, row):
@@ -221,7 +224,7 @@ class TargetTokenPair:
         shared = [t for t in pair.draft.vocab if t in pair.target.vocab]
         if not shared:
             raise RetokenizeError("the two vocabularies share no token")
-        self.mixed, self.vocab, self.drafter = pair, pair.target.vocab, drafter
+        self.mixed, self.vocab, self.drafter, self._rows = pair, pair.target.vocab, drafter, {}
 
     def state(self, context) -> str:
         text = "".join(context)
@@ -231,7 +234,12 @@ class TargetTokenPair:
         return self.mixed.target.row("".join(context))
 
     def q(self, context) -> tuple:
-        text = "".join(context)
+        key = self.state(context)  # the row depends on the last characters only
+        if key not in self._rows:
+            self._rows[key] = self._q("".join(context))
+        return self._rows[key]
+
+    def _q(self, text: str) -> tuple:
         if self.drafter == "same":
             return drafter_token_row(self.mixed, text)
         own = dict(zip(self.mixed.draft.vocab, self.mixed.draft.row(text)))
@@ -260,6 +268,9 @@ def costs(pair: MixedPair, text: str, gamma: int) -> dict:
     Keys "variant, boundary" for the re-tokenised rounds; "intersection" and "same tokenizer" for
     a chain of ``gamma`` target tokens drafted by ``TargetTokenPair`` and verified by the textbook rule.
     """
+    _check(pair, text, gamma, 1, "point-mass", "keep")
+    # the chain's fractions grow long (measured on the example: gamma 9, 3^10 outcomes, 1.5 s): 4 units each
+    bounds.check(4 * bounds.round_work(len(pair.target.vocab), gamma), f"a chain of γ = {gamma} target tokens", "γ")
     out = {f"{v}, {b}": round_distribution(pair, text, gamma, v, b).expected_accepted
            for v in ("point-mass", "draft-law") for b in BOUNDARIES}
     for drafter in ("intersection", "same"):
@@ -284,5 +295,8 @@ def _check(pair, text, gamma, n_tokens, variant, boundary):
     for name, value, top in (("gamma", gamma, bounds.LIMITS.gamma), ("the number of tokens", n_tokens, MAX_TOKENS)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise RetokenizeError(f"{name} must be an integer from 1 to {top}, got {value!r}")
-    work = len(pair.draft.vocab) ** gamma * len(pair.target.vocab) ** n_tokens
+    # rounds of |drafts| x (gamma + 1) steps, one per (text state, tokens still needed), a step here about
+    # three of the chain engine's (measured: gamma 9, N 5 on the example, 1.1 s); then the target's joint
+    states = len(pair.target.alphabet) ** pair.order
+    work = 3 * len(pair.draft.vocab) ** gamma * (gamma + 1) * n_tokens * states + len(pair.target.vocab) ** n_tokens
     bounds.check(work, f"γ = {gamma} drafter tokens and {n_tokens} target tokens", "γ or the number of tokens")
