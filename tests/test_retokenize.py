@@ -153,6 +153,7 @@ def test_costs_pinned():
     (lambda: R.round_distribution(PAIR, "a", 40), "lower γ"),
     (lambda: R.TargetTokenPair(PAIR, "other"), "unknown drafter"),
     (lambda: R.stream_row(PAIR, "a", ("a", "b")), "never writes"),
+    (lambda: PAIR.target.row("ac"), "do not spell"),
 ])
 def test_bad_input_is_one_line(make, message):
     with pytest.raises(ValueError) as e:

@@ -39,7 +39,10 @@ class TextModel:
     def row(self, text: str) -> tuple:
         if len(text) < self.order:
             raise RetokenizeError(f"the text {text[:40]!r} is shorter than the model's order {self.order}")
-        return self.rows[text[len(text) - self.order:]]
+        key = text[len(text) - self.order:]
+        if key not in self.rows:
+            raise RetokenizeError(f"the text ends in {key[:40]!r}, which this model's characters do not spell")
+        return self.rows[key]
 
     @property
     def alphabet(self) -> frozenset:
