@@ -35,6 +35,7 @@ CHECKED = {  # arXiv id -> the paper it was checked against
     "2408.11049": "MagicDec",
     "2309.17453": "Xiao et al.: Efficient Streaming Language Models with Attention Sinks (StreamingLLM)",
     "2412.19437": "DeepSeek-AI: DeepSeek-V3 Technical Report",
+    "2502.05202": "Timor et al.: Lossless Speculative Decoding Algorithms for Heterogeneous Vocabularies",
     "2503.01840": "Li et al.: EAGLE-3",
 }
 ARXIV = re.compile(r"arXiv[: ]?(\d{4}\.\d{4,5})", flags=re.I)
