@@ -41,7 +41,7 @@ PACKAGE = ROOT / "specsim"
 # specsim.gpt.measure.bench); the longest matching name places a module.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("specsim", "specsim.rule", "specsim.rule_np", "specsim.pair", "specsim.toy", "specsim.rows",
-              "specsim.transforms", "specsim.stats", "specsim.bounds", "specsim.deps")),
+              "specsim.transforms", "specsim.stats", "specsim.acceptance", "specsim.bounds", "specsim.deps")),
     ("schemes", ("specsim.schemes",)),
     ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas", "specsim.symbolic")),
     ("labs, bench", ("specsim.labs", "specsim.bench", "specsim.serving")),
