@@ -23,7 +23,7 @@ import plotly.io
 import plotly.subplots
 import streamlit as st
 
-from parts import nav, presenter  # noqa: E402
+from parts import memory, nav, presenter  # noqa: E402
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -41,6 +41,7 @@ def warm_plotly() -> int:
 
 
 def main() -> None:
+    memory.restore()  # a reload is a new session: this browser's settings come back (parts.memory)
     presenting = presenter.from_link()  # ?presenter=1: a projector (parts.presenter)
     st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide",
                        initial_sidebar_state="collapsed" if presenting else "auto")

@@ -652,3 +652,24 @@ def test_back_and_forward_keep_a_lessons_link(server, page):
     sync_api.expect(page.locator('[data-testid="stMain"] [data-testid="stProgress"]',
                                  has_text="lesson 9 of")).to_be_visible(timeout=30_000)
     no_exception(page)
+
+
+def test_a_reload_keeps_the_pages_settings(server, page):
+    """A reload starts a new Streamlit session; the browser's settings come back (parts.memory keeps them on
+    the server under the browser's XSRF token): N on Exactness and the seed on the Round stepper."""
+    open_page(page, server, "exactness")
+    n_box = page.get_by_label("N: tokens to compare")
+    n_box.fill("2")
+    n_box.press("Enter")
+    wait_idle(page)
+    open_page(page, server, "stepper")
+    seed = page.get_by_label("seed", exact=True)
+    seed.fill("7")
+    seed.press("Enter")
+    wait_idle(page)
+    page.reload()
+    wait_idle(page)
+    sync_api.expect(page.get_by_label("seed", exact=True)).to_have_value("7", timeout=30_000)
+    open_page(page, server, "exactness")
+    sync_api.expect(page.get_by_label("N: tokens to compare")).to_have_value("2", timeout=30_000)
+    no_exception(page)
