@@ -29,7 +29,7 @@ MAX_CHOICES = 100  # subdirectories listed at most
 @st.cache_resource(max_entries=1, show_spinner=False)
 def store() -> dict:
     """Loaded pairs and finished runs, shared by every session and bounded (see the module docstring)."""
-    return {"pairs": heavy.Store(MAX_PAIRS), "runs": heavy.Store(MAX_RUNS)}
+    return {"pairs": heavy.Store(MAX_PAIRS), "runs": heavy.Store(MAX_RUNS), "gens": heavy.Store(MAX_RUNS)}
 
 
 def pairs_dir() -> str | None:
@@ -90,6 +90,21 @@ def get_pair(draft, device: str, weights_dir):
         return pair
 
     return store()["pairs"].get_or_compute(key, load, heavy=True, on_wait=queued)
+
+
+def generate(draft, device, weights_dir, prompt, n_tokens, scheme, temperature, seed):
+    """(pair, one speculative generation): the tokens the page shows first, before anything is timed.
+    Seeded, so it is the very generation ``run`` times afterwards (``bench.quick_measure`` makes the same
+    call with a clock, and a clock changes no token)."""
+    key = (draft, device, weights_dir, prompt, n_tokens, scheme, temperature, seed)
+    pair = get_pair(draft, device, weights_dir)
+
+    def make():
+        from specsim.gpt import api
+
+        return api.speculative_generate(pair, prompt, n_tokens, scheme, temperature=temperature, seed=seed)
+
+    return pair, store()["gens"].get_or_compute(key, make, heavy=True, on_wait=queued)
 
 
 def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):

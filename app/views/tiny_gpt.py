@@ -104,17 +104,25 @@ if own_target or own_draft:
         st.error("That checkpoint is no longer offered by this server: pick another.")
         st.stop()
     st.info(f"Running your own pair: target **{md(own_target)}**, draft **{md(own_draft)}**.")
-try:
-    pair, result = gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name, temperature, seed)
-except Exception as e:  # noqa: BLE001  the load boundary: a bad prompt, device or checkpoint, never a traceback
-    message = widgets.one_line(e).replace("use --device cpu or auto", 'choose device "cpu" or "auto" in the settings')
-    root = gpt_runs.pairs_dir()
-    if root:
-        message = message.replace(root + os.sep, "")  # name the checkpoint, not where the server keeps it
-    st.error(f"Cannot run the tiny GPT: {message}")
-    st.stop()
-gen, seconds, costs, rates = result.generation, result.seconds, result.costs, result.rates
 
+
+def at_the_boundary(compute):
+    """``compute()``, or one ``st.error`` line and a stop: a bad prompt, device or checkpoint, never a traceback."""
+    try:
+        return compute()
+    except Exception as e:  # noqa: BLE001  the load boundary
+        message = widgets.one_line(e).replace("use --device cpu or auto",
+                                              'choose device "cpu" or "auto" in the settings')
+        root = gpt_runs.pairs_dir()
+        if root:
+            message = message.replace(root + os.sep, "")  # name the checkpoint, not where the server keeps it
+        st.error(f"Cannot run the tiny GPT: {message}")
+        st.stop()
+
+
+# the generation first (text and chart on the screen), then the timing that the numbers below need
+pair, gen = at_the_boundary(lambda: gpt_runs.generate(draft, device, weights_dir, prompt, n_tokens, scheme.name,
+                                                       temperature, seed))
 vocab = pair.vocab
 pieces = []
 for r in gen.rounds:
@@ -124,6 +132,9 @@ st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
 st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
 presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round,
                                           scheme.depth), key="gpt-rounds")
+_, result = at_the_boundary(lambda: gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name,
+                                                 temperature, seed))
+gen, seconds, costs, rates = result.generation, result.seconds, result.costs, result.rates
 if scheme.kind != "chain":  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
     m = st.columns(3)
     m[0].metric("α measured", f"{gen.alpha:.3f}" if gen.alpha is not None else "—",
