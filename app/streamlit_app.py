@@ -23,7 +23,7 @@ import plotly.io
 import plotly.subplots
 import streamlit as st
 
-from parts import memory, nav, presenter  # noqa: E402
+from parts import memory, nav, presenter, warmup  # noqa: E402
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -54,7 +54,10 @@ def main() -> None:
             st.Page(page.path, title=page.title, icon=page.icon, default=page.path == nav.PAGES[0].path))
     page = st.navigation(sections)
     presenter.controls()  # the toggle, under the page list
-    page.run()
+    try:
+        page.run()
+    finally:  # after the first page has run (never competing with it): the library's imports and the pages'
+        warmup.start()  # fixed work, once per server, in the background (parts.warmup)
 
 
 main()

@@ -25,3 +25,12 @@ def test_one_browser_one_id_whatever_the_mask():
 def test_a_malformed_cookie_gives_no_id():
     for bad in (None, "", "junk", "1|00|00|0", "2|zz|00|0", "2||00|0", "2|01|", "2|01|0g|0"):
         assert memory.browser_id(bad) is None, bad
+
+
+def test_the_warm_up_fills_the_caches_the_pages_read():
+    """parts.warmup computes through the pages' own cached functions (bare mode: Streamlit's memory cache)."""
+    from parts import cached, warmup
+
+    warmup._work()
+    assert cached.implementation_proof("vllm", warmup.N_TOKENS).exact
+    assert "torch" not in warmup.MODULES and all(m.startswith("specsim.") for m in warmup.MODULES)

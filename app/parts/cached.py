@@ -85,3 +85,11 @@ def best_gamma_grid(max_gamma: int) -> dict:
 @st.cache_data(max_entries=256, show_spinner=False)
 def speedup_curve(alpha, cost, max_gamma: int) -> dict:
     return formulas.speedup_curve(alpha, cost, max_gamma)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def implementation_proof(name: str, n_tokens: int):
+    """A gallery entry proved on the presets and the checker's random family (the same for every model shown)."""
+    from specsim.labs import implementations as impl
+
+    return impl.prove(impl.get(name), n_tokens)

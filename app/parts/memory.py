@@ -41,7 +41,7 @@ XSRF_COOKIE = "_streamlit_xsrf"
 _lock = threading.Lock()
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def _store() -> OrderedDict:
     """{browser id: {key: value}}, shared by every session of this server."""
     return OrderedDict()

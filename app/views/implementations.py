@@ -28,12 +28,6 @@ def gallery(model_json: str, context: tuple, n_tokens: int) -> dict:
         return {r.name: r for r in impl.table(model, context, n_tokens, models=0)}
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def family(name: str, n_tokens: int) -> impl.Proof:
-    """The entry proved on the presets and the checker's random family (the same for every model shown)."""
-    return impl.prove(impl.get(name), n_tokens)
-
-
 @st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
 def next_tokens(model_json: str, context: tuple, n_tokens: int, name: str) -> tuple:
     """(produced, wanted): the entry's next-N joint on its scheme, and the joint it means to produce."""
@@ -85,7 +79,7 @@ name = st.selectbox("system", NAMES, key="impl-system", format_func=lambda n: f"
 entry = impl.get(name)
 with st.spinner("checking the gallery exactly (the first time for this model)…"):
     reports = gallery(model.to_json(), context, n_tokens)
-    proofs = {n: family(n, n_tokens) for n in NAMES}
+    proofs = {n: cached.implementation_proof(n, n_tokens) for n in NAMES}
 r, proof = reports[name], proofs[name]
 exact = verdict(r, proof)
 
