@@ -190,7 +190,7 @@ def test_work_bound_refuses_a_huge_chain_before_it_starts():
     m = load_model("seed")
     with pytest.raises(bounds.WorkRefused):
         bounds.check_round(m, parse("chain:max=64,stop=0.01"))
-    bounds.check_joint(m, 2, [parse("chain:max=6,stop=0.4")], contexts=3)  # the proof of the issue: allowed
+    bounds.check_joint(m, 2, [parse("chain:max=6,stop=0.4")], contexts=3)  # a two-token proof: allowed
     with pytest.raises(bounds.WorkRefused, match="one round at a time"):  # no vectorized kernel: the loop's bound
         bounds.check_sample(m, parse("chain:max=6,stop=0.4"), 10**8)
 

@@ -28,7 +28,7 @@ TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
 
 def open_page(path: str, timeout: float = 30) -> AppTest:

@@ -1,4 +1,4 @@
-"""Issue 23, items 2 and 3: one toy model for every toy page, its editor, and pages that remember (AppTest).
+"""One toy model for every toy page, its editor, and pages that remember (AppTest).
 
 The editor (a dialog opened under the model picker) holds a ``st.data_editor``, which AppTest cannot type
 into: these tests write the table the editor keeps in the session (``model_editor.DRAFT``, what the editor
@@ -31,7 +31,7 @@ TOY_PAGES = {  # page -> the key of its model picker
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
 
 def ok(at: AppTest) -> AppTest:

@@ -117,7 +117,7 @@ def test_reset_while_playing_stops_at_the_first_event():
     assert any(b.label == "Play" for b in at.button)
 
 
-# -- issue 38: Play shows every event and stops when the page is left ---------------------------
+# -- Play shows every event and stops when the page is left ------------------------------------
 
 def test_play_moves_one_event_per_tick_and_never_skips_one(monkeypatch):
     """A slow rerun (5 s late) shows the event longer, it does not jump ahead; ticks that come too early

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "app"))
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
 
 def open_page(path: str, timeout: float = 30) -> AppTest:
@@ -115,7 +115,7 @@ def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
 
 def test_exactness_explains_the_sunburst_and_offers_a_table():
     at = open_page("views/exactness.py")
-    joint, sunburst, k = charts(at)[:3]  # the joint (the page's main chart, issue 38), then the round's two
+    joint, sunburst, k = charts(at)[:3]  # the joint (the page's main chart), then the round's two
     assert [t["name"] for t in joint["data"]] == ["speculative decoding", "target alone"]
     assert joint["data"][0]["y"] == joint["data"][1]["y"]  # the proof, drawn: the bars are equal
     assert "rings, from the centre" in sunburst["layout"]["annotations"][0]["text"]
@@ -146,7 +146,7 @@ def test_residual_top_chart_shows_q():
     assert "q (drafter)" in names
 
 
-# -- measured against the formula, with standard errors (issue 10 item 4) -----------------------
+# -- measured against the formula, with standard errors ---------------------------------------
 
 def test_measured_vs_formula_uses_round_level_standard_errors():
     import random

@@ -196,7 +196,7 @@ def test_bad_schemes_are_refused_in_one_line(text, words):
 
 def test_work_bound_estimates_the_layout_and_refuses_a_huge_proof():
     m = load_model("order2")
-    bounds.check_joint(m, 2, [parse("tree:dynamic,budget=6,depth=3,topk=2")], contexts=4)  # the proof
+    bounds.check_joint(m, 2, [parse("tree:dynamic,budget=6,depth=3,topk=2")], contexts=4)  # a two-token proof: allowed
     with pytest.raises(bounds.WorkRefused, match="the budget, the depth, topk or N"):
         bounds.check_joint(load_model("seed"), 12, [parse("tree:dynamic,budget=64,depth=64,topk=64")], contexts=3)
 

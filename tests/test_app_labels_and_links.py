@@ -1,4 +1,4 @@
-"""Issue 23's small items: a broken rule on Exactness, the K legend, pitfall titles, Home's links, the bench note."""
+"""Labels and links across pages: a broken rule on Exactness, the K legend, pitfall titles, Home's links, the bench note."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The Trees page with the adaptive schemes of issue 26 (AppTest): a confidence-stopped chain and EAGLE-2's
+"""The Trees page with the adaptive schemes (AppTest): a confidence-stopped chain and EAGLE-2's
 dynamic tree open from ?scheme= and from the picker, the round walk draws the layout the drafter chose
 this round, the budget table lists both beside every fixed scheme with their exact drafting cost, and the
 best static tree block shows the shape ``best_tree`` returns."""

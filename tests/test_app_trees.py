@@ -108,7 +108,7 @@ def test_compare_table_is_the_library_compare():
     at = open_trees()
     assert at.slider(key="trees-budget").max == scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work)
     at.slider(key="trees-budget").set_value(3).run()
-    rows = scheme_view.budget_rows(SEED, ("a",), 3)  # every fixed scheme, then the adaptive ones (issue 26)
+    rows = scheme_view.budget_rows(SEED, ("a",), 3)  # every fixed scheme, then the adaptive ones
     assert {r["scheme"] for r in compare.compare(SEED, ("a",), 3)} < {r["scheme"] for r in rows}
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
     assert table["scheme"].tolist() == [r["scheme"] for r in rows]

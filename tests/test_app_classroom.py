@@ -1,5 +1,5 @@
-"""Issue 38, the app at classroom grade: presenter mode, defaults that show the page's point, wording,
-settings kept across pages, traps. Each test failed on the app before the issue's change."""
+"""The app at classroom grade: presenter mode, defaults that show the page's point, wording,
+legibility, settings kept across pages, traps."""
 from __future__ import annotations
 
 import json
@@ -55,7 +55,7 @@ def test_presenter_zero_turns_it_off_and_garbage_is_ignored():
     assert at.toggle(key="presenter").value is False
 
 
-# -- defaults that show the page's point (point 4) -----------------------------------------------
+# -- defaults that show the page's point ---------------------------------------------------------
 
 def test_speedup_sweeps_say_none_where_the_metric_says_none():
     """α 0.6, c 0.2, up to γ 8 is slower for every γ: the metric says "none" and so do the animations'
@@ -75,7 +75,7 @@ def test_speedup_sweeps_say_none_where_the_metric_says_none():
     assert f[1]["best_label"] == f"best γ = {f[1]['best_gamma']}"
 
 
-# -- wording (point 6) ---------------------------------------------------------------------------
+# -- wording -------------------------------------------------------------------------------------
 
 def test_counts_are_singular_for_one():
     from parts import tokens
@@ -134,7 +134,7 @@ def test_the_trees_tiny_gpt_round_opens_on_a_round_with_several_tokens():
     assert len(tokens) > 2, tokens
 
 
-# -- legibility (point 5) ------------------------------------------------------------------------
+# -- legibility ----------------------------------------------------------------------------------
 
 def test_rejected_and_replacement_are_not_the_same_red():
     from specsim.plots import anim
@@ -177,7 +177,7 @@ def test_the_proof_animations_p_labels_sit_on_a_white_ground():
     assert "1 accepted draft +" in captions and not re.search(r"(?<![\d,])1 (accepted drafts|replacements)", captions)
 
 
-# -- the Tiny GPT page runs every scheme of the GPT decoder (point 9) ----------------------------
+# -- the Tiny GPT page runs every scheme of the GPT decoder --------------------------------------
 
 @pytest.mark.skipif(not WEIGHTS, reason="no shipped weights")
 @pytest.mark.parametrize("kind, settings, name", [
