@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
-
-
-def open_page(path: str, params: dict | None = None, timeout: int = 60) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=timeout)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.apptest import ENTRY, ROOT, open_page  # noqa: E402 (puts app/ on sys.path)
 
 
 def heights(at) -> list:

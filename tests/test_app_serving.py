@@ -3,8 +3,6 @@ frames and the tiny GPT's measured points, each against ``specsim.serving.roofli
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,19 +11,12 @@ from specsim.plots import serving as plots
 from specsim.serving import roofline
 from specsim.views import serving_view as sv
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import ROOT, open_page as open_app_page  # noqa: E402 (puts app/ on sys.path)
 PAGE = "views/serving.py"
 
 
 def open_page(params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page(PAGE, params)
 
 
 def charts(at) -> dict:

@@ -2,32 +2,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction as F
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from specsim import formulas
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import ENTRY, open_page  # noqa: E402 (puts app/ on sys.path)
 
 
 
 def generate(at):
     """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
-
-def open_page(path: str, timeout: float = 30) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
-    if path != "views/home.py":
-        at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
 
 def charts(at) -> list:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
