@@ -147,14 +147,20 @@ def ratio_se(numerators, denominators, clusters=None) -> Estimate:
     >>> e.value, round(e.se, 4)
     (0.75, 0.184)
     """
-    a, b = [float(v) for v in numerators], [float(v) for v in denominators]
+    a, b = _paired(numerators, denominators, "paired values", "the denominators sum to 0: nothing was checked")
     n = len(a)
-    if n < 2 or len(b) != n:
-        raise ValueError(f"need at least 2 paired values, got {n} and {len(b)}")
-    if sum(b) <= 0:
-        raise ValueError("the denominators sum to 0: nothing was checked")
     r, mean_b = sum(a) / sum(b), sum(b) / n
     return Estimate(r, _linearized_se([(x - r * y) / mean_b for x, y in zip(a, b)], clusters), n)
+
+
+def _paired(numerators, denominators, what: str, nothing: str) -> tuple[list, list]:
+    """Both lists as floats; a one-line ValueError unless they pair up (at least 2) and the second sums above 0."""
+    a, b = [float(v) for v in numerators], [float(v) for v in denominators]
+    if len(a) < 2 or len(b) != len(a):
+        raise ValueError(f"need at least 2 {what}, got {len(a)} and {len(b)}")
+    if sum(b) <= 0:
+        raise ValueError(nothing)
+    return a, b
 
 
 # -- measured tokens per round against a formula at the measured alpha -------------------------
@@ -175,12 +181,8 @@ def gap_se(accepted, checked, formula, slope, clusters=None) -> Estimate:
     >>> round(d.value, 4), round(d.se, 4)
     (0.0771, 0.0988)
     """
-    a, c = [float(v) for v in accepted], [float(v) for v in checked]
+    a, c = _paired(accepted, checked, "rounds with accepted and checked counts", "no draft was checked in these rounds")
     n = len(a)
-    if n < 2 or len(c) != n:
-        raise ValueError(f"need at least 2 rounds with accepted and checked counts, got {n} and {len(c)}")
-    if sum(c) <= 0:
-        raise ValueError("no draft was checked in these rounds")
     alpha, mean_t, mean_c = sum(a) / sum(c), 1 + sum(a) / n, sum(c) / n
     s = slope(alpha)
     z = [(x + 1 - mean_t) - s * (x - alpha * y) / mean_c for x, y in zip(a, c)]

@@ -7,7 +7,7 @@ in a fresh tab at each viewport. Per page and viewport it prints, as JSON:
 
 - ``chart_top``: the top y (px, from the top of the page) of the page's main chart, the figure the
   page is about (``MAIN_CHART``: its Streamlit key), and ``screens``: that top in viewport heights
-  (goal, issue 38: under 1 at 1280×720, under 1.5 at 420 px);
+  (goal: under 1 at 1280×720, under 1.5 at 420 px);
 - ``overlaps``: pairs of page elements whose boxes overlap (neither inside the other);
 - ``cut``: elements wider than the window (cut at its right edge), and chart text (titles, legends,
   axis labels) drawn outside its chart;

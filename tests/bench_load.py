@@ -28,8 +28,8 @@ watched (every 0.1 s) and the bench children (``multiprocessing`` spawn workers)
 with their lifetimes; a light sample counts as "during heavy work" when a bench child
 was alive from its start to its end.
 
-Prints JSON: the idle and loaded medians of both timings and their ratios (goal,
-issue 30: within 2x), the heavy sessions' times to their table, the bench children
+Prints JSON: the idle and loaded medians of both timings and their ratios (goal:
+within 2x), the heavy sessions' times to their table, the bench children
 seen, the server's and the children's CPU seconds, and the load average at each phase
 (the machine is shared). Bounded in count and time (every wait has a timeout, the heavy
 sessions at most 300 s); nothing leaves the loopback address.

@@ -11,7 +11,7 @@ visits every page once to warm the server, then prints JSON:
 - ``cold_s``: per page, a fresh browser context (no cache, new session)
   opening the page's address, until the same three conditions hold.
 
-Targets (issue 23): a switch under 1 s, a cold page under 4 s, on a quiet
+Targets: a switch under 1 s, a cold page under 4 s, on a quiet
 machine. Every wait has a timeout; the Tiny GPT page is left out (its first
 model load is a separate figure, `specsim gpt bench`).
 """

@@ -12,12 +12,13 @@ from fractions import Fraction as F
 
 import pytest
 
-from specsim import bounds, exact, montecarlo, sampling
+from specsim import bounds, exact, sampling
 from specsim.labs import judge
 from specsim.labs.pitfalls_tree import PeekingStop
 from specsim.schemes import Chain, ConfidenceChain, parse
 from specsim.schemes.adaptive import DraftCost, draft_lengths, drafting_cost
 from specsim.toy import load_model
+from tests.helpers import assert_rounds_fit_the_exact_round, refused_in_one_line
 
 CASES = [("seed", 4, F(9, 20), "top"), ("seed", 5, F(2, 5), "draft"), ("seed", 3, F(1, 2), "draft"),
          ("order2", 6, F(3, 5), "top"), ("order2", 6, F(1, 2), "draft"), ("order2", 2, F(7, 10), "top")]
@@ -145,15 +146,7 @@ def test_a_sampled_round_stops_where_the_rule_says():
 
 def test_monte_carlo_loop_agrees_with_the_exact_round():
     """20,000 seeded rounds; every outcome within 5 standard deviations (+1): false-alarm rate < 1e-4."""
-    m = load_model("seed")
-    s = ConfidenceChain(4, "0.45")
-    n = 20_000
-    res = montecarlo.sample_rounds(m, ("a",), s, n, seed=7)
-    dist = s.enumerate(m, ("a",)).outcomes
-    assert set(res.outcomes) <= set(dist)
-    for seq, pr in dist.items():
-        mean, var = n * float(pr), n * float(pr) * (1 - float(pr))
-        assert abs(res.outcomes.get(seq, 0) - mean) <= 5 * var ** 0.5 + 1
+    assert_rounds_fit_the_exact_round(load_model("seed"), ("a",), ConfidenceChain(4, "0.45"), n=20_000, seed=7)
 
 
 # -- the grammar and the work bound ---------------------------------------------
@@ -179,18 +172,26 @@ def test_equal_thresholds_written_two_ways_are_one_scheme():
     ("chain:max=6", "needs stop"), ("chain:stop=0.4", "needs max"), ("chain:max=6,stop=0.4,on=low", "on must be"),
     ("chain:max=6,stop=0.4,gamma=2", "unknown option 'gamma'"), ("chain:max=6,max=5,stop=0.4", "given twice"),
     ("chain:max=6,stop", "not key=value"), ("block:max=6,stop=0.4", "block takes no options"),
-    ("chain:max=\uff16,stop=0.4", "not an ASCII digit"), ("chain:max=6,stop=1e-999", "exponent")])
+    ("chain:max=\uff16,stop=0.4", "not an ASCII digit"), ("chain:max=6,stop=1e-999", "exponent"),
+    # the dynamic tree's options
+    ("tree:dynamic,budget=0,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
+    ("tree:dynamic,budget=65,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
+    ("tree:dynamic,budget=6,depth=7,topk=2", "depth must be a whole number from 1 to 6"),
+    ("tree:dynamic,budget=6,depth=3,topk=0", "topk must be a whole number from 1 to 6"),
+    ("tree:dynamic,budget=6,depth=3", "needs topk"), ("tree:dynamic", "needs budget"),
+    ("tree:dynamic,budget=6,depth=3,topk=2,width=2", "unknown option 'width'"),
+    ("tree:dynamic,budget=6,budget=5,depth=3,topk=2", "given twice"),
+    ("tree:budget=6,depth=3,topk=2", "starts with 'dynamic'"), ("tree:dynamic,budget=x,depth=3,topk=2", "budget")])
 def test_bad_schemes_are_refused_in_one_line(text, words):
-    with pytest.raises(ValueError, match=words) as e:
+    with refused_in_one_line(words):
         parse(text)
-    assert "\n" not in str(e.value)
 
 
 def test_work_bound_refuses_a_huge_chain_before_it_starts():
     m = load_model("seed")
     with pytest.raises(bounds.WorkRefused):
         bounds.check_round(m, parse("chain:max=64,stop=0.01"))
-    bounds.check_joint(m, 2, [parse("chain:max=6,stop=0.4")], contexts=3)  # the proof of the issue: allowed
+    bounds.check_joint(m, 2, [parse("chain:max=6,stop=0.4")], contexts=3)  # a two-token proof: allowed
     with pytest.raises(bounds.WorkRefused, match="one round at a time"):  # no vectorized kernel: the loop's bound
         bounds.check_sample(m, parse("chain:max=6,stop=0.4"), 10**8)
 

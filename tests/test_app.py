@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,9 +12,7 @@ from specsim import formulas, rule, sampling, toy
 from specsim.labs import pitfalls
 from specsim.cli import main as cli_main
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import ENTRY, ROOT, open_page, stepped  # noqa: E402 (puts app/ on sys.path)
 from sections import lesson_index  # noqa: E402  (the app's own modules: the lessons, the page list, ...)
 from parts import nav  # noqa: E402
 from parts import tokens  # noqa: E402
@@ -28,16 +24,8 @@ TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
-
-def open_page(path: str, timeout: float = 30) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
-    if path != nav.PAGES[0].path:
-        at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
 
 def charts(at) -> list:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -100,11 +88,7 @@ def test_next_round_and_reset():
 
 
 def test_seed_and_gamma_change_the_trace_like_the_library():
-    at = open_page("views/stepper.py")
-    at.number_input(key="stepper-seed").set_value(7).run()
-    at.number_input(key="stepper-gamma").set_value(2).run()
-    for _ in range(3):
-        at.button(key="stepper-round").click().run()
+    at = stepped(seed=7, gamma=2, clicks=3, button="stepper-round")
     rounds = shown(at)[2]
     assert [r.events() for r in rounds[:3]] == library_events(seed=7, gamma=2)
 

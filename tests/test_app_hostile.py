@@ -1,4 +1,4 @@
-"""The app served to a class (issues 29 and 30): hostile model files and visitors, bounded shared
+"""The app served to a class: hostile model files and visitors, bounded shared
 stores, heavy work computed once and a few at a time, no raw exception, no server path reachable."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 23, items 2 and 3: one toy model for every toy page, its editor, and pages that remember (AppTest).
+"""One toy model for every toy page, its editor, and pages that remember (AppTest).
 
 The editor (a dialog opened under the model picker) holds a ``st.data_editor``, which AppTest cannot type
 into: these tests write the table the editor keeps in the session (``model_editor.DRAFT``, what the editor
@@ -7,16 +7,12 @@ table itself.
 """
 from __future__ import annotations
 
-import sys
 from fractions import Fraction as F
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import open_page as open_app_page, stepped  # noqa: E402 (puts app/ on sys.path)
 
 from parts import cached, model_editor, widgets  # noqa: E402
 from specsim import exact, toy  # noqa: E402
@@ -31,7 +27,7 @@ TOY_PAGES = {  # page -> the key of its model picker
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
 
 def ok(at: AppTest) -> AppTest:
@@ -40,10 +36,7 @@ def ok(at: AppTest) -> AppTest:
 
 
 def open_page(path: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=90)
-    at.query_params.update(params or {})
-    at.run()
-    return ok(at.switch_page(path).run())
+    return open_app_page(path, params, timeout=90)
 
 
 def go(at: AppTest, path: str, params: dict | None = None) -> AppTest:
@@ -205,12 +198,7 @@ def test_an_upload_is_the_model_of_every_page_without_uploading_again():
 # -- pages remember ------------------------------------------------------------------------------
 
 def test_the_stepper_keeps_seed_gamma_and_event_through_another_page():
-    at = open_page("views/stepper.py")
-    at.number_input(key="stepper-seed").set_value(5).run()
-    at.number_input(key="stepper-gamma").set_value(2).run()
-    for _ in range(3):
-        at.button(key="stepper-next").click().run()
-    ok(at)
+    at = ok(stepped(seed=5, gamma=2, clicks=3, timeout=90))
     where = (at.session_state["stepper"]["player"].round, at.session_state["stepper"]["player"].event)
     assert where == (0, 3)
     go(at, "views/exactness.py")

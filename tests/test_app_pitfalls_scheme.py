@@ -2,9 +2,7 @@
 judges them, and refused by the same guard as ``specsim pitfalls`` (``pitfalls.check_lab``)."""
 from __future__ import annotations
 
-import sys
 from fractions import Fraction as F
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,9 +11,7 @@ from specsim import bounds, toy
 from specsim.labs import pitfalls
 from specsim.schemes import Chain, Tree
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
 from parts import widgets  # noqa: E402
 
 SEED = toy.load_model("seed")
@@ -26,12 +22,7 @@ UNIFORM12 = toy.model_from_dict({"name": "uniform12", "vocab": VOCAB, "order": 1
 
 
 def open_pitfalls(params=None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=120).run()
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.switch_page("views/pitfalls.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page("views/pitfalls.py", params, timeout=120)
 
 
 def test_a_tree_offers_the_tree_rules_and_judges_them_as_the_library_does():

@@ -1,4 +1,4 @@
-"""The app under hostile or long-staying use (issue 18): escaped tokens, strict query
+"""The app under hostile or long-staying use: escaped tokens, strict query
 parameters, bounded uploads, refusals worded like the CLI, lessons that remember, a stepper
 that steps back and keeps rejected drafts visible."""
 from __future__ import annotations

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -14,21 +12,14 @@ from specsim import sampling, schemes, toy
 from specsim.schemes import Block, Chain, Tree
 from specsim.views import tree_view
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
 from parts import tokens  # noqa: E402
 
 SEED = toy.load_model("seed")
 
 
 def open_stepper(params=None, page="views/stepper.py") -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(page, params)
 
 
 def texts(at) -> str:
@@ -117,7 +108,7 @@ def test_reset_while_playing_stops_at_the_first_event():
     assert any(b.label == "Play" for b in at.button)
 
 
-# -- issue 38: Play shows every event and stops when the page is left ---------------------------
+# -- Play shows every event and stops when the page is left ------------------------------------
 
 def test_play_moves_one_event_per_tick_and_never_skips_one(monkeypatch):
     """A slow rerun (5 s late) shows the event longer, it does not jump ahead; ticks that come too early

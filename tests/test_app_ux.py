@@ -2,32 +2,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction as F
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from specsim import formulas
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import ENTRY, open_page  # noqa: E402 (puts app/ on sys.path)
 
 
 
 def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar since issue 38: found by its label)."""
+    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
     return next(b for b in at.button if b.label == "Generate")
-
-def open_page(path: str, timeout: float = 30) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=timeout).run()
-    if path != "views/home.py":
-        at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
 
 def charts(at) -> list:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
@@ -115,7 +103,7 @@ def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
 
 def test_exactness_explains_the_sunburst_and_offers_a_table():
     at = open_page("views/exactness.py")
-    joint, sunburst, k = charts(at)[:3]  # the joint (the page's main chart, issue 38), then the round's two
+    joint, sunburst, k = charts(at)[:3]  # the joint (the page's main chart), then the round's two
     assert [t["name"] for t in joint["data"]] == ["speculative decoding", "target alone"]
     assert joint["data"][0]["y"] == joint["data"][1]["y"]  # the proof, drawn: the bars are equal
     assert "rings, from the centre" in sunburst["layout"]["annotations"][0]["text"]
@@ -146,7 +134,7 @@ def test_residual_top_chart_shows_q():
     assert "q (drafter)" in names
 
 
-# -- measured against the formula, with standard errors (issue 10 item 4) -----------------------
+# -- measured against the formula, with standard errors ---------------------------------------
 
 def test_measured_vs_formula_uses_round_level_standard_errors():
     import random

@@ -10,6 +10,7 @@ from specsim import bounds, exact
 from specsim.labs import best_tree as bt
 from specsim.schemes import Tree
 from specsim.toy import load_model
+from tests.helpers import refused_in_one_line
 
 SEED, ORDER2 = load_model("seed"), load_model("order2")
 
@@ -128,16 +129,14 @@ def test_floats_and_ties():
 @pytest.mark.parametrize("bad, match", [([], "empty"), ([F(1, 2), F(2, 3)], "sums to"), ([F(-1, 2)], "in \\[0, 1\\]"),
                                         (["0.5"], "in \\[0, 1\\]")])
 def test_bad_vectors_are_refused_in_one_line(bad, match):
-    with pytest.raises(ValueError, match=match) as e:
+    with refused_in_one_line(match):
         bt.best_tree(bad, 3)
-    assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("budget", [0, 17, True, 2.0])
 def test_bad_budgets_are_refused_in_one_line(budget):
-    with pytest.raises(ValueError, match="budget must be an integer in 1..16") as e:
+    with refused_in_one_line("budget must be an integer in 1..16"):
         bt.best_tree([F(1, 2)], budget)
-    assert "\n" not in str(e.value)
 
 
 # -- the acceptance vector from the exact engine --------------------------------------------

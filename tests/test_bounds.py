@@ -197,7 +197,7 @@ def test_only_regular_files_of_bounded_size_are_opened(tmp_path):
             load_model(str(path))
 
 
-# -- issue 29: a limit a person can raise ----------------------------------------
+# -- a limit a person can raise -------------------------------------------------
 V16 = random_model(16, seed=0)
 
 
@@ -238,7 +238,7 @@ def test_a_raised_budget_raises_the_other_limits_alike():
     assert bounds.cli_budget(3 * LIMITS.cli_work).scaled(LIMITS.loop_work).steps == 3 * LIMITS.loop_work
 
 
-# -- issue 29: results too long to show are refused before the work ----------------
+# -- results too long to show are refused before the work -------------------------
 def _digits_shown(r) -> int:
     values = list(r.outcomes.values()) + list(r.accepted) + [r.expected_tokens]
     return max(max(len(str(F(x).numerator)), len(str(F(x).denominator))) for x in values)
@@ -279,7 +279,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
             call()
 
 
-# -- issue 29: sampled work counts the vocabulary and the tree -------------------------
+# -- sampled work counts the vocabulary and the tree ----------------------------------
 def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
     assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
     assert bounds.sample_work(1000, 3, 8, "block") > bounds.sample_work(1000, 3, 8)
@@ -291,7 +291,7 @@ def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
     bounds.check_sample(SEED, Tree((2, 2, 1), "iid"), 10_000)  # sample --tree's default rounds
 
 
-# -- issue 30: one bound for every scheme of the tiny GPT ---------------------------
+# -- one bound for every scheme of the tiny GPT ------------------------------------
 def test_one_gpt_bound_for_every_scheme():
     bounds.check_gpt(100, 4, 96)  # gpt generate's defaults
     bounds.check_gpt(200, list(range(1, 9)) + [0], runs=9)  # gpt bench's defaults: γ 1-8 and plain, 3 x 3 runs
@@ -306,7 +306,7 @@ def test_one_gpt_bound_for_every_scheme():
     bounds.check_gpt(4096, 4, 96, limit=bounds.cli_budget(2 * LIMITS.cli_work))
 
 
-# -- issue 30: integers in ASCII digits only ---------------------------------------
+# -- integers in ASCII digits only ------------------------------------------------
 @pytest.mark.parametrize("text, value", [("7", 7), (" 12 ", 12), ("+3", 3), ("-2", -2), ("007", 7)])
 def test_whole_numbers_in_ascii_digits_are_read(text, value):
     assert bounds.parse_whole(text, "n") == value
@@ -324,7 +324,7 @@ def test_anything_else_is_one_line_naming_the_character(text, words):
     assert "\n" not in str(e.value) and len(str(e.value)) < 200
 
 
-# -- issue 22: one check per computation, through the scheme's own round_work ------------
+# -- one check per computation, through the scheme's own round_work ---------------------
 class _Wide:
     """A scheme no guard was written for: the checks ask its round_work, nothing else."""
 

@@ -228,7 +228,7 @@ def test_stepper_round(server, page):
     no_exception(page)
 
 
-# -- issue 18 / 11: Play timing, lesson links and memory, narrow screenshots, SIGTERM ----------
+# -- Play timing, lesson links and memory, narrow screenshots, SIGTERM -------------------------
 
 def shot(pg, name: str, width: int) -> None:
     """A full-page screenshot at ``width`` px (test-artifacts/NAME-WIDTH.png)."""
@@ -311,7 +311,7 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
           f"{1000 * shown_for[len(shown_for) // 2]:.0f} ms (from {1000 * shown_for[0]:.0f} to "
           f"{1000 * shown_for[-1]:.0f}); caption/chart differed in "
           f"{mismatched} of {samples} samples taken mid-update, at most {longest} in a row")
-    assert seen == list(range(seen[0], seen[-1] + 1)), f"Play skipped events: {seen}"  # issue 38: every event
+    assert seen == list(range(seen[0], seen[-1] + 1)), f"Play skipped events: {seen}"  # every event shown
     assert advanced >= 0.5 * nominal  # generous bound on a shared 2-core machine; the goal is 80 %
     deadline = time.time() + 10  # paused: the chart catches up with the caption and stays there
     caption, title = page.evaluate(CAPTION_JS)
@@ -512,7 +512,7 @@ def test_page_renders(server, page, path):
     no_exception(page)
 
 
-# -- issue 23: one model for every toy page, settings that survive a page switch ----------------------
+# -- one model for every toy page, settings that survive a page switch -------------------------------
 
 def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamma(server, page):
     """Type into the model editor's table on Exactness (p after "a": 3/5 becomes 2), see the one-line error
@@ -590,7 +590,7 @@ def test_an_edited_model_reaches_other_pages_and_the_stepper_keeps_seed_and_gamm
     no_exception(page)
 
 
-# -- issue 38: the main chart on the first screen of a projector --------------------------------------
+# -- the main chart on the first screen of a projector -----------------------------------------------
 
 from tests.bench_layout import CHART_TOP_JS, LAYOUT_JS, MAIN_CHART, wait_page  # noqa: E402
 
@@ -635,7 +635,7 @@ def test_presenter_mode_closes_the_sidebar_and_makes_big_buttons_and_charts(serv
 
 def test_back_and_forward_keep_a_lessons_link(server, page):
     """Lesson 9 → its Speedup link → Home in the sidebar → Back: the address still carries from_lesson=9 and the
-    page links back to the lesson; Forward and Back again; Back once more is the lesson (issue 38, point 3)."""
+    page links back to the lesson; Forward and Back again; Back once more is the lesson."""
     open_page(page, server, "lessons?lesson=9")
     page.locator('[data-testid="stMain"] [data-testid="stPageLink"] a', has_text="Speedup").first.click()
     sync_api.expect(page).to_have_url(re.compile(r"/speedup\?.*from_lesson=9"), timeout=30_000)

@@ -1,4 +1,4 @@
-"""CLI edges (issue 18): one seed rule on every command, non-finite temperatures, an empty
+"""CLI edges: one seed rule on every command, non-finite temperatures, an empty
 model path, and control characters in tokens never reaching the terminal raw."""
 import argparse
 import json

@@ -121,7 +121,7 @@ def test_console_script_entry_point_exit_codes():
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "'q'" in bad.stderr
 
 
-# -- issue 29: the work limit a person can raise ------------------------------------
+# -- the work limit a person can raise ---------------------------------------------
 
 def test_prove_refused_names_max_work_and_runs_when_raised(cli):
     """Refused under a low --max-work with the value that would do; that value runs the proof."""

@@ -1,4 +1,4 @@
-"""--scheme on every toy command (issue 22): the grammar and the historical flags give the same output,
+"""--scheme on every toy command: the grammar and the historical flags give the same output,
 bad schemes are one line and exit 2, --help shows the grammar, and the CLI starts without heavy imports."""
 import json
 import subprocess

@@ -12,13 +12,14 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from specsim import bounds, exact, montecarlo, sampling
+from specsim import bounds, exact, sampling
 from specsim.labs import judge, pitfalls
 from specsim.schemes import DynamicTree, Tree, masks, parse
 from specsim.schemes.dynamic_tree import POINT_MASS
 from specsim.toy import load_model
 
 from .test_adaptive_schemes import COMMANDS
+from tests.helpers import assert_rounds_fit_the_exact_round
 
 SHAPES = [(6, 3, 2), (4, 2, 2), (3, 3, 1), (6, 2, 3), (1, 1, 1), (8, 4, 3)]
 AS_IF_SAMPLED = pitfalls.TREE_PITFALLS["top-k-tree-as-if-sampled"].rule
@@ -62,31 +63,33 @@ def brute_round(m, ctx, tokens, parents):
     return dict(out)
 
 
-@pytest.mark.parametrize("preset", ["seed", "order2"])
-@pytest.mark.parametrize("budget,depth,topk", SHAPES)
-def test_layout_is_the_best_connected_subtree_of_the_candidates(preset, budget, depth, topk):
-    m = load_model(preset)
-    s = DynamicTree(budget, depth, topk)
+@pytest.fixture(params=[(preset, shape) for preset in ("seed", "order2") for shape in SHAPES],
+                ids=lambda c: f"{c[0]}-{'-'.join(map(str, c[1]))}")
+def model_and_tree(request):
+    """(toy model, dynamic tree): every shape of ``SHAPES`` on the seed and order-2 models."""
+    preset, shape = request.param
+    return load_model(preset), DynamicTree(*shape)
+
+
+def test_layout_is_the_best_connected_subtree_of_the_candidates(model_and_tree):
+    m, s = model_and_tree
     for ctx in m.contexts():
         tokens, parents = s.layout(q_after(m, ctx))
-        pool = candidates(m, ctx, depth, topk)
+        pool = candidates(m, ctx, s.depth, s.topk)
         paths = []
         for x, a in zip(tokens, parents):
             assert a < len(paths)  # parents come first
             paths.append((paths[a] if a >= 0 else ()) + (x,))
-        assert len(set(paths)) == len(paths) == min(budget, len(pool))
+        assert len(set(paths)) == len(paths) == min(s.budget, len(pool))
         assert set(paths) <= set(pool)
         assert [len(p) for p in paths] == sorted(len(p) for p in paths)  # level by level
         kept_low = min(pool[p] for p in paths)
         assert all(pool[p] <= kept_low for p in set(pool) - set(paths))  # no better candidate left out
-        assert max(len(p) for p in paths) <= depth
+        assert max(len(p) for p in paths) <= s.depth
 
 
-@pytest.mark.parametrize("preset", ["seed", "order2"])
-@pytest.mark.parametrize("budget,depth,topk", SHAPES)
-def test_round_equals_the_independent_enumeration(preset, budget, depth, topk):
-    m = load_model(preset)
-    s = DynamicTree(budget, depth, topk)
+def test_round_equals_the_independent_enumeration(model_and_tree):
+    m, s = model_and_tree
     for ctx in m.contexts():
         r = s.enumerate(m, ctx)
         assert r.outcomes == brute_round(m, ctx, *s.layout(q_after(m, ctx)))
@@ -159,15 +162,7 @@ def test_a_sampled_round_drafts_the_layout_and_walks_it():
 
 def test_monte_carlo_loop_agrees_with_the_exact_round():
     """10,000 seeded rounds; every outcome within 5 standard deviations (+1): false-alarm rate < 1e-4."""
-    m = load_model("seed")
-    s = DynamicTree(6, 3, 2)
-    n = 10_000
-    res = montecarlo.sample_rounds(m, ("c",), s, n, seed=11)
-    dist = s.enumerate(m, ("c",)).outcomes
-    assert set(res.outcomes) <= set(dist)
-    for seq, pr in dist.items():
-        mean, var = n * float(pr), n * float(pr) * (1 - float(pr))
-        assert abs(res.outcomes.get(seq, 0) - mean) <= 5 * var ** 0.5 + 1
+    assert_rounds_fit_the_exact_round(load_model("seed"), ("c",), DynamicTree(6, 3, 2), n=10_000, seed=11)
 
 
 # -- the grammar and the work bound ---------------------------------------------
@@ -179,24 +174,9 @@ def test_name_parses_back_and_is_a_tree_for_the_decoder():
     assert parse("tree:dynamic,topk=2,depth=3,budget=6") == s  # options in any order
 
 
-@pytest.mark.parametrize("text,words", [
-    ("tree:dynamic,budget=0,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
-    ("tree:dynamic,budget=65,depth=1,topk=1", "budget must be a whole number from 1 to 64"),
-    ("tree:dynamic,budget=6,depth=7,topk=2", "depth must be a whole number from 1 to 6"),
-    ("tree:dynamic,budget=6,depth=3,topk=0", "topk must be a whole number from 1 to 6"),
-    ("tree:dynamic,budget=6,depth=3", "needs topk"), ("tree:dynamic", "needs budget"),
-    ("tree:dynamic,budget=6,depth=3,topk=2,width=2", "unknown option 'width'"),
-    ("tree:dynamic,budget=6,budget=5,depth=3,topk=2", "given twice"),
-    ("tree:budget=6,depth=3,topk=2", "starts with 'dynamic'"), ("tree:dynamic,budget=x,depth=3,topk=2", "budget")])
-def test_bad_schemes_are_refused_in_one_line(text, words):
-    with pytest.raises(ValueError, match=words) as e:
-        parse(text)
-    assert "\n" not in str(e.value)
-
-
 def test_work_bound_estimates_the_layout_and_refuses_a_huge_proof():
     m = load_model("order2")
-    bounds.check_joint(m, 2, [parse("tree:dynamic,budget=6,depth=3,topk=2")], contexts=4)  # the issue's proof
+    bounds.check_joint(m, 2, [parse("tree:dynamic,budget=6,depth=3,topk=2")], contexts=4)  # a two-token proof: allowed
     with pytest.raises(bounds.WorkRefused, match="the budget, the depth, topk or N"):
         bounds.check_joint(load_model("seed"), 12, [parse("tree:dynamic,budget=64,depth=64,topk=64")], contexts=3)
 

@@ -98,7 +98,7 @@ def test_exact_speedup_is_expected_tokens_over_the_round_cost():
         assert formulas.exact_speedup(formulas.expected_tokens(a, g), g, c) == formulas.speedup(a, g, c)
 
 
-# -- the gap to the formula is judged by its own standard error (issue 24 item 1) ----------------
+# -- the gap to the formula is judged by its own standard error --------------------------------
 
 def _rounds(rates, n, seed):
     """n rounds whose draft at position i is accepted with rates[i] (independent rounds)."""

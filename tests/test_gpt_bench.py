@@ -42,7 +42,7 @@ def test_quick_measure(pair):
 
 @pytest.mark.parametrize("scheme", ["block:3", "tree:2,1", "tree:dynamic,budget=4,depth=2,topk=2"])
 def test_quick_measure_runs_every_scheme_and_counts_without_the_chains_formula(scheme):
-    """Issue 38: the Tiny GPT page measures any scheme; the formula's c, v and α predictions stay a chain's."""
+    """The Tiny GPT page measures any scheme; the formula's c, v and α predictions stay a chain's."""
     pair = api.load_pair("distilled", "cpu")
     m = bench.quick_measure(pair, "def ", 16, scheme, temperature=1.0, seed=2, runs=1)
     gen = api.speculative_generate(pair, "def ", 16, scheme, seed=2)

@@ -74,9 +74,9 @@ def _files(tmp: Path) -> dict:
     write("empty", "")
     write("array", "[]")
     write("strnan", json.dumps(_model(["x", "y"], 1, ["nan", "1"])))
-    write("v16", random_model(16, seed=0).to_json())  # issue 29: γ 4, N 3 was refused at 200,000 steps
+    write("v16", random_model(16, seed=0).to_json())  # γ 4, N 3 was once refused at 200,000 steps
     write("v64", random_model(64, seed=0).to_json())
-    write("d1000", json.dumps(_d1000(rng)))  # issue 29: round γ 3 reached ~8,000 digits and Python refused to print
+    write("d1000", json.dumps(_d1000(rng)))  # round γ 3 once reached ~8,000 digits and Python refused to print
     big_file = tmp / "big.json"
     with open(big_file, "wb") as fh:  # sparse: over the size limit without writing it
         fh.truncate(LIMITS.file_bytes + 1)
@@ -93,7 +93,7 @@ HUGE_FRACTION = "1" * 300 + "/" + "3" * 301
 
 # (argv with {file} placeholders, words the one-line message must contain)
 CASES = [
-    # the inputs of issue 16 that hung
+    # inputs that once hung
     ("round {v2} --gamma 19", "lower γ"),
     ("pitfalls seed --tokens 8 --gamma 12", "lower γ or N"),
     ("pitfalls {v2} --gamma 19 --tokens 1", "lower γ or N"),
@@ -109,7 +109,7 @@ CASES = [
     ("round {fifo}", "not a regular file"),
     ("round {explode}", "contexts is too many"),
     ("round {order_huge}", "order 1000000000 is too large"),
-    # the inputs of issue 16 that ended in a traceback
+    # inputs that once ended in a traceback
     ("speedup --alpha 0.5 --gamma 3 --cost 1e400", "exponent"),
     ("best-gamma --alpha 0.5 --cost 1e400", "exponent"),
     ("round {order20}", "order 20 is too large"),
@@ -154,7 +154,7 @@ CASES = [
     ("trace seed --top-k 99999999", "top-k must be between"),
     ("gpt generate --prompt hi --tokens 100000", "tokens must be between"),
     ("gpt bench --gammas 1-99999999999", "gammas must be between 1 and 64"),
-    # issue 29: a limit a person can raise, named in the refusal; absurd limits refused
+    # a limit a person can raise, named in the refusal; absurd limits refused
     ("prove {v16} --gamma 4 --tokens 4", "lower γ or N, or raise it with --max-work 2"),
     ("prove {v16} --gamma 4 --tokens 3 --max-work 1000", "raise it with --max-work 1"),
     ("round seed --max-work 1e9", "is not a whole number of steps"),
@@ -163,7 +163,7 @@ CASES = [
     ("pitfalls seed --max-work ５", "U+FF15"),
     ("compare seed --max-work 0", "must be from 1"),
     ("compare {v16} --budget 3 --max-work 500000", "(18 schemes) means"),  # compare counts its trees too
-    # issue 29: results with more digits than can be shown, refused before the work
+    # results with more digits than can be shown, refused before the work
     ("round {d1000} --gamma 3", "digits; the limit is 4,300 digits"),
     ("round {d1000} --gamma 3 --json", "digits; the limit is 4,300 digits"),
     ("round {d1000} --tree 2,1", "digits; the limit is 4,300 digits"),
@@ -172,12 +172,12 @@ CASES = [
     ("prove {d1000} --tokens 5 --gamma 1", "digits"),
     ("compare {d1000} --budget 3", "digits"),
     ("sample {d1000} --check --rounds 10", "digits"),
-    # issue 29: sampled work grows with the vocabulary and the tree
+    # sampled work grows with the vocabulary and the tree
     ("sample {v64} --tree 64 --rounds 70000", "lower --rounds or the tree"),
     ("sample {v64} --rounds 20000000", "lower --rounds or γ"),
     ("sample {v64} --verify block --rounds 20000000", "lower --rounds or γ"),
     ("sample {v64} --rule always-accept --rounds 1000000", "broken rule"),
-    # issue 30: full-width and other non-ASCII digits, underscores, huge integers
+    # full-width and other non-ASCII digits, underscores, huge integers
     ("round seed --gamma ４", "U+FF14 FULLWIDTH DIGIT FOUR is not an ASCII digit"),
     ("prove seed --gammas 1-３", "U+FF13"),
     ("round seed --tree ２,1", "U+FF12"),
@@ -188,7 +188,7 @@ CASES = [
     ("generate seed --tokens ¹", "U+00B9"),
     ("sample seed --rounds " + "1" * 5000, "5,000 digits"),
     ("gpt generate --prompt hi --draft lookup:３", "unknown drafter"),
-    # issue 30: one bound for every scheme of the tiny GPT, before torch loads
+    # one bound for every scheme of the tiny GPT, before torch loads
     ("gpt generate --prompt hi --tokens 4096 --gamma 64", "lower --tokens or --gamma, or raise it with --max-work"),
     ("gpt generate --prompt hi --tokens 4096 --gamma 64 --json --top 128", "lower --tokens or --gamma"),
     ("gpt generate --prompt hi --tokens 4096 --gamma 64 --verify block", "recorded probabilities"),
@@ -264,7 +264,7 @@ def test_the_gpt_bound_refuses_before_torch_loads():
     ("views/workbench.py", "wb", {}),
 ])
 def test_app_pages_refuse_fractions_too_long_to_show(files, page, key, settings):
-    """Issue 29: 1,000-digit fractions ended in a ValueError on these pages; now one st.error line."""
+    """1,000-digit fractions once ended in a ValueError on these pages; now one st.error line."""
     from streamlit.testing.v1 import AppTest
     sys.path.insert(0, str(ROOT / "app"))
     from parts import widgets

@@ -72,7 +72,7 @@ def _medusa_joint(model, ctx, drafts):
 
 
 def test_medusa_typical_on_zeros_after_z():
-    """The issue's figure 5/16 is the TV when the single draft is sampled from q; Medusa's code drafts
+    """5/16 is the TV when the single draft is sampled from q; Medusa's code drafts
     the heads' top-k (generate_candidates: torch.topk), so a chain of one drafts q's argmax, and the
     gallery entry gives 7/16.
 

@@ -56,7 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 LIBRARIES = {"streamlit": (), "plotly": ("specsim.plots",), "torch": ("specsim.gpt",)}
 INSIDE_FUNCTIONS = {"torch": ("specsim.cli",)}
 
-# What `specsim --help` must not load (the 0.3 s start): heavy
+# What `specsim --help` must not load (for a 0.3 s start): heavy
 # libraries and the slow specsim modules, reached through module-level imports.
 CLI = ("specsim.cli", "specsim.cli.__main__")
 HEAVY = ("torch", "scipy", "sympy", "plotly", "transformers", "streamlit", "specsim.gpt.api",

@@ -16,7 +16,7 @@ def tv(name, gamma=1, n=1, model=SEED, ctx=("a",)):
     return pitfalls.evaluate(pitfalls.PITFALLS[name], model, ctx, gamma, n).total_variation
 
 
-def test_names_required_by_the_issue_are_present():
+def test_every_named_pitfall_is_present():
     required = {"correct", "resample-from-target", "accept-if-u-below-p", "accept-if-p-at-least-q",
                 "always-accept", "no-bonus-token", "temperature-on-target-only",
                 "greedy-draft-with-sampled-q"}

@@ -50,7 +50,7 @@ def test_too_few_values():
         stats.ratio_se([1, 2], [1])
 
 
-# -- the gap between measured tokens per round and the formula (issue 24 item 1) ---------------
+# -- the gap between measured tokens per round and the formula ---------------------------------
 # Simulated datasets from processes whose truth we know: G generations of R rounds with gamma = 4,
 # acceptance at draft position i drawn with a known rate. The spread of D over many datasets is the
 # true SE(D); the estimates must match it. With 300 datasets the empirical SD itself is off by about
@@ -109,7 +109,7 @@ def test_gap_se_matches_the_spread_of_the_gap_over_simulated_datasets(profile):
     sd, se = spread_and_estimates(profile)
     for way in ("round", "generation", "bootstrap"):
         assert se[way] == pytest.approx(sd, rel=0.15), (way, se[way], sd)
-    # the mistake of issue 24: judging D with SE(mean tokens) overstates its spread several times over
+    # the mistake to avoid: judging D with SE(mean tokens) overstates its spread several times over
     assert se["tokens"] > 2.5 * sd
 
 

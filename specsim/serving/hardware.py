@@ -20,6 +20,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from .models import preset
+
 GPU_OVERHEAD_S = 20e-6  # assumed per forward pass, see the module docstring
 
 
@@ -80,11 +82,7 @@ HARDWARE = {h.name: h for h in (
 
 def hardware_named(name) -> Hardware:
     """A preset by name (a Hardware passes through); a one-line ValueError listing the presets."""
-    if isinstance(name, Hardware):
-        return name
-    if name not in HARDWARE:
-        raise ValueError(f"unknown hardware {str(name)[:40]!r}: known {', '.join(HARDWARE)}, cpu")
-    return HARDWARE[name]
+    return preset(name, Hardware, HARDWARE, "hardware", ", cpu")
 
 
 def tensor_parallel(hw: Hardware, n: int) -> Hardware:

@@ -211,10 +211,15 @@ MODELS = {m.name: m for m in (LLAMA_3_8B, LLAMA_3_70B, LLAMA_32_1B, LLAMA_32_3B,
 MODELS.update(tiny_shapes())
 
 
+def preset(name, cls, table: dict, what: str, also: str = ""):
+    """``table[name]`` (a ``cls`` value passes through); a one-line ValueError naming the presets (and ``also``)."""
+    if isinstance(name, cls):
+        return name
+    if name not in table:
+        raise ValueError(f"unknown {what} {str(name)[:40]!r}: known {', '.join(table)}{also}")
+    return table[name]
+
+
 def model_named(name) -> ModelShape:
     """A preset by name (a ModelShape passes through); a one-line ValueError listing the presets."""
-    if isinstance(name, ModelShape):
-        return name
-    if name not in MODELS:
-        raise ValueError(f"unknown model {str(name)[:40]!r}: known {', '.join(MODELS)}")
-    return MODELS[name]
+    return preset(name, ModelShape, MODELS, "model")

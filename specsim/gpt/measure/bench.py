@@ -219,11 +219,36 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     gammas = list(gammas)
     prompts = prompts or heldout_prompts()
     ids = [pair.tokenizer.encode(p) for p in prompts]
-    sampling = api.sampling(temperature)  # temperature 0 means greedy
-    device = pair.device
-    clock_name, clock = bench_clock(device)
+    clock_name, clock = bench_clock(pair.device)
+    t = time_arms(pair, ids, gammas, n_tokens, api.sampling(temperature), seed, clock, repeats)  # T 0: greedy
     n_out = len(ids) * n_tokens
+    step = [s / n_out for s in t.seconds["plain"]]  # the target step: plain decoding's, per token
+    results = [gamma_result(t, g, step, n_out, len(ids), seed) for g in gammas]
+    return {"device": str(pair.device), "draft": pair.draft_name, "temperature": temperature,
+            "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
+            "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,
+            "costs": "timed inside the rounds", "ratio_coverage": coverage(repeats),
+            "alpha_se_unit": "prompt" if len(ids) >= 2 else "round",
+            **step_figures(t, step, n_out, len(ids)), "results": results, "best_gamma": max(results, key=lambda r: r["speedup"])["gamma"],
+            "noisy": noisy({r["gamma"]: r["speedup"] for r in results},
+                           {r["gamma"]: r["speedup_interval"] for r in results}),
+            "slides": slides(pair, ids, n_tokens, t.gens)}
 
+
+@dataclass
+class ArmTimings:
+    """What the interleaved repeats of ``bench`` recorded; an arm is "plain" or a gamma."""
+
+    seconds: dict  # arm -> decoding seconds of all prompts, one per repeat
+    by_prompt: dict  # arm -> decoding seconds of each prompt, one list per repeat
+    prefill: dict  # arm -> prefill seconds of all prompts, one per repeat
+    costs: dict  # gamma -> ``in_round_costs`` of each repeat's rounds
+    gens: dict  # gamma -> the last repeat's generations
+
+
+def time_arms(pair, ids, gammas: list, n_tokens: int, sampling, seed: int, clock, repeats: int) -> ArmTimings:
+    """Plain decoding and every gamma on every prompt (prompt k with seed ``seed + k``): every arm once
+    untimed, then ``repeats`` repeats, each running the arms in an order rotated from the last."""
     def run(arm):  # every prompt once, each with its own seed
         if arm == "plain":
             return [plain_generate(pair.target, i, n_tokens, sampling, seed + s, clock=clock)
@@ -234,69 +259,79 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     arms = ["plain"] + gammas
     for arm in arms:  # warm-up: every arm once, untimed
         run(arm)
-    seconds = {a: [] for a in arms}  # decoding seconds of all prompts, per repeat
-    by_prompt = {a: [] for a in arms}  # decoding seconds of each prompt, per repeat
-    prefill = {a: [] for a in arms}
-    costs = {g: [] for g in gammas}
-    gens = {}
+    t = ArmTimings(seconds={a: [] for a in arms}, by_prompt={a: [] for a in arms}, prefill={a: [] for a in arms},
+                   costs={g: [] for g in gammas}, gens={})
     for rep in range(repeats):
         for arm in arms[rep % len(arms):] + arms[:rep % len(arms)]:  # rotated: no arm always runs first
             out = run(arm)
-            seconds[arm].append(sum(g.seconds["decode"] for g in out))
-            by_prompt[arm].append([g.seconds["decode"] for g in out])
-            prefill[arm].append(sum(g.seconds["prefill"] for g in out))
+            t.seconds[arm].append(sum(g.seconds["decode"] for g in out))
+            t.by_prompt[arm].append([g.seconds["decode"] for g in out])
+            t.prefill[arm].append(sum(g.seconds["prefill"] for g in out))
             if arm != "plain":
-                gens[arm] = out
-                costs[arm].append(in_round_costs(out, arm))
-    plain = min(seconds["plain"])
-    window = min(pair.target.config.block_size, pair.drafter().window)
-    slides = sum(len(i) + n_tokens > window for i in ids) + sum(
-        any(r.slid for r in gen.rounds) for g in gammas for gen in gens[g])
-    step = [t / n_out for t in seconds["plain"]]  # the target step: plain decoding's, per token
-    results = []
-    for g in gammas:
-        best = costs[g][seconds[g].index(min(seconds[g]))]  # the fastest speculative repeat's own rounds
-        fig = measured_and_predicted([k for gen in gens[g] for k in gen.accepted_per_round], g,
-                                     {"target": min(step), "draft": {g: best["draft"]}, "verify": {g: best["verify"]}})
-        per_repeat = [p / s for p, s in zip(seconds["plain"], seconds[g])]
-        ratios = [m / float(formulas.refined_speedup(fig["tokens_per_round"], g, c["draft"] / t, c["verify"] / t))
-                  for m, c, t in zip(per_repeat, costs[g], step)]
-        speedup = plain / min(seconds[g])
-        ks = [k for gen in gens[g] for k in gen.accepted_per_round]
-        units = [j for j, gen in enumerate(gens[g]) for _ in gen.accepted_per_round]  # the prompt of each round
-        alpha_se = (ratio_se(ks, [min(k + 1, g) for k in ks], units if len(ids) >= 2 else None).se
-                    if len(ks) >= 2 else float("nan"))
-        interval = prompt_interval(by_prompt["plain"], by_prompt[g], seed)
-        results.append({
-            "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
-            "alpha_se": round(alpha_se, 4), "host_ratio": round(best["host"] / min(step), 4),
-            "plain_tokens_per_s": round(n_out / plain, 1),
-            "spec_tokens_per_s": round(n_out / min(seconds[g]), 1),
-            "speedup": round(speedup, 4),
-            "speedup_interval": [round(min(per_repeat), 4), round(max(per_repeat), 4)],
-            "speedup_prompt_interval": interval and [round(x, 4) for x in interval],
-            "speedup_with_prefill": round((plain + min(prefill["plain"])) / (min(seconds[g]) + min(prefill[g])), 4),
-            "formula_speedup": round(fig["formula_speedup"], 4),
-            "refined_speedup": round(fig["refined_speedup"], 4),
-            "ratio": round(speedup / fig["refined_speedup"], 4),
-            "alpha_for_2x": _rounded(formulas.alpha_needed(2, g, fig["cost"], fig["verify_ratio"])),
-            "ratio_interval": [round(min(ratios), 4), round(max(ratios), 4)],
-            "spread": {"speculative": round(spread(seconds[g]), 4),
-                       **{k: round(spread([c[k] for c in costs[g]]), 4) for k in ("draft", "verify", "host")}}})
-    best = max(results, key=lambda r: r["speedup"])
-    is_noisy = noisy({r["gamma"]: r["speedup"] for r in results},
-                     {r["gamma"]: r["speedup_interval"] for r in results})
-    ms = lambda k: {g: round(min(c[k] for c in costs[g]) * 1e3, 4) for g in gammas}  # noqa: E731
-    return {"device": str(device), "draft": pair.draft_name, "temperature": temperature,
-            "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
-            "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,
-            "costs": "timed inside the rounds", "ratio_coverage": coverage(repeats),
-            "alpha_se_unit": "prompt" if len(ids) >= 2 else "round",
-            "plain_tokens_per_s": round(n_out / plain, 1), "plain_spread": round(spread(seconds["plain"]), 4),
+                t.gens[arm] = out
+                t.costs[arm].append(in_round_costs(out, arm))
+    return t
+
+
+def step_figures(t: ArmTimings, step: list, n_out: int, n_prompts: int) -> dict:
+    """Plain decoding's throughput and spread, and the milliseconds of every step (the fastest of each:
+    a target step, and per gamma a drafter step, a verify pass, a round's host work) and of prefill."""
+    ms = lambda k: {g: round(min(c[k] for c in costs) * 1e3, 4) for g, costs in t.costs.items()}  # noqa: E731
+    return {"plain_tokens_per_s": round(n_out / min(t.seconds["plain"]), 1),
+            "plain_spread": round(spread(t.seconds["plain"]), 4),
             "step_ms": {"plain": round(min(step) * 1e3, 4), "draft": ms("draft"), "verify": ms("verify"),
                         "host": ms("host")},
-            "prefill_ms": {a: round(min(prefill[a]) / len(ids) * 1e3, 4) for a in arms},
-            "results": results, "best_gamma": best["gamma"], "noisy": is_noisy, "slides": slides}
+            "prefill_ms": {a: round(min(t.prefill[a]) / n_prompts * 1e3, 4) for a in t.seconds}}
+
+
+def slides(pair, ids, n_tokens: int, gens: dict) -> int:
+    """Generations that slid the context window: plain runs whose prompt and tokens exceed it, and
+    speculative ones (``gens``: gamma -> generations) with a round that slid."""
+    window = min(pair.target.config.block_size, pair.drafter().window)
+    return sum(len(i) + n_tokens > window for i in ids) + sum(
+        any(r.slid for r in gen.rounds) for runs in gens.values() for gen in runs)
+
+
+def gamma_result(t: ArmTimings, g: int, step: list, n_out: int, n_prompts: int, seed: int) -> dict:
+    """One gamma's row of ``bench``: measured figures, their predictions and intervals (``step``: the
+    target step of each repeat, plain decoding's seconds per token)."""
+    plain, fastest = min(t.seconds["plain"]), min(t.seconds[g])
+    best = t.costs[g][t.seconds[g].index(fastest)]  # the fastest speculative repeat's own rounds
+    ks = [k for gen in t.gens[g] for k in gen.accepted_per_round]
+    fig = measured_and_predicted(ks, g, {"target": min(step), "draft": {g: best["draft"]},
+                                         "verify": {g: best["verify"]}})
+    per_repeat = [p / s for p, s in zip(t.seconds["plain"], t.seconds[g])]
+    ratios = [m / float(formulas.refined_speedup(fig["tokens_per_round"], g, c["draft"] / s, c["verify"] / s))
+              for m, c, s in zip(per_repeat, t.costs[g], step)]
+    speedup = plain / fastest
+    interval = prompt_interval(t.by_prompt["plain"], t.by_prompt[g], seed)
+    return {
+        "gamma": g, **{k: round(fig[k], 4) for k in ("alpha", "cost", "verify_ratio", "tokens_per_round")},
+        "alpha_se": round(alpha_se(t.gens[g], g, n_prompts >= 2), 4),
+        "host_ratio": round(best["host"] / min(step), 4),
+        "plain_tokens_per_s": round(n_out / plain, 1),
+        "spec_tokens_per_s": round(n_out / fastest, 1),
+        "speedup": round(speedup, 4),
+        "speedup_interval": [round(min(per_repeat), 4), round(max(per_repeat), 4)],
+        "speedup_prompt_interval": interval and [round(x, 4) for x in interval],
+        "speedup_with_prefill": round((plain + min(t.prefill["plain"])) / (fastest + min(t.prefill[g])), 4),
+        "formula_speedup": round(fig["formula_speedup"], 4),
+        "refined_speedup": round(fig["refined_speedup"], 4),
+        "ratio": round(speedup / fig["refined_speedup"], 4),
+        "alpha_for_2x": _rounded(formulas.alpha_needed(2, g, fig["cost"], fig["verify_ratio"])),
+        "ratio_interval": [round(min(ratios), 4), round(max(ratios), 4)],
+        "spread": {"speculative": round(spread(t.seconds[g]), 4),
+                   **{k: round(spread([c[k] for c in t.costs[g]]), 4) for k in ("draft", "verify", "host")}}}
+
+
+def alpha_se(gens, gamma: int, by_prompt: bool) -> float:
+    """Standard error of the measured alpha (accepted / checked drafts) over the rounds of ``gens``,
+    clustered by prompt when ``by_prompt`` (``stats.ratio_se``); nan with fewer than two rounds."""
+    ks = [k for gen in gens for k in gen.accepted_per_round]
+    if len(ks) < 2:
+        return float("nan")
+    units = [j for j, gen in enumerate(gens) for _ in gen.accepted_per_round]  # the prompt of each round
+    return ratio_se(ks, [min(k + 1, gamma) for k in ks], units if by_prompt else None).se
 
 
 # -- the quick measurement of the Tiny GPT page ------------------------------------
@@ -361,7 +396,8 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 
     decode = {k: [g.seconds["decode"] for g in gens] for k, gens in (("speculative", spec), ("plain", plain))}
     gen = min(spec, key=lambda g: g.seconds["decode"])
     step = min(decode["plain"]) / n_tokens
-    if scheme.kind == "chain":  # the formula's own case: c, v and the predictions
+    # a kind check kept: the i.i.d. formula (c, v, predictions) is a plain chain's, and no scheme method says so
+    if scheme.kind == "chain":
         g = scheme.gamma
         own = in_round_costs([gen], g)
         costs = {"target": step, "draft": {g: own["draft"]}, "verify": {g: own["verify"]}, "host": own["host"]}

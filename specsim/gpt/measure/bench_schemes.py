@@ -31,6 +31,8 @@ would run past the context window slides it, and ``slides`` counts it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ...rule import CORRECT
@@ -38,7 +40,7 @@ from ...schemes import parse_list
 from .. import api
 from .bench import bench_clock, heldout_prompts, in_round_costs
 from ..decode import plain_generate, speculative_generate
-from ..tree_decode import tree_drafter
+from ..rounds import gpt_round
 
 
 def generate(pair, scheme, ids, n_tokens: int, sampling, seed: int, rule=CORRECT, clock=None):
@@ -57,60 +59,94 @@ def bench_schemes(pair, schemes, n_tokens: int = 150, temperature: float = 1.0, 
     from ...bounds import check_gpt
     schemes = parse_list(schemes) if isinstance(schemes, str) else list(schemes)
     rules = list(rules) if rules is not None else [CORRECT] * len(schemes)
-    if any(s.kind in ("tree", "dynamic") for s in schemes):
-        tree_drafter(pair.drafter())  # a one-line refusal before any timing (lookup drafts no trees)
+    drafter = pair.drafter()
+    for s in schemes:  # a one-line refusal before any timing (lookup drafts no trees)
+        gpt_round(s).drafter(drafter)
     prompts = prompts or heldout_prompts()
     check_gpt(n_tokens, [s.drafted_tokens for s in schemes] + [0], runs=len(prompts) * repeats, limit=limit,
               lower="the number of tokens, the repeats or the schemes")
     ids = [api.encode_prompt(pair, p) for p in prompts]
     sampling = api.sampling(temperature)
-    device = pair.device
-    _, clock = bench_clock(device)
+    _, clock = bench_clock(pair.device)
+    t = time_schemes(pair, list(zip(schemes, rules)), ids, n_tokens, sampling, seed, clock, repeats)
     n_out = len(ids) * n_tokens
+    step = min(t.plain) / n_out  # plain decoding's time per token: the target step
+    rows = [scheme_row(s, t.gens[n], t.plain, t.spec[n], t.verify[n], step, n_out) for n, s in enumerate(schemes)]
+    return {"schemes": rows, "plain_tokens_per_s": round(n_out / min(t.plain), 1),
+            "target_step_ms": round(step * 1e3, 4), "statistic": "minimum over repeats", "device": str(pair.device),
+            "draft": pair.draft_name, "temperature": temperature, "tokens": n_tokens, "prompts": len(ids),
+            "prompt_chars": [len(i) for i in ids], "repeats": repeats, "seed": seed,
+            "threads": torch.get_num_threads()}
 
+
+@dataclass
+class SchemeTimings:
+    """What the interleaved repeats of ``bench_schemes`` recorded; scheme n is row n."""
+
+    plain: list  # decoding seconds of all prompts, one per repeat
+    spec: dict  # n -> the same for scheme n
+    verify: dict  # n -> scheme n's seconds per verify pass (per round, whatever it drafted), one per repeat
+    gens: dict  # n -> scheme n's generations in the last repeat
+
+
+def time_schemes(pair, runs: list, ids, n_tokens: int, sampling, seed: int, clock, repeats: int) -> SchemeTimings:
+    """Plain decoding, then every (scheme, rule) of ``runs``, on every prompt (prompt k with seed ``seed + k``),
+    ``repeats`` times interleaved, after one short untimed run of each."""
     def timed(fn):  # every prompt once: (generations, decoding seconds)
         gens = [fn(i, s) for s, i in enumerate(ids)]
         return gens, sum(g.seconds["decode"] for g in gens)
 
     plain = lambda i, s: plain_generate(pair.target, i, n_tokens, sampling, seed + s, clock=clock)  # noqa: E731
-    runs = {n: (lambda i, k, s=s, r=r: generate(pair, s, i, n_tokens, sampling, seed + k, r, clock))
-            for n, (s, r) in enumerate(zip(schemes, rules))}
+    spec = {n: (lambda i, k, s=s, r=r: generate(pair, s, i, n_tokens, sampling, seed + k, r, clock))
+            for n, (s, r) in enumerate(runs)}
     plain_generate(pair.target, ids[0], 8, sampling, seed)  # warm-up: every code path once
-    for s, r in zip(schemes, rules):
+    for s, r in runs:
         generate(pair, s, ids[0], 8, sampling, seed, r)
-    plain_s, spec_s, verify_s, gens = [], {k: [] for k in runs}, {k: [] for k in runs}, {}
+    t = SchemeTimings([], {n: [] for n in spec}, {n: [] for n in spec}, {})
     for _ in range(repeats):  # interleaved: plain, then every scheme, in each repeat
-        plain_s.append(timed(plain)[1])
-        for k, fn in runs.items():
-            gens[k], t = timed(fn)
-            spec_s[k].append(t)
-            verify_s[k].append(in_round_costs(gens[k], 1)["verify"])  # per round, whatever it drafted
-    step = min(plain_s) / n_out  # plain decoding's time per token: the target step
-    rows = []
-    for n, s in enumerate(schemes):
-        g = gens[n]
-        passes = sum(x.target_passes for x in g)
-        checked = sum(len(r.accepted_flags) for x in g for r in x.rounds)
-        speedups = [p / t for p, t in zip(plain_s, spec_s[n])]
-        rows.append({
-            "scheme": s.name, "kind": s.kind,
-            "tree": list(s.shape) if s.kind == "tree" else [1] * s.gamma if hasattr(s, "gamma") else None,
-            "drafts": s.drafts if s.kind == "tree" else None,
-            "drafted_tokens": s.drafted_tokens,
-            "drafts_per_round": round(sum(len(r.drafts) for x in g for r in x.rounds) / passes, 3),
-            "tokens_per_pass": round(n_out / passes, 4),
-            "alpha": round(sum(r.accepted for x in g for r in x.rounds) / checked, 4) if checked else None,
-            "verify_cost": round(min(verify_s[n]) / step, 4),
-            "speedup": round(min(plain_s) / min(spec_s[n]), 4),
-            "speedup_interval": [round(min(speedups), 4), round(max(speedups), 4)],
-            "tokens_per_s": round(n_out / min(spec_s[n]), 1),
-            "draft_passes_per_round": round(sum(x.draft_passes for x in g) / passes, 3),
-            "slides": sum(r.slid for x in g for r in x.rounds)})
-    return {"schemes": rows, "plain_tokens_per_s": round(n_out / min(plain_s), 1),
-            "target_step_ms": round(step * 1e3, 4), "statistic": "minimum over repeats", "device": str(device), "draft": pair.draft_name,
-            "temperature": temperature, "tokens": n_tokens, "prompts": len(ids),
-            "prompt_chars": [len(i) for i in ids], "repeats": repeats, "seed": seed,
-            "threads": torch.get_num_threads()}
+        t.plain.append(timed(plain)[1])
+        for n, fn in spec.items():
+            t.gens[n], seconds = timed(fn)
+            t.spec[n].append(seconds)
+            t.verify[n].append(in_round_costs(t.gens[n], 1)["verify"])  # per round, whatever it drafted
+    return t
+
+
+def level_widths(scheme) -> list | None:
+    """Children per node, level by level, of the scheme's fixed layout (a chain of G drafts: [1] * G), read
+    from ``parents()``; None when the drafter's rows lay each round out (a dynamic tree's ``parents()``
+    refuses without them)."""
+    try:
+        parents = scheme.parents()
+    except ValueError:
+        return None
+    widths, node = [], -1
+    while kids := [j for j, a in enumerate(parents) if a == node]:
+        widths.append(len(kids))
+        node = kids[0]
+    return widths
+
+
+def scheme_row(s, gens, plain_s: list, spec_s: list, verify_s: list, step: float, n_out: int) -> dict:
+    """One scheme's row of ``bench_schemes``: its layout, what its rounds drafted and kept, and its timings
+    (``plain_s``, ``spec_s``: decoding seconds per repeat; ``verify_s``: seconds per verify pass)."""
+    passes = sum(x.target_passes for x in gens)
+    checked = sum(len(r.accepted_flags) for x in gens for r in x.rounds)
+    speedups = [p / t for p, t in zip(plain_s, spec_s)]
+    widths = level_widths(s)
+    return {
+        "scheme": s.name, "kind": s.kind, "tree": widths,
+        "drafts": getattr(s, "drafts", None) if widths is not None else None,  # how siblings are drawn: a fixed tree's
+        "drafted_tokens": s.drafted_tokens,
+        "drafts_per_round": round(sum(len(r.drafts) for x in gens for r in x.rounds) / passes, 3),
+        "tokens_per_pass": round(n_out / passes, 4),
+        "alpha": round(sum(r.accepted for x in gens for r in x.rounds) / checked, 4) if checked else None,
+        "verify_cost": round(min(verify_s) / step, 4),
+        "speedup": round(min(plain_s) / min(spec_s), 4),
+        "speedup_interval": [round(min(speedups), 4), round(max(speedups), 4)],
+        "tokens_per_s": round(n_out / min(spec_s), 1),
+        "draft_passes_per_round": round(sum(x.draft_passes for x in gens) / passes, 3),
+        "slides": sum(r.slid for x in gens for r in x.rounds)}
 
 
 def bench_shipped(schemes, n_tokens: int = 60, repeats: int = 1, n_prompts: int = 2, draft: str = "distilled",

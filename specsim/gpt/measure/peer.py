@@ -104,13 +104,7 @@ def peer_bench(pair, gamma: int = 4, n_tokens: int = 160, repeats: int = 5, seed
                modes=("sample", "greedy")) -> dict:
     """Run the five decoders interleaved; returns the JSON-ready result dict (see the module docstring)."""
     import transformers
-    if repeats < 1 or n_tokens < 1 or gamma < 1:
-        raise ValueError("repeats, tokens and gamma must be >= 1")
-    from ..hf.pair import HFCausalLM
-    from ..model import GPT
-    if not isinstance(pair.draft, (GPT, HFCausalLM)):
-        raise ValueError(f"the peer bench compares model drafters; {pair.draft_name} is not one "
-                         "(use distilled, trained, or --target PATH --draft PATH)")
+    check_peer(pair, gamma, n_tokens, repeats)
     prompts = prompts or heldout_prompts()
     ids = [pair.tokenizer.encode(p) for p in prompts]
     check_window(ids, n_tokens, gamma, pair.window)
@@ -119,42 +113,9 @@ def peer_bench(pair, gamma: int = 4, n_tokens: int = 160, repeats: int = 5, seed
     saved = {k: getattr(conf, k, None) for k in ASSISTANT_KEYS}
     library = getattr(conf, "_get_default_generation_params", dict)()  # where unset values come from (5.x)
     defaults = {k: saved[k] if saved[k] is not None else library.get(k) for k in ASSISTANT_KEYS}
-
-    def run(name: str, mode: str, prompt_ids: list, s: int, n: int):
-        """One decoder on one prompt: (new ids, target passes)."""
-        sampling = MODES[mode]
-        if name == "specsim_plain":
-            g = decode.plain_generate(pair.target, prompt_ids, n, sampling, s)
-            return g.tokens, g.target_passes
-        if name == "specsim_spec":
-            g = decode.speculative_generate(pair.target, pair.drafter(), prompt_ids, n, gamma, sampling, s)
-            return g.tokens, g.target_passes
-        assistant = None
-        if name in ASSISTED:
-            for k, v in assistant_settings(name, gamma, defaults).items():
-                setattr(conf, k, v)
-            assistant = draft
-        with PassCounter(target) as c:
-            out = hf_generate(target, prompt_ids, n, mode, s, assistant)
-        return out, c.calls
-
-    sync = lambda: sync_device(pair.device)  # noqa: E731
+    run = Decoders(pair, target, draft, gamma, defaults).run
     try:
-        for mode in modes:  # warm-up: one short untimed run of each decoder
-            for name in DECODERS:
-                run(name, mode, ids[0], seed, min(n_tokens, 16))
-        tps = {m: {d: [] for d in DECODERS} for m in modes}
-        last = {m: {} for m in modes}
-        for _ in range(repeats):
-            for mode in modes:
-                seconds = {d: 0.0 for d in DECODERS}
-                for k, prompt_ids in enumerate(ids):  # every decoder in turn on each prompt: drift hits all alike
-                    for name in DECODERS:
-                        t = measure(lambda: run(name, mode, prompt_ids, seed + k, n_tokens), sync=sync)
-                        seconds[name] += t.seconds[0]
-                        last[mode].setdefault(name, [None] * len(ids))[k] = t.result
-                for name in DECODERS:
-                    tps[mode][name].append(len(ids) * n_tokens / seconds[name])
+        tps, last = time_decoders(run, ids, modes, n_tokens, repeats, seed, lambda: sync_device(pair.device))
     finally:
         for k, v in saved.items():
             setattr(conf, k, v)
@@ -168,6 +129,66 @@ def peer_bench(pair, gamma: int = 4, n_tokens: int = 160, repeats: int = 5, seed
     for mode in modes:
         result["modes"][mode] = _summary(tps[mode], last[mode], n_tokens, mode)
     return result
+
+
+def check_peer(pair, gamma: int, n_tokens: int, repeats: int) -> None:
+    """Refuse (one line) counts below 1 and a drafter that is no model (the HF side needs one)."""
+    if repeats < 1 or n_tokens < 1 or gamma < 1:
+        raise ValueError("repeats, tokens and gamma must be >= 1")
+    from ..hf.pair import HFCausalLM
+    from ..model import GPT
+    if not isinstance(pair.draft, (GPT, HFCausalLM)):
+        raise ValueError(f"the peer bench compares model drafters; {pair.draft_name} is not one "
+                         "(use distilled, trained, or --target PATH --draft PATH)")
+
+
+class Decoders:
+    """The five decoders on one pair: specsim's on the pair, transformers' on its ``PreTrainedModel``s
+    (``target``, ``draft``; an assisted decoder sets its settings on the draft's generation config)."""
+
+    def __init__(self, pair, target, draft, gamma: int, defaults: dict):
+        self.pair, self.target, self.draft, self.gamma, self.defaults = pair, target, draft, gamma, defaults
+
+    def run(self, name: str, mode: str, prompt_ids: list, s: int, n: int):
+        """One decoder on one prompt: (new ids, target passes)."""
+        sampling = MODES[mode]
+        if name == "specsim_plain":
+            g = decode.plain_generate(self.pair.target, prompt_ids, n, sampling, s)
+            return g.tokens, g.target_passes
+        if name == "specsim_spec":
+            g = decode.speculative_generate(self.pair.target, self.pair.drafter(), prompt_ids, n, self.gamma,
+                                            sampling, s)
+            return g.tokens, g.target_passes
+        assistant = None
+        if name in ASSISTED:
+            for k, v in assistant_settings(name, self.gamma, self.defaults).items():
+                setattr(self.draft.generation_config, k, v)
+            assistant = self.draft
+        with PassCounter(self.target) as c:
+            out = hf_generate(self.target, prompt_ids, n, mode, s, assistant)
+        return out, c.calls
+
+
+def time_decoders(run, ids, modes, n_tokens: int, repeats: int, seed: int, sync):
+    """Every decoder (``run(name, mode, prompt_ids, seed, n)``) on every prompt (prompt k with seed
+    ``seed + k``), each mode, after one short untimed run of each: (mode -> decoder -> tokens/s of each
+    repeat, mode -> decoder -> the last repeat's (ids, passes) per prompt)."""
+    for mode in modes:  # warm-up: one short untimed run of each decoder
+        for name in DECODERS:
+            run(name, mode, ids[0], seed, min(n_tokens, 16))
+    tps = {m: {d: [] for d in DECODERS} for m in modes}
+    last = {m: {} for m in modes}
+    for _ in range(repeats):
+        for mode in modes:
+            seconds = {d: 0.0 for d in DECODERS}
+            for k, prompt_ids in enumerate(ids):  # every decoder in turn on each prompt: drift hits all alike
+                for name in DECODERS:
+                    t = measure(lambda: run(name, mode, prompt_ids, seed + k, n_tokens), sync=sync)
+                    seconds[name] += t.seconds[0]
+                    last[mode].setdefault(name, [None] * len(ids))[k] = t.result
+            for name in DECODERS:
+                tps[mode][name].append(len(ids) * n_tokens / seconds[name])
+    return tps, last
 
 
 def _summary(tps: dict, last: dict, n_tokens: int, mode: str) -> dict:

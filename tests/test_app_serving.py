@@ -3,8 +3,6 @@ frames and the tiny GPT's measured points, each against ``specsim.serving.roofli
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,19 +11,12 @@ from specsim.plots import serving as plots
 from specsim.serving import roofline
 from specsim.views import serving_view as sv
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import ROOT, open_page as open_app_page  # noqa: E402 (puts app/ on sys.path)
 PAGE = "views/serving.py"
 
 
 def open_page(params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page(PAGE, params)
 
 
 def charts(at) -> dict:
@@ -41,7 +32,7 @@ def charts(at) -> dict:
 # -- the page ---------------------------------------------------------------------------------
 
 def test_defaults_show_a_crossover_and_how_many_sequences_fit():
-    """The page opens on its point (issue 38): at context 128 the crossover is on the chart."""
+    """The page opens on its point: at context 128 the crossover is on the chart."""
     at = open_page()
     assert not at.error
     s = sv.Settings(context=128)
@@ -103,7 +94,7 @@ def test_garbage_in_every_parameter_is_named_once_and_never_echoed(raw):
 
 
 def test_this_cpu_is_measured_once_and_offers_only_fp32():
-    """Issue 38: cpu offered bf16 and then failed; the dtype box offers only what the hardware has a figure for."""
+    """cpu once offered bf16 and then failed; the dtype box offers only what the hardware has a figure for."""
     at = open_page({"hardware": "cpu", "dtype": "fp32", "target": "tiny-target", "draft": "tiny-draft",
                     "context": "52"})
     assert not at.error
@@ -245,7 +236,7 @@ def test_bad_settings_and_gamma_are_refused_in_one_line():
         sv.play_frames(sv.Settings(), 11)
 
 
-# -- issue 38: uploads that were traps --------------------------------------------------------
+# -- uploads that were traps -----------------------------------------------------------------
 
 def upload(at, name: str, data: bytes) -> AppTest:
     at.file_uploader(key="srv-upload").upload(name, data, "application/json").run()

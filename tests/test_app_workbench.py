@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
@@ -12,9 +10,7 @@ from specsim import toy
 
 from specsim.labs import family
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
 from parts import nav  # noqa: E402
 from parts import widgets  # noqa: E402
 
@@ -22,10 +18,7 @@ PAGE = "views/workbench.py"
 
 
 def open_workbench() -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE)
 
 
 def metric(at, label_start: str) -> str:

@@ -1,11 +1,8 @@
-"""Issue 23's small items: a broken rule on Exactness, the K legend, pitfall titles, Home's links, the bench note."""
+"""Labels and links across pages: a broken rule on Exactness, the K legend, pitfall titles, Home's links, the bench note."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
 
 from specsim import exact, toy
 
@@ -13,19 +10,7 @@ from specsim.labs import pitfalls
 
 from specsim.plots import charts as plots
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
-
-
-def open_page(path: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60)
-    at.query_params.update(params or {})
-    at.run()
-    if path != "views/home.py":
-        at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
 
 
 # -- 1. Exactness: a broken rule beside the correct one ------------------------------------------

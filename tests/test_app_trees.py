@@ -3,8 +3,6 @@ bad shapes and bad ?scheme= values are one line, the tables are the exact engine
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -15,9 +13,7 @@ from specsim.sampling import trace_round
 from specsim.schemes import Tree
 from specsim.views import scheme_view, tree_view
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import assert_budget_chart, chart_with, open_page  # noqa: E402 (puts app/ on sys.path)
 from parts import tokens  # noqa: E402
 
 PAGE = "views/trees.py"
@@ -25,17 +21,11 @@ SEED = toy.load_model("seed")
 
 
 def open_trees(params=None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, params)
 
 
 def tree_chart(at) -> dict:
-    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                if any(t.get("name") == "not reached" for t in json.loads(c.proto.spec)["data"]))
+    return chart_with(at, "not reached")
 
 
 def shown_statuses(at) -> dict:
@@ -108,17 +98,13 @@ def test_compare_table_is_the_library_compare():
     at = open_trees()
     assert at.slider(key="trees-budget").max == scheme_view.largest_budget(SEED, limit=bounds.LIMITS.interactive_work)
     at.slider(key="trees-budget").set_value(3).run()
-    rows = scheme_view.budget_rows(SEED, ("a",), 3)  # every fixed scheme, then the adaptive ones (issue 26)
+    rows = scheme_view.budget_rows(SEED, ("a",), 3)  # every fixed scheme, then the adaptive ones
     assert {r["scheme"] for r in compare.compare(SEED, ("a",), 3)} < {r["scheme"] for r in rows}
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
     assert table["scheme"].tolist() == [r["scheme"] for r in rows]
     assert table["E[tokens per round]"].tolist() == [str(r["expected_tokens"]) for r in rows]
     assert table["drafted"].tolist() == [r["drafted_tokens"] for r in rows]
-    curve = scheme_view.best_by_budget(rows, 3)
-    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                 if any(t.get("name") == "tree:distinct" for t in json.loads(c.proto.spec)["data"]))
-    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]]
-                                                          for k in scheme_view.FAMILIES + scheme_view.ADAPTIVE_FAMILIES}
+    assert_budget_chart(at, rows, 3, "tree:distinct")
 
 
 def test_block_vs_chain_table_is_the_exact_engine():

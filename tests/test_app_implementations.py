@@ -2,8 +2,6 @@
 computed here, links are read strictly, and the gallery table lists every entry with its verdict."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -12,19 +10,12 @@ from specsim.labs import implementations as impl
 from specsim.plots.charts import exact_dec
 from specsim.toy import load_model
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import open_page as open_app_page  # noqa: E402 (puts app/ on sys.path)
 PAGE = "views/implementations.py"
 
 
 def open_page(params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=120)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page(PAGE, params, timeout=120)
 
 
 def metrics(at) -> dict:

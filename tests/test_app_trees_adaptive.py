@@ -1,12 +1,10 @@
-"""The Trees page with the adaptive schemes of issue 26 (AppTest): a confidence-stopped chain and EAGLE-2's
+"""The Trees page with the adaptive schemes (AppTest): a confidence-stopped chain and EAGLE-2's
 dynamic tree open from ?scheme= and from the picker, the round walk draws the layout the drafter chose
 this round, the budget table lists both beside every fixed scheme with their exact drafting cost, and the
 best static tree block shows the shape ``best_tree`` returns."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -18,9 +16,7 @@ from specsim.schemes import ConfidenceChain, DynamicTree, Tree, parse
 from specsim.schemes.adaptive import drafting_cost, equal_cost_chain
 from specsim.views import scheme_view, tree_view
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
+from tests.apptest import assert_budget_chart, chart_with, open_page  # noqa: E402 (puts app/ on sys.path)
 from parts import tokens  # noqa: E402
 
 PAGE = "views/trees.py"
@@ -30,12 +26,7 @@ CONFIDENT = "chain:max=6,stop=0.45"
 
 
 def open_trees(params=None) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=60).run()
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    at.switch_page(PAGE).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_page(PAGE, params)
 
 
 def player(at):
@@ -43,8 +34,7 @@ def player(at):
 
 
 def tree_chart(at) -> dict:
-    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                if any(t.get("name") == "not reached" for t in json.loads(c.proto.spec)["data"]))
+    return chart_with(at, "not reached")
 
 
 def drawn_nodes(at) -> list:
@@ -155,11 +145,7 @@ def test_the_budget_table_and_chart_include_the_adaptive_schemes_exactly(text):
         assert (row["E[drafts]"], row["drafter passes"]) == (f"{float(cost.drafts):.4f}", f"{float(cost.passes):.4f}")
         fixed = f"{float(equal_cost_chain(SEED, ('a',), cost.drafts)):.4f}" if s.kind == "confidence" else ""
         assert row["fixed chain at equal E[drafts]"] == fixed
-    curve = scheme_view.best_by_budget(rows, 4)
-    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                 if any(t.get("name") == "dynamic" for t in json.loads(c.proto.spec)["data"]))
-    assert {t["name"]: t["y"] for t in chart["data"]} == {k: [float(v) for v in curve[k]]
-                                                          for k in scheme_view.FAMILIES + scheme_view.ADAPTIVE_FAMILIES}
+    assert_budget_chart(at, rows, 4, "dynamic")
 
 
 def test_the_sidebar_scheme_sets_the_compared_adaptive_settings():

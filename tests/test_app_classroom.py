@@ -1,27 +1,14 @@
-"""Issue 38, the app at classroom grade: presenter mode, defaults that show the page's point, wording,
-settings kept across pages, traps. Each test failed on the app before the issue's change."""
+"""The app at classroom grade: presenter mode, defaults that show the page's point, wording,
+legibility, settings kept across pages, traps."""
 from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
-ENTRY = ROOT / "app" / "streamlit_app.py"
-sys.path.insert(0, str(ROOT / "app"))
-
-
-def open_page(path: str, params: dict | None = None, timeout: int = 60) -> AppTest:
-    at = AppTest.from_file(str(ENTRY), default_timeout=timeout)
-    at.query_params.update(params or {})
-    at.run()
-    at.switch_page(path).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+from tests.apptest import ENTRY, ROOT, open_page  # noqa: E402 (puts app/ on sys.path)
 
 
 def heights(at) -> list:
@@ -55,7 +42,7 @@ def test_presenter_zero_turns_it_off_and_garbage_is_ignored():
     assert at.toggle(key="presenter").value is False
 
 
-# -- defaults that show the page's point (point 4) -----------------------------------------------
+# -- defaults that show the page's point ---------------------------------------------------------
 
 def test_speedup_sweeps_say_none_where_the_metric_says_none():
     """α 0.6, c 0.2, up to γ 8 is slower for every γ: the metric says "none" and so do the animations'
@@ -75,7 +62,7 @@ def test_speedup_sweeps_say_none_where_the_metric_says_none():
     assert f[1]["best_label"] == f"best γ = {f[1]['best_gamma']}"
 
 
-# -- wording (point 6) ---------------------------------------------------------------------------
+# -- wording -------------------------------------------------------------------------------------
 
 def test_counts_are_singular_for_one():
     from parts import tokens
@@ -134,7 +121,7 @@ def test_the_trees_tiny_gpt_round_opens_on_a_round_with_several_tokens():
     assert len(tokens) > 2, tokens
 
 
-# -- legibility (point 5) ------------------------------------------------------------------------
+# -- legibility ----------------------------------------------------------------------------------
 
 def test_rejected_and_replacement_are_not_the_same_red():
     from specsim.plots import anim
@@ -177,7 +164,7 @@ def test_the_proof_animations_p_labels_sit_on_a_white_ground():
     assert "1 accepted draft +" in captions and not re.search(r"(?<![\d,])1 (accepted drafts|replacements)", captions)
 
 
-# -- the Tiny GPT page runs every scheme of the GPT decoder (point 9) ----------------------------
+# -- the Tiny GPT page runs every scheme of the GPT decoder --------------------------------------
 
 @pytest.mark.skipif(not WEIGHTS, reason="no shipped weights")
 @pytest.mark.parametrize("kind, settings, name", [
