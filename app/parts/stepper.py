@@ -19,10 +19,7 @@ import time
 
 import streamlit as st
 
-from parts import presenter, tokens
-from specsim.plots import charts
-from specsim.plots import rounds as plots_rounds
-from specsim.plots import tree as plots_tree
+from parts import event_view, presenter, tokens
 from specsim.views import replay, tree_view
 
 HISTORY = 12  # finished rounds drawn in the token stream (work per step stays constant)
@@ -88,30 +85,6 @@ def _keep_time(s: dict, speed: float) -> None:
         s["clock"] = (now, speed)
 
 
-# -- what one event looks like ----------------------------------------------------------------------
-def round_figure(trace, e: int, title: str):
-    """The figure of event ``e``: a chain's or a block's event figure, or the drafted layout (a tree, a dynamic
-    tree as the drafter grew it this round, a confidence chain as long as it ran) drawn as far as it is known."""
-    if not tree_view.drawn_as_tree(trace.scheme):
-        return plots_rounds.event_figure(trace, e)
-    at = tree_view.at_event(trace, e)
-    return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
-
-
-def tree_rows(model, trace, e: int, key: str) -> None:
-    """A tree's current rows (p', q') after a rejection, beside the drawing."""
-    at = tree_view.at_event(trace, e)
-    rows = tree_view.rows_after(at["steps"], at["k"])
-    if rows is not None:
-        what = "the rejected token removed" if trace.scheme.kind == "dynamic" else "the residual"
-        presenter.chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
-                        key=f"{key}-rows")
-        st.caption("The next child of this node (or the closing token) is judged against these rows, "
-                   "not against the node's own p and q.")
-    else:
-        st.info("The rows p' and q' after a rejection appear here.")
-
-
 def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> None:
     s = state(key, model, context, scheme, seed)
     if s.pop("rerun_app", False):
@@ -143,7 +116,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     first = max(0, j - HISTORY)
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
-        presenter.chart(round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
+        presenter.chart(event_view.round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
         if not tree_view.drawn_as_tree(scheme):
             st.caption(tokens.EVENT_MARKS)
     with right:
@@ -151,7 +124,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
                     unsafe_allow_html=True)
         st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
         if scheme.kind in ("tree", "dynamic"):  # a confidence chain closes at its first rejection: no p', q'
-            tree_rows(model, trace, e, key)
+            event_view.tree_rows(model, trace, e, key)
         if aside is not None:
             aside(s)
 
