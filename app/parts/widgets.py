@@ -9,7 +9,7 @@ import math
 
 import streamlit as st
 
-from parts import memory, model_editor
+from parts import memory, model_dialog, model_editor
 from specsim import bounds, schemes, toy
 from specsim.schemes.adaptive import stop_text
 from specsim.plots.charts import exact as fmt  # noqa: F401  (re-exported: Fractions as "3/5")
@@ -38,7 +38,7 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
     else:
         model = toy.load_model(choice)
     if model is not None:
-        model_editor.show(model)
+        model_dialog.show(model)
     return model
 
 
