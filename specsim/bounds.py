@@ -239,14 +239,17 @@ def tree_round_work(s: Shape, widths, distinct: bool) -> int:
 class _GammaChain:
     """A plain int γ read as a chain of γ drafts, for callers that still pass an int (``scheme_of``)."""
 
-    kind = "chain"
+    lower, size, kernel_draw = ("γ",), "γ", 1
 
     def __init__(self, gamma: int):
-        self.gamma = self.depth = self.drafted_tokens = gamma
+        self.gamma = self.depth = self.drafted_tokens = self.tested = gamma
         self.name = f"chain:{gamma}"
 
     def round_work(self, s: Shape) -> int:
         return round_work(s.branch, self.gamma, s.p_branch)
+
+    def prefix_work(self, s: Shape, depth: int) -> int:
+        return round_work(s.branch, min(depth, self.gamma), s.p_branch)
 
 
 def scheme_of(x):
@@ -256,29 +259,13 @@ def scheme_of(x):
     return _GammaChain(x) if isinstance(x, int) else x
 
 
-def _tested(scheme) -> int:
-    """Drafts one round's path may test: a tree's widths added up, else its depth."""
-    return sum(getattr(scheme, "shape", ())) or scheme.depth
-
-
-def _prefix_work(scheme, s: Shape, depth: int) -> int:
-    """Work of the round a joint enumerates when at most ``depth`` more drafts can be kept: a chain
-    or a tree stops its walk there (``enumerate``'s ``limit``); a block still walks all its chains."""
-    if depth >= scheme.depth or scheme.kind in ("block", "dynamic"):  # a dynamic tree still grows its whole layout
-        return scheme.round_work(s)
-    shape = getattr(scheme, "shape", None)
-    if shape is not None:
-        return tree_round_work(s, shape[:depth], scheme.drafts == "distinct")
-    return round_work(s.branch, depth, s.p_branch)
-
-
 def _joint_work(s: Shape, scheme, n: int) -> int:
     """Outcomes of ``exact.speculative_joint`` plus ``exact.target_joint`` for one context."""
     c = max(s.branch, s.p_branch)
     total = c * _geom(c, n)  # target joint
     for m in range(1, n + 1):  # memo keys (state, m): truncated round + splicing the tails
         states = min(s.states, _geom(c, n - m))
-        total += states * (_prefix_work(scheme, s, m - 1) + m * c ** m)
+        total += states * (scheme.prefix_work(s, m - 1) + m * c ** m)
     return total
 
 
@@ -331,12 +318,8 @@ def check_digits(model, positions: int, what: str, lower: str, n_tokens: int = 0
 
 def _lower(schemes, n_tokens: int = 0) -> str:
     """What a person lowers: γ, or a tree's widths and depth (and N for a joint)."""
-    if any(x.kind == "dynamic" for x in schemes):
-        return "the budget, the depth, topk or N" if n_tokens else "the budget, the depth or topk"
-    tree = any(hasattr(x, "shape") for x in schemes)
-    if tree:
-        return "the widths, the depth or N" if n_tokens else "the widths or the depth"
-    return "γ or N" if n_tokens else "γ"
+    words = list(max((x.lower for x in schemes), key=len)) + (["N"] if n_tokens else [])
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
 
 
 def _names(schemes) -> str:
@@ -350,7 +333,7 @@ def check_round(model, scheme, limit=None, rounds: int = 1, power: int = 1) -> N
     scheme = scheme_of(scheme)
     what = f"a round of {scheme.name} over {len(model.vocab)} tokens"
     lower = _lower([scheme])
-    check_digits(model, _tested(scheme), what, lower, power=power)
+    check_digits(model, scheme.tested, what, lower, power=power)
     check(exact_work(model, scheme, rounds=rounds, power=power), what, lower, limit, "steps")
 
 
@@ -365,7 +348,7 @@ def check_joint(model, n_tokens: int, schemes, contexts: int = 1, limit=None,
     what += f", {rules} rules" if rules > 1 else ""
     lower = _lower(schemes, n_tokens)
     # a correct rule's joints equal the target's (N rows); broken rules and rounds show round-sized numbers
-    positions = max(_tested(x) for x in schemes) + n_tokens - 1 if rules > 1 or rounds else 0
+    positions = max(x.tested for x in schemes) + n_tokens - 1 if rules > 1 or rounds else 0
     check_digits(model, positions, what, lower, n_tokens, power)
     check(work, what, lower, limit, "steps")
 
@@ -379,22 +362,21 @@ def temperature_power(tau) -> int:
 
 
 # -- sampled work --------------------------------------------------------------
-# Draw costs of montecarlo's vectorized kernels, relative to the chain kernel's (a block draw: measured
-# 0.4-1.2 vs 0.1-0.6 us at V 3-32). A scheme or a rule without a kernel is sampled one round at a time.
-KERNEL_DRAW = {"chain": 1, "block": 3}
+# Draw costs of montecarlo's vectorized kernels, relative to the chain kernel's, are each scheme's
+# ``kernel_draw`` (None: no kernel). A scheme or a rule without a kernel is sampled one round at a time.
 # One round at a time (``montecarlo.sample_rounds_loop``: draft, then ``scheme.verify``) costs about the
 # same per drafted token for every scheme: measured 21-39 us at V 3-8 and 21-34 us at V 64 for chain:3,
 # block:3 and trees 2,2,1 / 64 / 6,6 on Fraction rows, ~LOOP_DRAW cheap draws each.
 LOOP_DRAW = 5
 
 
-def sample_work(rounds: int, gamma: int, vocab_size: int = 2, kind: str = "chain") -> int:
+def sample_work(rounds: int, gamma: int, vocab_size: int = 2, kernel_draw: float = 1) -> int:
     """Draws a vectorized Monte-Carlo run makes, in units of one cheap draw: rounds x (gamma + 1),
     x (1 + V / 8) for the rows it searches (measured: ~1 us a draw at V 64, ~0.15 us at V 2-8),
     x10 when outcomes no longer fit in one int64 code ((V + 1)^(gamma + 1) >= 2^62: rows of
-    digits are counted instead, measured ~10x slower per draw), x ``KERNEL_DRAW[kind]``."""
+    digits are counted instead, measured ~10x slower per draw), x ``kernel_draw`` (the scheme's)."""
     wide = (gamma + 1) * math.log2(vocab_size + 1) >= 62
-    per = (1 + vocab_size / 8) * (10 if wide else 1) * KERNEL_DRAW[kind]
+    per = (1 + vocab_size / 8) * (10 if wide else 1) * kernel_draw
     return math.ceil(rounds * (gamma + 1) * per)
 
 
@@ -408,17 +390,17 @@ def check_sample(model, scheme, rounds: int, rule=None, limit=None) -> None:
     """Refuse a Monte-Carlo run of ``rounds`` rounds of ``scheme`` with ``rule`` (None: the correct
     one) that would take minutes or not fit in memory (``limit``: a Budget raises ``sample_work``,
     ``loop_work`` and ``sample_outcomes`` alike). The correct rule on a chain or a block runs a
-    vectorized kernel (``KERNEL_DRAW``); anything else the per-round loop, as ``montecarlo.sample_rounds``."""
+    vectorized kernel (``scheme.kernel_draw``); anything else the per-round loop, as ``montecarlo.sample_rounds``."""
     scheme = scheme_of(scheme)
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
     s = shape(model)
     what = f"{rounds:,} rounds of {scheme.name} over {s.vocab} tokens"
-    lower = "--rounds or " + ("the tree" if hasattr(scheme, "shape") else "γ")
-    if (rule is None or rule is CORRECT) and scheme.kind in KERNEL_DRAW:
-        check(sample_work(rounds, scheme.depth, s.vocab, scheme.kind), what, lower,
+    lower = "--rounds or " + scheme.size
+    if (rule is None or rule is CORRECT) and scheme.kernel_draw:
+        check(sample_work(rounds, scheme.depth, s.vocab, scheme.kernel_draw), what, lower,
               _budget(limit, LIMITS.sample_work), "draws")
     else:
-        why = "a broken rule" if scheme.kind in KERNEL_DRAW else "no vectorized kernel"
+        why = "a broken rule" if scheme.kernel_draw else "no vectorized kernel"
         check(loop_work(rounds, scheme.drafted_tokens, s.vocab), f"{what} ({why}: one round at a time)", lower,
               _budget(limit, LIMITS.loop_work), "draws")
     distinct = min(rounds, scheme.round_work(s))
@@ -448,7 +430,7 @@ def check_bench_sample(model, scheme, rounds: int, loop_rounds: int, repeats: in
     check(loop, f"a loop run of {loop_rounds:,} rounds of {scheme.name} over {v} tokens", "--loop-rounds",
           _budget(limit, LIMITS.loop_work), "draws")
     for work, runs, base, what, flags in (
-            (sample_work(rounds, scheme.depth, v, scheme.kind), repeats, LIMITS.sample_work, "vectorized",
+            (sample_work(rounds, scheme.depth, v, scheme.kernel_draw), repeats, LIMITS.sample_work, "vectorized",
              "--rounds or --repeats"),
             (loop, loop_repeats, LIMITS.loop_work, "loop", "--loop-rounds or --loop-repeats")):
         check(work * runs, f"{runs} {what} runs of {work:,} draws each", flags, _budget(limit, base * BENCH_RUNS),

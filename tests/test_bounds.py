@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from specsim import bounds, exact, transforms
 
 from specsim.labs import pitfalls
-from specsim.schemes import Block, Chain, Tree
+from specsim.schemes import Block, Chain, Scheme, Tree
 from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round, parse_number
 from specsim.toy import ModelError, ToyModel, json_depth, load_model, loads_model, random_model
 
@@ -282,7 +282,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
 # -- issue 29: sampled work counts the vocabulary and the tree -------------------------
 def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
     assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
-    assert bounds.sample_work(1000, 3, 8, "block") > bounds.sample_work(1000, 3, 8)
+    assert bounds.sample_work(1000, 3, 8, Block(3).kernel_draw) > bounds.sample_work(1000, 3, 8)
     assert bounds.loop_work(1000, 3, 64) > bounds.loop_work(1000, 3, 2)
     v64, tree = random_model(64, seed=0), Tree((64,), "iid")
     assert 70_000 * (tree.drafted_tokens + 1) <= LIMITS.loop_work  # the old estimate let ~16 min through
@@ -325,8 +325,8 @@ def test_anything_else_is_one_line_naming_the_character(text, words):
 
 
 # -- issue 22: one check per computation, through the scheme's own round_work ------------
-class _Wide:
-    """A scheme no guard was written for: the checks ask its round_work, nothing else."""
+class _Wide(Scheme):
+    """A scheme no guard was written for: the checks ask its round_work and what ``Scheme`` answers."""
 
     name, kind, depth, drafted_tokens = "wide:5", "wide", 1, 5
 

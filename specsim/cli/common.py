@@ -316,23 +316,13 @@ def schemes_from_args(args, gammas=(3,)) -> list:
 def scheme_text(scheme) -> str:
     """A scheme in a readable output: "γ = 3" for a chain (as the commands always wrote it),
     "γ = 3, block verification" for a block, "scheme tree:2,2 (6 drafted tokens)" for a tree."""
-    if scheme.kind == "chain":
-        return f"γ = {scheme.gamma}"
-    if scheme.kind == "block":
-        return f"γ = {scheme.gamma}, block verification"
-    n = scheme.drafted_tokens
-    return f"scheme {scheme.name} ({n} drafted token{'s' * (n != 1)})"
+    return scheme.label()
 
 
 def scheme_keys(scheme) -> dict:
     """A scheme in a command's JSON: its grammar name, its depth as "gamma", its drafted tokens, and
     the keys the historical flags printed ("verify": "block"; "tree" and "drafts" for a tree)."""
-    out = {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens}
-    if scheme.kind == "block":
-        out["verify"] = "block"
-    if scheme.kind == "tree":
-        out.update(tree=list(scheme.shape), drafts=scheme.drafts)
-    return out
+    return {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens} | scheme.json_keys()
 
 
 # The temperature convention, the same on the toy and the torch path: a number

@@ -97,7 +97,7 @@ def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme = scheme_from_args(args)
-    chain = scheme.kind in ("chain", "block")  # a chain or a block: shown beside the i.i.d. formula for its γ
+    chain = scheme.fixed_gamma  # a chain or a block: shown beside the i.i.d. formula for its γ
     # the round, and for a chain or a block the formula's chain round (formulas.exact_vs_iid)
     bounds.check_round(model, scheme, budget(args), rounds=2 if chain else 1)
     r = exact.round_distribution(model, ctx, scheme)
@@ -136,7 +136,7 @@ def cmd_round(args) -> int:
 
 def _label(scheme):
     """How a check's scheme was always shown: γ for a chain or a block, the name of a tree."""
-    return scheme.gamma if scheme.kind in ("chain", "block") else scheme.name
+    return scheme.gamma if scheme.fixed_gamma else scheme.name
 
 
 def cmd_prove(args) -> int:
@@ -160,7 +160,7 @@ def cmd_prove(args) -> int:
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
-    chains = all(s.kind == "chain" for s in schemes)  # plain chains are shown by γ alone
+    chains = all(s.plain for s in schemes)  # plain chains are shown by γ alone
     show = (lambda s: str(s.gamma)) if chains else (lambda s: s.name)
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next {args.tokens} "
           f"token(s), {'γ' if chains else 'scheme'} = {', '.join(show(s) for s in schemes)}")

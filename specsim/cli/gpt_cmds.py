@@ -224,7 +224,7 @@ def check_generate_work(args) -> None:
     if scheme is not None and args.target is None:
         scheme.check_window(SHIPPED_WINDOW)  # before the models load: a round must fit in half the window
     precheck_checkpoints(args)
-    lower = "--tokens or " + ("--tree" if scheme is not None and scheme.kind == "tree" else "--gamma")
+    lower = "--tokens or " + ("--gamma" if scheme is None else scheme.flag)
     bounds.check_gpt(args.tokens, 0 if scheme is None else scheme.drafted_tokens,
                      None if args.target else SHIPPED_VOCAB, limit=budget(args), lower=lower)
 
@@ -295,7 +295,7 @@ def cmd_generate(args) -> int:
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
-        what = g.scheme + (f" ({args.order})" if scheme.kind == "tree" else "") + (
+        what = g.scheme + (f" ({args.order})" if scheme.ordered else "") + (
             f", rule {args.rule}" if args.rule != "correct" else "")
         print(f"{what}: {len(g.tokens)} tokens in {g.target_passes} target passes "
               f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")

@@ -19,12 +19,12 @@ True
 Fraction(27, 10)
 """
 from .adaptive import ConfidenceChain
-from .base import RoundDistribution, Verdict, draw
+from .base import RoundDistribution, Scheme, Verdict, draw
 from .block import Block
 from .chain import Chain
 from .dynamic_tree import DynamicTree
-from .grammar import as_scheme, from_flags, grammar_help, parse, parse_list
+from .grammar import as_scheme, family, from_flags, grammar_help, parse, parse_list, register
 from .tree import Tree, TreeRule
 
-__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Tree", "TreeRule", "Verdict",
-           "as_scheme", "draw", "from_flags", "grammar_help", "parse", "parse_list"]
+__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Scheme", "Tree", "TreeRule",
+           "Verdict", "as_scheme", "draw", "family", "from_flags", "grammar_help", "parse", "parse_list", "register"]

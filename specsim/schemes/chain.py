@@ -20,7 +20,7 @@ from collections import defaultdict
 
 from ..bounds import round_work
 from ..rule import CORRECT, RoundRule
-from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .masks import lower_right_grid
 
 
@@ -30,11 +30,12 @@ def check_gamma(gamma) -> int:
     return gamma
 
 
-class Chain:
+class Chain(Scheme):
     """gamma drafts in a row, each checked against p in turn."""
 
     kind = "chain"
     gpt_round = "chain"  # the tiny GPT's part of a round (specsim.gpt.rounds): fed one draft at a time, cropped
+    kernel_draw = 1  # montecarlo's vectorized chain kernel (the unit of KERNEL_DRAW)
 
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
@@ -180,3 +181,10 @@ class Chain:
     def round_work(self, s) -> int:
         """Outcomes one enumerated round touches (``s``: a ``specsim.bounds.Shape``)."""
         return round_work(s.branch, self.gamma, s.p_branch)
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A chain's walk stops after ``depth`` kept drafts (``enumerate``'s ``limit``)."""
+        return self.round_work(s) if depth >= self.depth else round_work(s.branch, depth, s.p_branch)
+
+    def label(self) -> str:
+        return f"γ = {self.gamma}" if self.plain else super().label()

@@ -39,7 +39,7 @@ from collections import defaultdict
 
 from ..bounds import LIMITS, echo, parse_whole, tree_round_work
 from ..rule import CORRECT, acceptance_probability, residual
-from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .chain import Chain
 from .masks import shape_parents, tree_grid, tree_positions
 
@@ -151,10 +151,14 @@ def drafted(widths) -> int:
     return total
 
 
-class Tree:
+class Tree(Scheme):
     """A draft tree: shape (W1, ..., Wd) and drafting mode (``iid`` or ``distinct``)."""
 
     kind = "tree"
+    fixed_gamma = plain = token_wise = False
+    branches = drawn_as_tree = ordered = True
+    lower, size, flag = ("the widths", "the depth"), "the tree", "--tree"
+    step_words = "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
     gpt_round = "tree"  # the tiny GPT's part of a round (specsim.gpt.rounds): drafted level by level, gathered
 
     def __init__(self, shape, drafts: str = "iid"):
@@ -348,6 +352,22 @@ class Tree:
             node = chosen
 
     # -- work ------------------------------------------------------------------
+    @property
+    def tested(self) -> int:
+        return sum(self.shape)
+
+    def json_keys(self) -> dict:
+        return {"tree": list(self.shape), "drafts": self.drafts}
+
+    def closed_words(self, k: int) -> str:
+        return f"every child at depth {k + 1} rejected"
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A tree's walk stops after ``depth`` kept drafts (``enumerate``'s ``limit``)."""
+        if depth >= self.depth:
+            return self.round_work(s)
+        return tree_round_work(s, self.shape[:depth], self.drafts == "distinct")
+
     def round_work(self, s) -> int:
         """Outcomes and node steps one enumerated round takes (``s``: a ``bounds.Shape``)."""
         return tree_round_work(s, self.shape, self.drafts == "distinct")
