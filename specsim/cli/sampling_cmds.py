@@ -286,10 +286,10 @@ def cmd_pitfalls(args) -> int:
 # -- bench-sample ------------------------------------------------------------
 
 def cmd_bench_sample(args) -> int:
-    from ..bench.toy import bench_sample  # a chain of --gamma, the correct rule: kernel against loop
+    from ..bench.toy import bench_sample, check_bench_sample  # a chain of --gamma, the correct rule: kernel vs loop
     model = load_model_arg(args.model)
     loop_rounds = args.loop_rounds or min(args.rounds, LOOP_ROUNDS)
-    bounds.check_bench_sample(model, args.gamma, args.rounds, loop_rounds, args.repeats,
+    check_bench_sample(model, args.gamma, args.rounds, loop_rounds, args.repeats,
                               args.loop_repeats, budget(args))
     print_json(bench_sample(model, parse_context(model, args.context), args.gamma, args.rounds,
                             loop_rounds, args.repeats, args.loop_repeats, args.seed))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
-from ..bounds import LIMITS, parse_whole
+from ..limits import LIMITS
+from ..parsing import parse_whole
 from ..serving import hardware as hw_presets
 from ..schemes import Chain
 from ..serving import latency, models, roofline

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from ..bounds import LIMITS, parse_number
+from ..limits import LIMITS
+from ..parsing import parse_number
 from .chain import Chain
 from .dynamic_tree import DynamicTree
 

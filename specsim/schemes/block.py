@@ -229,7 +229,7 @@ class Block(Chain):
         return Verdict(list(range(tau)), draw(row, u_final), kind, row, tests, {"w": w, "h": h})
 
     def round_work(self, s) -> int:
-        """Chain steps one enumerated round takes: b^γ chains of γ steps (``s``: a ``bounds.Shape``)."""
+        """Chain steps one enumerated round takes: b^γ chains of γ steps (``s``: a ``limits.Shape``)."""
         return s.branch ** self.gamma * self.gamma
 
     def prefix_work(self, s, depth: int) -> int:

@@ -18,10 +18,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import round_work
+from ..limits import geom
 from ..rule import CORRECT, RoundRule
 from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .masks import lower_right_grid
+
+
+def round_work(vocab_size: int, gamma: int, p_branch: int | None = None) -> int:
+    """Outcomes one exact chain round enumerates with at most ``vocab_size`` drafts per position.
+
+    Without ``p_branch``: V^(gamma + 1), the plain upper bound. With it: every
+    prefix of accepted drafts (b^i of length i) emits up to ``p_branch``
+    replacement or bonus tokens. (``Chain.round_work`` reads it.)
+    """
+    if p_branch is None:
+        return vocab_size ** (gamma + 1)
+    return p_branch * geom(vocab_size, gamma)
+
+
 
 
 def check_gamma(gamma) -> int:
@@ -179,7 +193,7 @@ class Chain(Scheme):
 
     # -- work ------------------------------------------------------------------
     def round_work(self, s) -> int:
-        """Outcomes one enumerated round touches (``s``: a ``specsim.bounds.Shape``)."""
+        """Outcomes one enumerated round touches (``s``: a ``specsim.limits.Shape``)."""
         return round_work(s.branch, self.gamma, s.p_branch)
 
     def prefix_work(self, s, depth: int) -> int:

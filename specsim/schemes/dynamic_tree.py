@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import LIMITS
+from ..limits import LIMITS
 from ..rule import CORRECT, acceptance_probability
 from .base import RoundDistribution, Scheme, expected_length
 from .masks import tree_grid, tree_positions

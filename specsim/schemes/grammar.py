@@ -16,7 +16,7 @@
                                  nodes per level, verified as point masses
                                  (``specsim.schemes.dynamic_tree``); 1 <= D, K <= B <= 64
 
-G and the widths are ASCII digits (``specsim.bounds.parse_whole``). A later
+G and the widths are ASCII digits (``specsim.parsing.parse_whole``). A later
 scheme registers its keyword in one line (``register(MyScheme)``: ``kind:G`` then
 reads as ``MyScheme(G)``), or adds key=value options to one. ``scheme.name``
 writes the grammar back, so ``parse(s.name) == s``.
@@ -38,7 +38,8 @@ ValueError: scheme 'chain:４': G '４' is not a whole number (U+FF14 FULLWIDTH 
 """
 from __future__ import annotations
 
-from ..bounds import LIMITS, parse_whole
+from ..limits import LIMITS
+from ..parsing import parse_whole
 from .base import Scheme
 from .block import Block
 from .adaptive import ConfidenceChain

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import LIMITS, echo, parse_whole, tree_round_work
+from ..limits import LIMITS
+from ..parsing import echo, parse_whole
 from ..rule import CORRECT, acceptance_probability, residual
 from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .chain import Chain
@@ -138,6 +139,24 @@ def check_shape(widths) -> tuple:
         raise ValueError(f"tree {echo(','.join(map(str, widths)))} drafts {n:,} tokens; the limit is "
                          f"{LIMITS.gamma}: lower the widths or the depth")
     return widths
+
+
+def node_work(b: int, width: int, distinct: bool) -> int:
+    """Child draws one tree node enumerates: i.i.d. pools its rejections (width x b);
+    distinct keeps one state per tried set (at most b^j ordered tries at child j)."""
+    if not distinct:
+        return width * b
+    return sum(min(b ** j, 10**12) * b for j in range(min(width, b)))
+
+
+def tree_round_work(s, widths, distinct: bool) -> int:
+    """Outcomes + node work of one tree round: b^i accepted prefixes at depth i
+    (``Tree.round_work`` reads it; ``s``: a ``specsim.limits.Shape``)."""
+    total, prefixes = 0, 1
+    for w in widths:
+        total += prefixes * (node_work(s.branch, w, distinct) + s.p_branch)
+        prefixes = min(prefixes * s.branch, 10**15)  # any drafted token can be the accepted child
+    return total + prefixes * s.p_branch
 
 
 def drafted(widths) -> int:
@@ -369,5 +388,5 @@ class Tree(Scheme):
         return tree_round_work(s, self.shape[:depth], self.drafts == "distinct")
 
     def round_work(self, s) -> int:
-        """Outcomes and node steps one enumerated round takes (``s``: a ``bounds.Shape``)."""
+        """Outcomes and node steps one enumerated round takes (``s``: a ``limits.Shape``)."""
         return tree_round_work(s, self.shape, self.drafts == "distinct")
