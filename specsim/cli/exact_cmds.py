@@ -13,6 +13,12 @@ from .common import (UsageError, add_scheme_option, add_shorthand_options, budge
 
 
 def register(sub) -> None:
+    register_exact(sub)
+    register_formulas(sub)
+
+
+def register_exact(sub) -> None:
+    """round, prove and compare: the exact engine's commands."""
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
@@ -51,6 +57,9 @@ def register(sub) -> None:
     max_work_arg(p)
     p.set_defaults(func=cmd_compare)
 
+
+def register_formulas(sub) -> None:
+    """speedup, best-gamma and tables (the i.i.d. formula), and the exact engine's benchmarks."""
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
     _alpha_cost(p)
     p.add_argument("--gamma", type=gamma_arg, required=True)

@@ -118,10 +118,8 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def cmd_serving(args) -> int:
-    if args.list:
-        return _list(args.json)
-    target, draft = models.model_named(args.target), models.model_named(args.draft)
+def _hardware(args) -> tuple:
+    """(the hardware, split over --devices, with --step-overhead-us; the dtype), refused in one line."""
     if args.hardware == "cpu":
         hw = hw_presets.measure_cpu(1.0)
     else:
@@ -134,6 +132,14 @@ def cmd_serving(args) -> int:
         hw = replace(hw, step_overhead_s=args.step_overhead_us * 1e-6)
     dtype = args.dtype or ("fp32" if args.hardware == "cpu" else "bf16")
     hw.peak(dtype)  # an unknown dtype for this hardware: one line
+    return hw, dtype
+
+
+def cmd_serving(args) -> int:
+    if args.list:
+        return _list(args.json)
+    target, draft = models.model_named(args.target), models.model_named(args.draft)
+    hw, dtype = _hardware(args)
     fixed = not roofline.searched(args.scheme)
     if args.tokens is not None and not fixed:
         raise ValueError("--tokens needs one fixed scheme (e.g. --scheme tree:2,2,1), not a searched family")
@@ -156,6 +162,15 @@ def cmd_serving(args) -> int:
                     "crossover_limit": args.crossover_limit, "max_batch_in_memory": fit,
                     **({"latency": lat} if lat else {})})
         return 0
+    _print_serving(args, target, draft, hw, dtype, scheme, fixed, rows, crossover, fit)
+    if lat:
+        _print_latency(lat, args.crossover_limit)
+    return 0
+
+
+def _print_serving(args, target, draft, hw, dtype, scheme: str, fixed: bool, rows, crossover, fit) -> None:
+    """The readable form: the settings, one row per batch, the crossover and the memory (``scheme``: as
+    shown; ``fixed``: one scheme rather than a searched family)."""
     g = args.gammas
     over = f"{g[0]}..{g[-1]}" if g == list(range(g[0], g[-1] + 1)) else ",".join(map(str, g))
     searched = f"{scheme}, γ searched over {over}" if not fixed else scheme
@@ -180,9 +195,6 @@ def cmd_serving(args) -> int:
         print(f"crossover_batch: {crossover:,} (from this batch on, no γ >= 1 beats plain decoding)")
     if fit is not None:
         print(f"at most {fit:,} sequences fit in {hw.name}'s {hw.memory_bytes / 1e9:g} GB at this context")
-    if lat:
-        _print_latency(lat, args.crossover_limit)
-    return 0
 
 
 def _latency(args, target, draft, hw, dtype) -> dict:

@@ -265,28 +265,7 @@ class Tree(Scheme):
                 emit_row(emitted, prob, p, "bonus")
                 return
             q = pair.q(ctx)
-            width = self.shape[i]
-            descend = defaultdict(int)  # accepted child -> probability (pooled over child index)
-            states = {(tuple(p), tuple(q), ()): prob}  # (p', q', tried) -> probability
-            for _ in range(width):
-                nxt = defaultdict(int)
-                for (p_cur, q_cur, tried), pr in states.items():
-                    row = tr.draft_row(q, q_cur, self.drafts, tried, width)
-                    if row is None:  # distinct drafts ran out of tokens: the node ends
-                        nxt[(p_cur, q_cur, tried)] += pr
-                        continue
-                    draws = [(row, 1)] if isinstance(row, int) else enumerate(row)  # int: a fixed child
-                    for x, dx in draws:
-                        if not dx:
-                            continue
-                        a = tr.accept(p, q, p_cur, q_cur, x)
-                        if a:
-                            descend[x] += pr * dx * a
-                        if a != 1:
-                            t = tried + (x,) if self.drafts == "distinct" else tried
-                            pn, qn = tr.update(p, q, p_cur, q_cur, self.drafts, set(t))
-                            nxt[(tuple(pn), None if qn is None else tuple(qn), t)] += pr * dx * (1 - a)
-                states = nxt
+            descend, states = self._children(tr, p, q, self.shape[i], prob)
             for (p_cur, _q, _t), pr in states.items():  # every child rejected
                 if pr:
                     accepted[i] += pr
@@ -297,6 +276,32 @@ class Tree(Scheme):
         node((), 1)
         expected = sum((len(t) * pr for t, pr in outcomes.items()), 0)
         return RoundDistribution(context, depth, dict(outcomes), accepted, expected)
+
+    def _children(self, tr, p, q, width: int, prob) -> tuple:
+        """One node's ``width`` child draws, exactly: (accepted child -> probability, pooled over the
+        child index; (p', q', tried) -> probability of every child rejected that way)."""
+        descend = defaultdict(int)
+        states = {(tuple(p), tuple(q), ()): prob}
+        for _ in range(width):
+            nxt = defaultdict(int)
+            for (p_cur, q_cur, tried), pr in states.items():
+                row = tr.draft_row(q, q_cur, self.drafts, tried, width)
+                if row is None:  # distinct drafts ran out of tokens: the node ends
+                    nxt[(p_cur, q_cur, tried)] += pr
+                    continue
+                draws = [(row, 1)] if isinstance(row, int) else enumerate(row)  # int: a fixed child
+                for x, dx in draws:
+                    if not dx:
+                        continue
+                    a = tr.accept(p, q, p_cur, q_cur, x)
+                    if a:
+                        descend[x] += pr * dx * a
+                    if a != 1:
+                        t = tried + (x,) if self.drafts == "distinct" else tried
+                        pn, qn = tr.update(p, q, p_cur, q_cur, self.drafts, set(t))
+                        nxt[(tuple(pn), None if qn is None else tuple(qn), t)] += pr * dx * (1 - a)
+            states = nxt
+        return descend, states
 
     # -- sampled -------------------------------------------------------------
     def draft(self, q_at, u_draft, rule=CORRECT):
