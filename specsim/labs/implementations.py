@@ -205,7 +205,7 @@ class Implementation:
 
     @property
     def kind(self) -> str:
-        """'chain' or 'confidence' (a RoundRule on a fixed or confidence-stopped chain), 'tree' (a TreeRule)."""
+        """The scheme's grammar keyword, shown (never branched on): chain, confidence or tree."""
         return self.scheme.kind
 
 

@@ -151,7 +151,7 @@ def draft_passes(scheme) -> list:
     ([1, 1, 1], [1, 2, 4], [1, 2, 2])
     """
     passes = scheme.drafter_passes()
-    if passes is None:
+    if passes is None:  # the kind below is named in the message, never branched on
         raise ValueError(f"{scheme.name}: the roofline models chain, block, tree and dynamic trees; a "
                          f"{scheme.kind} round drafts a number of tokens that depends on the drafter")
     return passes
@@ -176,6 +176,7 @@ def tokens_per_round(alpha, scheme, tokens=None) -> tuple:
     if scheme.fixed_gamma:  # γ drafts every round: the i.i.d. formula (for a block, a lower bound)
         return formulas.expected_tokens(alpha, scheme.gamma), ("i.i.d. chain formula (a lower bound for block)"
                                                                if scheme.stop_coins else "i.i.d. formula")
+    # a scheme without a fixed γ: its kind is named in the message, never branched on
     raise ValueError(f"{scheme.name}: α alone does not fix a {scheme.kind} round's tokens per round; give tokens "
                      "(e.g. from specsim.exact)")
 
