@@ -8,17 +8,20 @@ lower one, never of a higher one:
 
 1. **base**: ``rule`` (the acceptance rule, written once), ``rule_np`` (its
    numpy twin), ``pair`` (the model-pair contract), ``toy`` (exact toy
-   models), ``rows``, ``transforms``, ``stats``, ``deps`` (installed
-   library versions against the tested ranges), and ``bounds`` (the work
-   estimator and every limit; schemes and toy models read their limits
-   from it, so it sits at the bottom and never imports a scheme).
+   models), ``rows``, ``transforms``, ``stats``, ``acceptance``, ``deps``
+   (installed library versions against the tested ranges), ``limits``
+   (every limit and the units work is counted in) and ``parsing`` (numbers
+   and lists typed on the way in); schemes and toy models read them, so
+   they sit at the bottom and never import a scheme.
 2. **schemes/**: how a round is verified, one value (``chain:4``,
    ``block:4``, ``tree:2,2,1``): its draft layout, mask and positions, the
    exact ``enumerate`` and the sampled ``verify``. A scheme knows the rule
    and the pair, not the engines that call it.
 3. **engines**: ``exact``, ``sampling``, ``montecarlo`` take a scheme;
    ``formulas`` (closed forms, set against the exact engine) and
-   ``symbolic`` (sympy proofs of them) sit beside them.
+   ``symbolic`` (sympy proofs of them) sit beside them, and ``bounds``
+   (the work checks every entry point asks first: each scheme prices its
+   own round, ``bounds`` compares it with ``limits``).
 4. **labs/** (pitfalls, lossy cousins, the rule family, checker and
    shrink, compare, the implementations gallery), **bench/** (timing and
    toy benchmarks) and **serving/** (the roofline cost model of a served

@@ -247,7 +247,7 @@ class RoundTrace:
             out.append({"kind": "correct", "position": k, "row": row_json(v.closing_row),
                         "token": self.closing_token,
                         "discarded": [vocab[x] for j, x in enumerate(pl.drafts)
-                                      if j not in kept and (self.scheme.kind not in ("chain", "confidence") or j > k)]})
+                                      if j not in kept and (not self.scheme.token_wise or j > k)]})
         elif v.closing is not None:  # step 5
             out.append({"kind": "bonus", "position": k, "p": row_json(v.closing_row), "token": self.closing_token})
         out.append({"kind": "emit", "tokens": list(self.emitted), "accepted": k,

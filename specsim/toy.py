@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from . import rule
-from .bounds import LIMITS, parse_number
+from .limits import LIMITS
+from .parsing import parse_number
 
 Context = tuple  # tuple[str, ...] of token strings
 Row = tuple  # tuple[Fraction, ...] aligned with the vocabulary
@@ -133,7 +134,7 @@ class ToyModel:
 def parse_probability(value, where: str) -> Fraction:
     """Read "3/5", "0.25", 1 or 0.5 exactly as a Fraction (floats are taken at face value).
 
-    Numbers are bounded on the way in (``specsim.bounds.parse_number``): at most
+    Numbers are bounded on the way in (``specsim.parsing.parse_number``): at most
     ``LIMITS.digits`` digits, exponents within ``LIMITS.exponent``, no inf or nan.
     """
     try:

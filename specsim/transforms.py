@@ -54,7 +54,8 @@ def parse_temperature(tau) -> Fraction | float:
     0 < tau < 1/``LIMITS.temperature_power`` (100): tau = 1/k needs exact powers
     p^k, so k is bounded; 0 (greedy) is the way to go colder.
     """
-    from .bounds import LIMITS, parse_number
+    from .limits import LIMITS
+    from .parsing import parse_number
     k = LIMITS.temperature_power
     below = f"is below 1/{k}: exact temperatures 1/k need p^k, so k is at most {k}; use 0 for greedy or a " \
             "larger temperature"

@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from specsim import bounds, exact, transforms
+from specsim import bounds, exact, limits, parsing, transforms
 
 from specsim.labs import pitfalls
-from specsim.schemes import Block, Chain, Tree
-from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round, parse_number
+from specsim.schemes import Block, Chain, Scheme, Tree
+from specsim.bounds import LIMITS, WorkRefused, check_joint, check_round
+from specsim.parsing import parse_number
+from specsim.schemes.chain import round_work
 from specsim.toy import ModelError, ToyModel, json_depth, load_model, loads_model, random_model
 
 SEED = load_model("seed")
@@ -30,9 +32,9 @@ def _two(d: int = 1) -> ToyModel:
 
 # -- the estimator -------------------------------------------------------------
 def test_round_work_counts_outcomes_from_the_branching():
-    assert bounds.round_work(3, 3) == 81  # the plain bound V^(gamma + 1)
-    assert bounds.round_work(3, 3, p_branch=3) == 3 * (1 + 3 + 9 + 27)
-    assert len(exact.round_distribution(SEED, ("a",), 3).outcomes) == 94 <= bounds.round_work(3, 3, 3)
+    assert round_work(3, 3) == 81  # the plain bound V^(gamma + 1)
+    assert round_work(3, 3, p_branch=3) == 3 * (1 + 3 + 9 + 27)
+    assert len(exact.round_distribution(SEED, ("a",), 3).outcomes) == 94 <= round_work(3, 3, 3)
 
 
 def test_shape_reads_branching_states_and_digits():
@@ -96,7 +98,7 @@ def test_below_the_limit_finishes_above_is_refused(v, gamma, seed):
     start = time.perf_counter()
     r = exact.round_distribution(model, model.contexts()[0], gamma)
     assert sum(r.outcomes.values()) == 1
-    assert len(r.outcomes) <= bounds.round_work(v, gamma, v)  # the prediction bounds the outcomes
+    assert len(r.outcomes) <= round_work(v, gamma, v)  # the prediction bounds the outcomes
     assert time.perf_counter() - start < 5
 
 
@@ -260,12 +262,12 @@ def _rows(v: int, d: int, seed: int) -> ToyModel:
 def test_the_digit_bound_covers_every_shown_probability(model):
     ctx = model.contexts()[0]
     for gamma in (1, 2, 3):
-        assert _digits_shown(exact.round_distribution(model, ctx, gamma)) <= bounds.result_digits(model, gamma)
+        assert _digits_shown(exact.round_distribution(model, ctx, gamma)) <= limits.result_digits(model, gamma)
     for shape in ((2,), (2, 1), (1, 1, 1)):
         t = Tree(shape, "iid")
-        assert _digits_shown(exact.round_distribution(model, ctx, t)) <= bounds.result_digits(model, sum(shape))
+        assert _digits_shown(exact.round_distribution(model, ctx, t)) <= limits.result_digits(model, sum(shape))
     joint = exact.target_joint(model, ctx, 3)
-    assert max(len(str(p.denominator)) for p in joint.values()) <= bounds.result_digits(model, 0, 3)
+    assert max(len(str(p.denominator)) for p in joint.values()) <= limits.result_digits(model, 0, 3)
 
 
 def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
@@ -282,7 +284,7 @@ def test_thousand_digit_fractions_are_refused_before_python_cannot_print_them():
 # -- sampled work counts the vocabulary and the tree ----------------------------------
 def test_sampled_work_grows_with_the_vocabulary_and_the_tree():
     assert bounds.sample_work(1000, 3, 64) > 5 * bounds.sample_work(1000, 3, 2)
-    assert bounds.sample_work(1000, 3, 8, "block") > bounds.sample_work(1000, 3, 8)
+    assert bounds.sample_work(1000, 3, 8, Block(3).kernel_draw) > bounds.sample_work(1000, 3, 8)
     assert bounds.loop_work(1000, 3, 64) > bounds.loop_work(1000, 3, 2)
     v64, tree = random_model(64, seed=0), Tree((64,), "iid")
     assert 70_000 * (tree.drafted_tokens + 1) <= LIMITS.loop_work  # the old estimate let ~16 min through
@@ -309,7 +311,7 @@ def test_one_gpt_bound_for_every_scheme():
 # -- integers in ASCII digits only ------------------------------------------------
 @pytest.mark.parametrize("text, value", [("7", 7), (" 12 ", 12), ("+3", 3), ("-2", -2), ("007", 7)])
 def test_whole_numbers_in_ascii_digits_are_read(text, value):
-    assert bounds.parse_whole(text, "n") == value
+    assert parsing.parse_whole(text, "n") == value
 
 
 @pytest.mark.parametrize("text, words", [
@@ -320,13 +322,13 @@ def test_whole_numbers_in_ascii_digits_are_read(text, value):
 def test_anything_else_is_one_line_naming_the_character(text, words):
     import re
     with pytest.raises(ValueError, match=re.escape(words)) as e:
-        bounds.parse_whole(text, "n")
+        parsing.parse_whole(text, "n")
     assert "\n" not in str(e.value) and len(str(e.value)) < 200
 
 
 # -- one check per computation, through the scheme's own round_work ---------------------
-class _Wide:
-    """A scheme no guard was written for: the checks ask its round_work, nothing else."""
+class _Wide(Scheme):
+    """A scheme no guard was written for: the checks ask its round_work and what ``Scheme`` answers."""
 
     name, kind, depth, drafted_tokens = "wide:5", "wide", 1, 5
 
@@ -337,8 +339,8 @@ class _Wide:
 def test_every_scheme_is_priced_by_its_own_round_work():
     s = bounds.shape(SEED)
     for scheme in (Chain(3), Block(3), Tree((2, 1)), Tree((2, 2), "distinct"), _Wide()):
-        cost = bounds.number_cost(s.digits * (scheme.depth + 1))
-        assert bounds.exact_work(SEED, scheme, rounds=2) == 2 * bounds.ROUND_STEPS * scheme.round_work(s) * cost
+        cost = limits.number_cost(s.digits * (scheme.depth + 1))
+        assert bounds.exact_work(SEED, scheme, rounds=2) == 2 * limits.ROUND_STEPS * scheme.round_work(s) * cost
     with pytest.raises(WorkRefused, match="a round of wide:5 over 3 tokens") as e:
         check_round(SEED, _Wide(), limit=1000)
     assert "\n" not in str(e.value)

@@ -41,9 +41,11 @@ PACKAGE = ROOT / "specsim"
 # specsim.gpt.measure.bench); the longest matching name places a module.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("specsim", "specsim.rule", "specsim.rule_np", "specsim.pair", "specsim.toy", "specsim.rows",
-              "specsim.transforms", "specsim.stats", "specsim.acceptance", "specsim.bounds", "specsim.deps")),
+              "specsim.transforms", "specsim.stats", "specsim.acceptance", "specsim.limits", "specsim.parsing",
+              "specsim.deps")),
     ("schemes", ("specsim.schemes",)),
-    ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas", "specsim.symbolic")),
+    ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas", "specsim.symbolic",
+                 "specsim.bounds")),
     ("labs, bench", ("specsim.labs", "specsim.bench", "specsim.serving")),
     ("views", ("specsim.views",)),
     ("plots", ("specsim.plots",)),

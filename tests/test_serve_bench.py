@@ -18,8 +18,8 @@ def run_cli(argv, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--batch", "1,65"], "batch must be in 1 .. 64, got 65"),
-    (["--gammas", "0-17"], "gammas must be in 0 .. 16, got 17"),
+    (["--batch", "1,65"], "batch must be between 1 and 64, got 65"),
+    (["--gammas", "0-17"], "gammas must be between 0 and 16, got 17"),
     (["--tokens", "161"], "tokens must be between 1 and 160"),
     (["--threads", "3"], "threads must be 1, all or 1,all"),
     (["--batch", "1-64", "--gammas", "0-16", "--tokens", "160"], "target positions; the limit is"),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .. import exact, montecarlo
-from ..schemes import Block, Chain, Tree
+from .. import bounds, exact, montecarlo
+from ..limits import LIMITS
+from ..schemes import Block, Chain, Tree, as_scheme
 from .timing import measure
 
 
@@ -98,3 +99,33 @@ def bench_schemes(repeats: int = 3, seed: int = 0, tree_vocab: int = 6, block_vo
     out["block_mc_gamma3_s"] = mc.median
     out["block_mc_accepted_counts"] = [int(c) for c in mc.result.accepted_counts]
     return out
+
+
+BENCH_RUNS = 10  # a benchmark repeats its runs: all of them together may take this many single runs' limit
+
+
+def check_bench_sample(model, scheme, rounds: int, loop_rounds: int, repeats: int, loop_repeats: int,
+                       limit=None) -> None:
+    """Refuse a ``bench_sample`` that would take minutes: the vectorized run is checked as ``sample``
+    checks it, the per-round loop's run against ``loop_work``, and the repeats of each run together
+    against ``BENCH_RUNS`` times that run's limit (``scheme``: a chain or a block, or an int γ).
+
+    >>> from specsim.toy import load_model
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**5, 5, 3)
+    >>> check_bench_sample(load_model("seed"), 3, 10**6, 10**5, 5, 50)
+    Traceback (most recent call last):
+    ...
+    specsim.bounds.WorkRefused: 50 loop runs of 2,187,500 draws each means ~1.1e+08 draws; the limit is 50,000,000: lower --loop-rounds or --loop-repeats
+    """
+    scheme = as_scheme(scheme)
+    bounds.check_sample(model, scheme, rounds, limit=limit)
+    v = bounds.shape(model).vocab
+    loop = bounds.loop_work(loop_rounds, scheme.drafted_tokens, v)
+    bounds.check(loop, f"a loop run of {loop_rounds:,} rounds of {scheme.name} over {v} tokens", "--loop-rounds",
+                 bounds.as_budget(limit, LIMITS.loop_work), "draws")
+    vectorized = bounds.sample_work(rounds, scheme.depth, v, scheme.kernel_draw)
+    for work, runs, base, what, flags in (
+            (vectorized, repeats, LIMITS.sample_work, "vectorized", "--rounds or --repeats"),
+            (loop, loop_repeats, LIMITS.loop_work, "loop", "--loop-rounds or --loop-repeats")):
+        bounds.check(work * runs, f"{runs} {what} runs of {work:,} draws each", flags,
+                     bounds.as_budget(limit, base * BENCH_RUNS), "draws")

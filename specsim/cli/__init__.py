@@ -64,7 +64,7 @@ MAX_ERROR = 500  # characters of one error line: whatever input a message repeat
 
 def capped(message: str) -> str:
     """One error line of at most ``MAX_ERROR`` characters, its full length said when cut (the backstop
-    behind every message that repeats an input through ``bounds.echo``)."""
+    behind every message that repeats an input through ``parsing.echo``)."""
     message = message.splitlines()[0] if message else message
     return message if len(message) <= MAX_ERROR else f"{message[:MAX_ERROR]}... ({len(message):,} characters)"
 

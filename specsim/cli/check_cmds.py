@@ -79,7 +79,7 @@ def total_limit(args):
 def rule_gammas(args) -> list:
     """The chains a RoundRule is checked on: --scheme chain:G;... or --gammas (default 1-3)."""
     schemes = schemes_from_args(args, gammas=[1, 2, 3])
-    others = [s.name for s in schemes if s.kind != "chain"]
+    others = [s.name for s in schemes if not s.plain]
     if others:
         raise UsageError(f"check-rule checks a RoundRule on chains (write chain:G), not {others[0]}: "
                          "block verification has its own rule and a tree takes a tree rule")
@@ -101,7 +101,7 @@ def gallery_entry(target: str):
 def cmd_check_rule(args) -> int:
     from ..labs import checker
     entry = gallery_entry(args.target)
-    if entry is not None and entry.kind != "chain":  # a tree or a confidence-stopped chain
+    if entry is not None and not entry.scheme.plain:  # a tree or a confidence-stopped chain
         return _check_entry_schemes(args, entry)
     args.gammas = rule_gammas(args)
     if entry is not None:  # the library's own rule: checked in this process, no sandbox needed

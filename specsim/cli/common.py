@@ -14,7 +14,8 @@ import sys
 from fractions import Fraction
 
 from .. import bounds, transforms
-from ..bounds import LIMITS, parse_whole
+from ..limits import LIMITS
+from ..parsing import parse_ranges, parse_whole
 
 GAMMAS_HELP = "draft lengths: a range 1-4, a list 2,4,8, or both, 1-3,8"
 TEMPERATURE_HELP = "temperature τ >= 0 on p and q alike; 0 means greedy (argmax)"
@@ -128,7 +129,7 @@ def budget(args) -> bounds.Budget:
 def number(name: str, lo=None, hi=None, exact: bool = False):
     """argparse type: a number (exact Fraction when ``exact``) with optional bounds."""
     def parse(text):
-        from ..bounds import LIMITS, parse_number
+        from ..parsing import parse_number
         try:  # bounded: no inf/nan, at most LIMITS.option_digits digits, exponent within LIMITS.exponent
             value = parse_number(text, name, LIMITS.option_digits)
         except ValueError as e:
@@ -183,32 +184,13 @@ seed_arg = argtype("seed", parse_seed)
 
 
 def parse_gammas(text: str) -> list[int]:
-    """The one --gammas grammar: comma-separated items, each a γ or a range A-B (A <= B).
-
-    The result is sorted, without repeats; every γ passes ``check_gamma``.
+    """--gammas: comma-separated items, each a γ or a range A-B, every γ in 1..LIMITS.gamma
+    (``specsim.parsing.parse_ranges``, the one list grammar).
 
     >>> parse_gammas("1-4"), parse_gammas("2,4,8"), parse_gammas("1-3,8"), parse_gammas(" 3 ")
     ([1, 2, 3, 4], [2, 4, 8], [1, 2, 3, 8], [3])
-    >>> parse_gammas("4-1")
-    Traceback (most recent call last):
-    ...
-    ValueError: gammas must be ranges A-B with A <= B: write 1-4, not '4-1'
     """
-    values = set()
-    for item in text.split(","):
-        a, dash, b = item.strip().partition("-")
-        try:
-            lo, hi = parse_whole(a, "gammas"), parse_whole(b if dash else a, "gammas")
-        except ValueError as e:
-            if "ASCII" in str(e) or "digits" in str(e):  # a character or a length to name
-                raise
-            raise ValueError(f"gammas must look like 1-4, 2,4,8 or 1-3,8, got {text[:40]!r}") from None
-        for g in (lo, hi):
-            check_gamma(g, "gammas")
-        if lo > hi:
-            raise ValueError(f"gammas must be ranges A-B with A <= B: write {hi}-{lo}, not {item.strip()!r}")
-        values.update(range(lo, hi + 1))
-    return sorted(values)
+    return parse_ranges(text, "gammas", 1, LIMITS.gamma)
 
 
 gammas_arg = argtype("gammas", parse_gammas)
@@ -316,23 +298,13 @@ def schemes_from_args(args, gammas=(3,)) -> list:
 def scheme_text(scheme) -> str:
     """A scheme in a readable output: "γ = 3" for a chain (as the commands always wrote it),
     "γ = 3, block verification" for a block, "scheme tree:2,2 (6 drafted tokens)" for a tree."""
-    if scheme.kind == "chain":
-        return f"γ = {scheme.gamma}"
-    if scheme.kind == "block":
-        return f"γ = {scheme.gamma}, block verification"
-    n = scheme.drafted_tokens
-    return f"scheme {scheme.name} ({n} drafted token{'s' * (n != 1)})"
+    return scheme.label()
 
 
 def scheme_keys(scheme) -> dict:
     """A scheme in a command's JSON: its grammar name, its depth as "gamma", its drafted tokens, and
     the keys the historical flags printed ("verify": "block"; "tree" and "drafts" for a tree)."""
-    out = {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens}
-    if scheme.kind == "block":
-        out["verify"] = "block"
-    if scheme.kind == "tree":
-        out.update(tree=list(scheme.shape), drafts=scheme.drafts)
-    return out
+    return {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens} | scheme.json_keys()
 
 
 # The temperature convention, the same on the toy and the torch path: a number

@@ -13,6 +13,12 @@ from .common import (UsageError, add_scheme_option, add_shorthand_options, budge
 
 
 def register(sub) -> None:
+    register_exact(sub)
+    register_formulas(sub)
+
+
+def register_exact(sub) -> None:
+    """round, prove and compare: the exact engine's commands."""
     p = sub.add_parser("round", help="every outcome of one round, with exact probabilities")
     p.add_argument("model", metavar="MODEL", help="preset name (seed, zeros, order2) or JSON file")
     p.add_argument("--context", help="context tokens, e.g. 'a' or '0 1' (default: the first context)")
@@ -51,6 +57,9 @@ def register(sub) -> None:
     max_work_arg(p)
     p.set_defaults(func=cmd_compare)
 
+
+def register_formulas(sub) -> None:
+    """speedup, best-gamma and tables (the i.i.d. formula), and the exact engine's benchmarks."""
     p = sub.add_parser("speedup", help="expected tokens per round and speedup (i.i.d. formula)")
     _alpha_cost(p)
     p.add_argument("--gamma", type=gamma_arg, required=True)
@@ -97,7 +106,7 @@ def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme = scheme_from_args(args)
-    chain = scheme.kind in ("chain", "block")  # a chain or a block: shown beside the i.i.d. formula for its γ
+    chain = scheme.fixed_gamma  # a chain or a block: shown beside the i.i.d. formula for its γ
     # the round, and for a chain or a block the formula's chain round (formulas.exact_vs_iid)
     bounds.check_round(model, scheme, budget(args), rounds=2 if chain else 1)
     r = exact.round_distribution(model, ctx, scheme)
@@ -136,7 +145,7 @@ def cmd_round(args) -> int:
 
 def _label(scheme):
     """How a check's scheme was always shown: γ for a chain or a block, the name of a tree."""
-    return scheme.gamma if scheme.kind in ("chain", "block") else scheme.name
+    return scheme.gamma if scheme.fixed_gamma else scheme.name
 
 
 def cmd_prove(args) -> int:
@@ -160,7 +169,7 @@ def cmd_prove(args) -> int:
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
-    chains = all(s.kind == "chain" for s in schemes)  # plain chains are shown by γ alone
+    chains = all(s.plain for s in schemes)  # plain chains are shown by γ alone
     show = (lambda s: str(s.gamma)) if chains else (lambda s: s.name)
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next {args.tokens} "
           f"token(s), {'γ' if chains else 'scheme'} = {', '.join(show(s) for s in schemes)}")

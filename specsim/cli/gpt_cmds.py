@@ -74,7 +74,16 @@ def register(subparsers) -> None:
                                 description="A trained character-level target and drafter, shipped with specsim.")
     sub = gpt.add_subparsers(dest="gpt_command", metavar="GPT_COMMAND")
     sub.required = True
+    _register_generate(sub)
+    _register_bench(sub)
+    _register_train(sub)
+    gpt_hf_cmds.add_export(sub, needs_torch)
+    selfcheck_cmds.add_selfcheck(sub, needs_torch)
+    from . import serve_bench_cmds  # `gpt serve-bench`: batched decoding, measured beside the roofline
+    serve_bench_cmds.add_serve_bench(sub, needs_torch)
 
+
+def _register_generate(sub) -> None:
     g = sub.add_parser("generate", help="generate text, plain or speculative, with the round trace")
     g.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
     g.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=100)
@@ -99,6 +108,8 @@ def register(subparsers) -> None:
     max_work_arg(g)
     g.set_defaults(func=cmd_generate)
 
+
+def _register_bench(sub) -> None:
     b = sub.add_parser("bench", help="measured speedup against plain decoding and the formulas")
     b.add_argument("--gammas", type=gammas_arg, default="1-8", help=GAMMAS_HELP + " (default 1-8)")
     b.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=None,
@@ -135,6 +146,9 @@ def register(subparsers) -> None:
     max_work_arg(b)
     b.set_defaults(func=cmd_bench)
 
+
+def _register_train(sub) -> None:
+    """gpt train and gpt weights."""
     t = sub.add_parser("train", help="train the target, both drafters and the exit heads (progress bar, seeded, "
                                      "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
@@ -152,11 +166,6 @@ def register(subparsers) -> None:
     w = sub.add_parser("weights", help="what the shipped weights are and how they were trained (from the manifest)")
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_weights)
-
-    gpt_hf_cmds.add_export(sub, needs_torch)
-    selfcheck_cmds.add_selfcheck(sub, needs_torch)
-    from . import serve_bench_cmds  # `gpt serve-bench`: batched decoding, measured beside the roofline
-    serve_bench_cmds.add_serve_bench(sub, needs_torch)
 
 
 def _sampling_args(p):
@@ -224,7 +233,7 @@ def check_generate_work(args) -> None:
     if scheme is not None and args.target is None:
         scheme.check_window(SHIPPED_WINDOW)  # before the models load: a round must fit in half the window
     precheck_checkpoints(args)
-    lower = "--tokens or " + ("--tree" if scheme is not None and scheme.kind == "tree" else "--gamma")
+    lower = "--tokens or " + ("--gamma" if scheme is None else scheme.flag)
     bounds.check_gpt(args.tokens, 0 if scheme is None else scheme.drafted_tokens,
                      None if args.target else SHIPPED_VOCAB, limit=budget(args), lower=lower)
 
@@ -295,7 +304,7 @@ def cmd_generate(args) -> int:
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
-        what = g.scheme + (f" ({args.order})" if scheme.kind == "tree" else "") + (
+        what = g.scheme + (f" ({args.order})" if scheme.ordered else "") + (
             f", rule {args.rule}" if args.rule != "correct" else "")
         print(f"{what}: {len(g.tokens)} tokens in {g.target_passes} target passes "
               f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")

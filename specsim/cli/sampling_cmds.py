@@ -136,15 +136,11 @@ def cmd_trace(args) -> int:
     print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args, scheme)}")
     print(f"vocabulary: {' '.join(t.vocab)}  (rows list probabilities in this order)")
     print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}"
-          + ("" if scheme.kind not in ("tree", "dynamic") else
+          + ("" if not scheme.branches else
              f"  (parents {' '.join(map(str, t.parents))}; -1 = the context)"))
     print(f"Step 2, verify: one target pass computes p at {len(pl.p_rows)} positions")
-    block = scheme.kind == "block"
-    print("Step 3, " + ("block: one stop coin per position, u < h; K = the last position whose coin says stop:"
-                        if block else "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
-                        if scheme.kind == "tree" else "each child a point mass: accept while u < p'(x), a rejected "
-                        "child removed from p' and the next sibling tried:" if scheme.kind == "dynamic"
-                        else "accept left to right while u < min(1, p(x)/q(x)):"))
+    block = scheme.stop_coins
+    print("Step 3, " + scheme.step_words)
     tests = {e["node"]: e for e in t.events() if e["kind"] in ("accept", "reject", "stop")}
     rows = []
     for j, x in enumerate(t.drafts):  # one line per drafted node, its test if it had one
@@ -168,9 +164,7 @@ def cmd_trace(args) -> int:
     if t.replacement is not None:
         what = ("the block residual max(0, w p - q) normalized" if block
                 else "residual max(0, p - q) normalized" if t.rule == "correct" else f"rule {t.rule}'s replacement row")
-        why = {"chain": f"draft {k + 1} rejected", "block": f"the block stops after {k} draft{'s' * (k != 1)}",
-               "tree": f"every child at depth {k + 1} rejected", "confidence": f"draft {k + 1} rejected",
-               "dynamic": f"every child at depth {k + 1} rejected"}[scheme.kind]
+        why = scheme.closed_words(k)
         print(f"Step 4, correct: {why}; {what} after {where!r} "
               f"= ({_row(t.replacement_row)}) -> {t.replacement}")
     elif t.bonus is not None:
@@ -218,7 +212,7 @@ def cmd_generate(args) -> int:
 def cmd_sample(args) -> int:
     from .. import exact, montecarlo
     model, ctx, scheme, pair, rule = _setup(args)
-    args.rounds = args.rounds or (TREE_ROUNDS if scheme.kind == "tree" else SAMPLE_ROUNDS)
+    args.rounds = args.rounds or (TREE_ROUNDS if scheme.ordered else SAMPLE_ROUNDS)  # a fixed tree: fewer
     # a block refuses a broken rule itself (it has its own rule), in one line, before any round is sampled
     bounds.check_sample(pair, scheme, args.rounds, rule, budget(args))
     if args.check:
@@ -231,9 +225,7 @@ def cmd_sample(args) -> int:
         dist = exact.round_distribution(pair, ctx, scheme, rule)
         fit = stats.fit_round(s, dist)
     if args.json:
-        out = {"scheme": scheme.name} | s.to_dict()
-        if scheme.kind == "tree":  # the keys --tree always printed
-            out |= {"tree": list(scheme.shape), "drafts": scheme.drafts}
+        out = {"scheme": scheme.name} | s.to_dict() | scheme.json_keys()  # the keys --tree always printed
         if fit:
             out["check"] = {k: v.to_dict() for k, v in fit.items()}
         print_json(out)
@@ -277,7 +269,7 @@ def cmd_pitfalls(args) -> int:
     if args.json:
         print_json({"context": " ".join(ctx)} | scheme_keys(scheme) | {"tokens": args.tokens, "rules": [
             r.to_dict() | ({"drafts": scheme.drafts if r.scheme == scheme.name else "distinct"}
-                           if scheme.kind == "tree" else {}) for r in results]})
+                           if scheme.ordered else {}) for r in results]})
         return 0
     print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, {scheme_text(scheme)}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")
@@ -294,10 +286,10 @@ def cmd_pitfalls(args) -> int:
 # -- bench-sample ------------------------------------------------------------
 
 def cmd_bench_sample(args) -> int:
-    from ..bench.toy import bench_sample  # a chain of --gamma, the correct rule: kernel against loop
+    from ..bench.toy import bench_sample, check_bench_sample  # a chain of --gamma, the correct rule: kernel vs loop
     model = load_model_arg(args.model)
     loop_rounds = args.loop_rounds or min(args.rounds, LOOP_ROUNDS)
-    bounds.check_bench_sample(model, args.gamma, args.rounds, loop_rounds, args.repeats,
+    check_bench_sample(model, args.gamma, args.rounds, loop_rounds, args.repeats,
                               args.loop_repeats, budget(args))
     print_json(bench_sample(model, parse_context(model, args.context), args.gamma, args.rounds,
                             loop_rounds, args.repeats, args.loop_repeats, args.seed))

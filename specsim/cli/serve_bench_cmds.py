@@ -9,36 +9,13 @@ from __future__ import annotations
 import os
 
 from .. import bounds
-from ..bounds import parse_whole
+from ..parsing import parse_ranges
 from .common import (argtype, TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table,
                      temperature_arg)
 
 MAX_BATCH, MAX_GAMMA = 64, 16  # specsim.gpt.batch's limits (a test checks they agree)
 MAX_TOKENS, MAX_REPEATS = 160, 20  # specsim.gpt.measure.serve_bench's
 WORK_FLAGS = "--batch, --gammas, --tokens, --repeats or --threads"
-
-
-def parse_list(text: str, name: str, lo: int, hi: int) -> list:
-    """Comma-separated integers and ranges A-B, each in lo .. hi: sorted, without repeats.
-
-    >>> parse_list("0-3,6", "gammas", 0, 16), parse_list("16,1,2", "batch", 1, 64)
-    ([0, 1, 2, 3, 6], [1, 2, 16])
-    >>> parse_list("1,99", "batch", 1, 64)
-    Traceback (most recent call last):
-    ...
-    ValueError: batch must be in 1 .. 64, got 99
-    """
-    out = set()
-    for item in str(text).split(","):
-        a, dash, b = item.strip().partition("-")
-        first, last = parse_whole(a, name, digits=6), parse_whole(b if dash else a, name, digits=6)
-        for v in (first, last):
-            if not lo <= v <= hi:
-                raise ValueError(f"{name} must be in {lo} .. {hi}, got {v}")
-        if first > last:
-            raise ValueError(f"{name}: write ranges A-B with A <= B, not {item.strip()!r}")
-        out.update(range(first, last + 1))
-    return sorted(out)
 
 
 def parse_threads(text: str) -> list:
@@ -57,10 +34,10 @@ def add_serve_bench(sub, needs_torch) -> None:
     """Register `gpt serve-bench` on the gpt sub-parsers; ``needs_torch`` wraps the handler."""
     p = sub.add_parser("serve-bench", help="batched plain vs speculative tokens/s per batch size, beside the "
                                            "roofline's prediction (v, crossover batch)")
-    p.add_argument("--batch", type=argtype("batch", lambda t: parse_list(t, "batch", 1, MAX_BATCH)),
+    p.add_argument("--batch", type=argtype("batch", lambda t: parse_ranges(t, "batch", 1, MAX_BATCH)),
                    default=[1, 2, 4, 8, 16, 32], help=f"batch sizes, e.g. 1,2,4,8 or 1-4 (each 1 .. {MAX_BATCH}; "
                                                       "default 1,2,4,8,16,32)")
-    p.add_argument("--gammas", type=argtype("gammas", lambda t: parse_list(t, "gammas", 0, MAX_GAMMA)),
+    p.add_argument("--gammas", type=argtype("gammas", lambda t: parse_ranges(t, "gammas", 0, MAX_GAMMA)),
                    default=list(range(7)),
                    help="draft lengths, 0 = plain (always run): e.g. 0-6 or 0,2,4 (default 0-6)")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=32,

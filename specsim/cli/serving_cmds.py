@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, replace
 
-from ..bounds import LIMITS, parse_whole
+from ..limits import LIMITS
+from ..parsing import parse_whole
 from ..serving import hardware as hw_presets
+from ..schemes import Chain
 from ..serving import latency, models, roofline
 from .common import argtype, GAMMAS_HELP, gammas_arg, int_in_range, num, number, print_json, shown, table
 
@@ -44,12 +46,10 @@ def parse_batches(text: str) -> list:
 
 
 def parse_scheme(text: str):
-    """--scheme: "chain" or "block" (γ searched), or one scheme of the grammar (chain:4, tree:2,2,1)."""
-    text = str(text).strip()
-    if text in roofline.SEARCHED:
-        return text
-    from ..schemes import parse
-    return parse(text)
+    """--scheme: a family whose γ is searched ("chain" -> ``Chain``, "block" -> ``Block``), or one scheme of
+    the grammar (chain:4, tree:2,2,1)."""
+    from ..schemes import family, parse
+    return family(text) or parse(text)
 
 
 def register(sub) -> None:
@@ -118,10 +118,8 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def cmd_serving(args) -> int:
-    if args.list:
-        return _list(args.json)
-    target, draft = models.model_named(args.target), models.model_named(args.draft)
+def _hardware(args) -> tuple:
+    """(the hardware, split over --devices, with --step-overhead-us; the dtype), refused in one line."""
     if args.hardware == "cpu":
         hw = hw_presets.measure_cpu(1.0)
     else:
@@ -134,7 +132,15 @@ def cmd_serving(args) -> int:
         hw = replace(hw, step_overhead_s=args.step_overhead_us * 1e-6)
     dtype = args.dtype or ("fp32" if args.hardware == "cpu" else "bf16")
     hw.peak(dtype)  # an unknown dtype for this hardware: one line
-    fixed = args.scheme not in roofline.SEARCHED
+    return hw, dtype
+
+
+def cmd_serving(args) -> int:
+    if args.list:
+        return _list(args.json)
+    target, draft = models.model_named(args.target), models.model_named(args.draft)
+    hw, dtype = _hardware(args)
+    fixed = not roofline.searched(args.scheme)
     if args.tokens is not None and not fixed:
         raise ValueError("--tokens needs one fixed scheme (e.g. --scheme tree:2,2,1), not a searched family")
     gammas = [0] + args.gammas
@@ -144,7 +150,7 @@ def cmd_serving(args) -> int:
     crossover = roofline.crossover_batch(target, draft, hw, args.context, args.alpha, limit=args.crossover_limit,
                                          **kw)
     fit = roofline.max_batch(target, draft, hw, args.context, dtype, args.draft_kv_window)
-    scheme = args.scheme if not fixed else args.scheme.name
+    scheme = args.scheme.name if fixed else args.scheme.kind  # a family is shown by its keyword
     if (args.latency_gamma is not None or args.prompt is not None) and not args.latency:
         raise ValueError("--latency-gamma and --prompt go with --latency")
     lat = _latency(args, target, draft, hw, dtype) if args.latency else None
@@ -156,6 +162,15 @@ def cmd_serving(args) -> int:
                     "crossover_limit": args.crossover_limit, "max_batch_in_memory": fit,
                     **({"latency": lat} if lat else {})})
         return 0
+    _print_serving(args, target, draft, hw, dtype, scheme, fixed, rows, crossover, fit)
+    if lat:
+        _print_latency(lat, args.crossover_limit)
+    return 0
+
+
+def _print_serving(args, target, draft, hw, dtype, scheme: str, fixed: bool, rows, crossover, fit) -> None:
+    """The readable form: the settings, one row per batch, the crossover and the memory (``scheme``: as
+    shown; ``fixed``: one scheme rather than a searched family)."""
     g = args.gammas
     over = f"{g[0]}..{g[-1]}" if g == list(range(g[0], g[-1] + 1)) else ",".join(map(str, g))
     searched = f"{scheme}, γ searched over {over}" if not fixed else scheme
@@ -180,9 +195,6 @@ def cmd_serving(args) -> int:
         print(f"crossover_batch: {crossover:,} (from this batch on, no γ >= 1 beats plain decoding)")
     if fit is not None:
         print(f"at most {fit:,} sequences fit in {hw.name}'s {hw.memory_bytes / 1e9:g} GB at this context")
-    if lat:
-        _print_latency(lat, args.crossover_limit)
-    return 0
 
 
 def _latency(args, target, draft, hw, dtype) -> dict:
@@ -190,12 +202,12 @@ def _latency(args, target, draft, hw, dtype) -> dict:
     beating plain decoding (the crossover of that one γ)."""
     gamma = args.latency_gamma
     if gamma is None:
-        chain = args.scheme not in roofline.SEARCHED and args.scheme.kind == "chain"
+        chain = not roofline.searched(args.scheme) and args.scheme.plain
         gamma = args.scheme.gamma if chain else LATENCY_GAMMA
     prompt = args.context if args.prompt is None else args.prompt
     rows = latency.latency_table(target, draft, hw, args.batch, args.context, args.alpha, gamma, prompt, dtype,
                                  args.draft_kv_window)
-    crossover = roofline.crossover_batch(target, draft, hw, args.context, args.alpha, dtype, [gamma], "chain",
+    crossover = roofline.crossover_batch(target, draft, hw, args.context, args.alpha, dtype, [gamma], Chain,
                                          args.draft_kv_window, limit=args.crossover_limit)
     return {"gamma": gamma, "prompt": prompt, "rows": [asdict(r) for r in rows], "itl_crossover_batch": crossover}
 

@@ -194,7 +194,7 @@ def speculative_generate(pair: GPTModels, prompt: str, n_tokens: int, scheme=Non
     given = gamma is not None or scheme is not None
     rule, scheme = rule_and_scheme(rule, as_scheme(gamma if gamma is not None else 4 if scheme is None else scheme),
                                    given)  # a gallery entry runs on its own kind of scheme (its own tree if none given)
-    lower = "the number of tokens or " + ("γ" if scheme.gpt_round == "chain" else "the tree")
+    lower = "the number of tokens or " + scheme.size
     check_gpt(n_tokens, scheme.drafted_tokens, len(pair.vocab), limit=limit, lower=lower)
     g = decode.speculative_generate(pair.target, pair.drafter(), encode_prompt(pair, prompt), n_tokens, scheme,
                                     sampling(temperature, top_k, top_p, greedy), seed, crop, rule, order, clock)

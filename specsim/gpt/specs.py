@@ -72,7 +72,7 @@ def rule_and_scheme(name, scheme, given: bool = True) -> tuple:
     from ..labs import implementations
     entry = implementations.IMPLEMENTATIONS.get(name) if isinstance(name, str) else None
     if entry is not None:
-        scheme = entry.scheme if entry.kind == "tree" and not given else implementations.scheme_for(entry, scheme)
+        scheme = entry.scheme if entry.scheme.branches and not given else implementations.scheme_for(entry, scheme)
     rule = rule_named(name)
     scheme.check_rule(rule)
     return rule, scheme

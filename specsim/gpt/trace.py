@@ -171,8 +171,12 @@ class Generation:
     @property
     def gamma(self) -> int | None:
         """A chain's or a block's G (None for plain decoding, a tree and a confidence-stopped chain)."""
-        kind, _, tail = (self.scheme or "").partition(":")
-        return int(tail) if kind in ("chain", "block") and tail.isdigit() else None
+        from ..schemes import parse
+        try:
+            scheme = parse(self.scheme) if self.scheme else None
+        except ValueError:  # a trace read from elsewhere may name anything
+            return None
+        return scheme.gamma if scheme is not None and scheme.fixed_gamma else None
 
     @property
     def accepted_per_round(self) -> list:

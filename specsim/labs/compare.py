@@ -81,9 +81,10 @@ def compare(pair, context, budget: int | None = None, named=None) -> list:
     for s in _schemes(budget, named):
         r = exact.round_distribution(pair, tuple(context), s)
         cost = drafting_cost(pair, tuple(context), s)
+        # "kind": the grammar keyword, shown in the table and the JSON, never branched on
         row = {"scheme": s.name, "kind": s.kind, "gamma": s.depth, "drafted_tokens": s.drafted_tokens,
                "expected_tokens": r.expected_tokens, "expected_drafts": cost.drafts, "drafter_passes": cost.passes}
-        if s.kind == "tree":
+        if s.ordered:  # a fixed tree: its widths and drafting mode
             row.update(tree=list(s.shape), drafts=s.drafts)
         rows.append(row)
     rows.sort(key=lambda r: (-r["expected_tokens"], r["drafted_tokens"]))

@@ -205,7 +205,7 @@ class Implementation:
 
     @property
     def kind(self) -> str:
-        """'chain' or 'confidence' (a RoundRule on a fixed or confidence-stopped chain), 'tree' (a TreeRule)."""
+        """The scheme's grammar keyword, shown (never branched on): chain, confidence or tree."""
         return self.scheme.kind
 
 
@@ -243,14 +243,13 @@ def scheme_for(entry: Implementation, scheme=None):
     if scheme is None:
         return entry.scheme
     scheme = as_scheme(scheme)
-    chains = ("chain", "confidence")
-    if (scheme.kind in chains) != (entry.kind in chains) or scheme.kind not in chains + ("tree",):
-        example = "chain:G" if entry.kind in chains else "tree:W1,W2"
-        raise ValueError(f"{entry.name} verifies a {'chain' if entry.kind in chains else 'tree'}, "
-                         f"not {scheme.name}: write {example}")
-    if entry.kind == "tree":
+    chain = entry.scheme.token_wise  # a RoundRule runs on a chain (fixed or confidence-stopped), a TreeRule on a tree
+    if not (scheme.token_wise if chain else scheme.ordered):
+        raise ValueError(f"{entry.name} verifies a {'chain' if chain else 'tree'}, "
+                         f"not {scheme.name}: write {'chain:G' if chain else 'tree:W1,W2'}")
+    if not chain:
         return Tree(scheme.shape, entry.scheme.drafts)  # its own drafting mode
-    return entry.scheme.capped(scheme.gamma) if entry.kind == "confidence" and scheme.kind == "chain" else scheme
+    return entry.scheme.capped(scheme.gamma) if scheme.plain and not entry.scheme.plain else scheme
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -272,7 +271,7 @@ def prove(entry: Implementation, n_tokens: int = 2, scheme=None, models: int = F
     any other scheme it is judged model by model, and its first failure is reported as found.
     """
     scheme = scheme_for(entry, scheme)
-    if scheme.kind == "chain":
+    if scheme.plain:
         r = checker.check_rule(entry.rule, (scheme.gamma,), n_tokens, models, seed, target=entry.target)
         return Proof(r.exact, r.models, r.checks, r.counterexample)
     n_models = checks = 0
@@ -344,7 +343,7 @@ def float_edge(entry: Implementation, pair, context, scheme=None) -> tuple:
     if entry.zero_probability is None:
         return None, "no uniform is compared with a ratio: no float edge of this kind"
     scheme = scheme_for(entry, scheme)
-    wrap = ZeroUniformTree if entry.kind == "tree" else ZeroUniform
+    wrap = ZeroUniformTree if entry.scheme.branches else ZeroUniform
     rnd = exact.round_distribution(pair, context, scheme, wrap(entry.rule, entry.zero_probability))
     hazard = forbidden_mass(pair, context, rnd.outcomes)
     if not hazard:

@@ -207,10 +207,10 @@ def applicable(scheme) -> dict:
     """The pitfalls a scheme can run: every chain rule on a chain; the correct rule and the tree
     rules on a tree (a dynamic tree too: its correct rule is the point-mass one); the correct rule
     alone on a block (block verification has its own rule) and on a confidence-stopped chain."""
-    kind = as_scheme(scheme).kind
-    if kind == "chain":
+    scheme = as_scheme(scheme)
+    if scheme.plain:
         return dict(PITFALLS)
-    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if kind in ("tree", "dynamic") else {})}
+    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if scheme.branches else {})}
 
 
 def cases(scheme, names=None) -> list:

@@ -48,6 +48,7 @@ from .. import bounds
 from ..exact import joint_total_variation, round_distribution as chain_round, target_joint as pair_target_joint
 from ..rule import CORRECT
 from ..schemes import Chain
+from ..schemes.chain import round_work
 from .text_models import (MixedPair, RetokenizeError, TextModel, drafter_token_row, example, prefix_mass,
                           stream_mass, stream_row, text_model, tokenize, unsettled)
 
@@ -270,7 +271,7 @@ def costs(pair: MixedPair, text: str, gamma: int) -> dict:
     """
     _check(pair, text, gamma, 1, "point-mass", "keep")
     # the chain's fractions grow long (measured on the example: gamma 9, 3^10 outcomes, 1.5 s): 4 units each
-    bounds.check(4 * bounds.round_work(len(pair.target.vocab), gamma), f"a chain of γ = {gamma} target tokens", "γ")
+    bounds.check(4 * round_work(len(pair.target.vocab), gamma), f"a chain of γ = {gamma} target tokens", "γ")
     out = {f"{v}, {b}": round_distribution(pair, text, gamma, v, b).expected_accepted
            for v in ("point-mass", "draft-law") for b in BOUNDARIES}
     for drafter in ("intersection", "same"):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction
 
-from ..bounds import LIMITS
+from ..limits import LIMITS
 from ..rule import RoundRule
 from .reaper import Stopped
 

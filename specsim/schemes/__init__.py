@@ -7,7 +7,11 @@ and ``DynamicTree`` (``tree:dynamic,budget=6,depth=3,topk=2``).
 Each one gives its draft layout (``parents``, ``mask``, ``positions``), an
 exact ``enumerate`` of one round, ``draft`` and ``verify`` for a sampled
 round over plain Python numbers, and ``round_work`` for the work bound;
-``specsim.schemes.base`` states the protocol. Schemes sit above the rule
+``specsim.schemes.base`` states the protocol, and ``Scheme`` there answers what
+callers would otherwise ask a scheme's kind for (its label, JSON keys, whether
+its γ is fixed, what to lower, its kernel, its drafter passes). A new scheme is a
+``Scheme`` subclass here and one line, ``register(MyScheme)``: ``kind:G`` then
+parses, and the engines, checks and commands take it as they take a chain. Schemes sit above the rule
 (``specsim.rule``) and the model pair, and below the engines
 (``specsim.exact``, ``specsim.sampling``, ``specsim.montecarlo``).
 
@@ -19,12 +23,12 @@ True
 Fraction(27, 10)
 """
 from .adaptive import ConfidenceChain
-from .base import RoundDistribution, Verdict, draw
+from .base import RoundDistribution, Scheme, Verdict, draw
 from .block import Block
 from .chain import Chain
 from .dynamic_tree import DynamicTree
-from .grammar import as_scheme, from_flags, grammar_help, parse, parse_list
+from .grammar import as_scheme, family, from_flags, grammar_help, parse, parse_list, register
 from .tree import Tree, TreeRule
 
-__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Tree", "TreeRule", "Verdict",
-           "as_scheme", "draw", "from_flags", "grammar_help", "parse", "parse_list"]
+__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Scheme", "Tree", "TreeRule",
+           "Verdict", "as_scheme", "draw", "family", "from_flags", "grammar_help", "parse", "parse_list", "register"]

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from ..bounds import LIMITS, parse_number
+from ..limits import LIMITS
+from ..parsing import parse_number
 from .chain import Chain
 from .dynamic_tree import DynamicTree
 
@@ -83,6 +84,9 @@ class ConfidenceChain(Chain):
     """At most ``gamma`` drafts, stopping after the first whose confidence is below ``stop``."""
 
     kind = "confidence"
+    fixed_gamma = plain = False  # 1..G drafts a round: no i.i.d. formula for one γ, never shown by γ alone
+    drawn_as_tree = True  # a path of its own length each round, drawn from its drafted layout
+    kernel_draw = None  # sampled one round at a time
 
     def __init__(self, gamma: int, stop, on: str = "top"):
         super().__init__(gamma)
@@ -100,6 +104,12 @@ class ConfidenceChain(Chain):
 
     def ends(self, q, x) -> bool:
         return confidence(q, x, self.on) < self.stop
+
+    def drafter_passes(self) -> None:
+        return None  # its length depends on the drafter's confidence
+
+    def settings(self) -> dict:
+        return {"stop": self.stop, "on": self.on}
 
     def capped(self, gamma: int) -> "ConfidenceChain":
         """The same rule with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""

@@ -38,6 +38,71 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+class Scheme:
+    """What every scheme answers, so that no caller asks which kind it holds (``DESIGN.md``: "ask the
+    value, not its kind"). A subclass sets ``kind`` (its grammar keyword) and overrides what differs;
+    ``specsim.schemes.register`` adds it to the grammar in one line.
+
+    The questions callers ask, with a chain's answers as the defaults:
+
+    * ``fixed_gamma``: it drafts γ tokens every round (set beside the i.i.d. formula for its γ,
+      a γ a search may vary); ``plain``: it is shown by its γ alone (``γ = 3``);
+    * ``token_wise``: a rejection discards every later draft; ``stop_coins``: the round is decided
+      by a stop coin per position over the whole block; ``branches``: its drafts may branch (their
+      parents are shown); ``drawn_as_tree``: a round is drawn node by node from its drafted layout;
+      ``ordered``: a fixed tree, laid out in a chosen order (``--order``);
+    * ``lower``: the sizes a person lowers to make its exact work smaller (words, joined by
+      ``specsim.bounds``); ``size``: the same for the tiny GPT's work and the sampled work (``γ`` or
+      ``the tree``); ``flag``: the historical option that sizes it (``--gamma``, ``--tree``);
+      ``kernel_draw``: the cost of one draw of its vectorized Monte-Carlo kernel relative to a chain's,
+      None when it has none;
+    * ``label()``, ``json_keys()``, ``settings()``, ``step_words``, ``closed_words(k)``: its parts in
+      a command's text and JSON and on a page.
+    """
+
+    kind = "chain"
+    gpt_round = "chain"
+    fixed_gamma = plain = token_wise = True
+    stop_coins = branches = drawn_as_tree = ordered = False
+    lower, size, flag = ("γ",), "γ", "--gamma"
+    kernel_draw = None
+    step_words = "accept left to right while u < min(1, p(x)/q(x)):"
+
+    @property
+    def tested(self) -> int:
+        """Drafts one round's path may test (the positions whose numbers multiply along it)."""
+        return self.depth
+
+    def label(self) -> str:
+        """How a command's text names it: "γ = 3" for a chain, "scheme tree:2,2 (6 drafted tokens)"."""
+        n = self.drafted_tokens
+        return f"scheme {self.name} ({n} drafted token{'s' * (n != 1)})"
+
+    def json_keys(self) -> dict:
+        """The keys a command's JSON adds for it beyond its name, depth and drafted tokens."""
+        return {}
+
+    def settings(self) -> dict:
+        """The options it was written with beyond its size (a confidence chain's stop, a dynamic tree's topk)."""
+        return {}
+
+    def closed_words(self, k: int) -> str:
+        """Why a round closed with a correction after ``k`` kept drafts."""
+        return f"draft {k + 1} rejected"
+
+    def drafter_passes(self) -> list | None:
+        """Positions fed by each drafter pass of a round, one pass per level of its layout feeding the
+        level above (None when that depends on the drafter's rows)."""
+        level = []
+        for parent in self.parents():  # a parent comes before its children
+            level.append(0 if parent < 0 else level[parent] + 1)
+        return [1] + [level.count(k) for k in range(max(level) + 1)][:-1]
+
+    def prefix_work(self, s, depth: int) -> int:
+        """Work of a round cut after ``depth`` kept drafts (``enumerate``'s ``limit``): the whole round by default."""
+        return self.round_work(s)
+
+
 def draw(row, u):
     """Inverse-CDF draw: the first token whose cumulative probability exceeds u.
 

@@ -119,6 +119,10 @@ class Block(Chain):
     """
 
     kind = "block"
+    plain = token_wise = False
+    stop_coins = True  # one stop coin per position; K = the last position whose coin says stop
+    kernel_draw = 3  # its vectorized kernel's draw against a chain's: measured 0.4-1.2 vs 0.1-0.6 us at V 3-32
+    step_words = "block: one stop coin per position, u < h; K = the last position whose coin says stop:"
 
     def __init__(self, gamma: int, zero_over_zero=ZERO_OVER_ZERO):
         super().__init__(gamma)
@@ -225,8 +229,21 @@ class Block(Chain):
         return Verdict(list(range(tau)), draw(row, u_final), kind, row, tests, {"w": w, "h": h})
 
     def round_work(self, s) -> int:
-        """Chain steps one enumerated round takes: b^γ chains of γ steps (``s``: a ``bounds.Shape``)."""
+        """Chain steps one enumerated round takes: b^γ chains of γ steps (``s``: a ``limits.Shape``)."""
         return s.branch ** self.gamma * self.gamma
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A block still walks all its chains when fewer tokens are kept."""
+        return self.round_work(s)
+
+    def label(self) -> str:
+        return f"γ = {self.gamma}, block verification"
+
+    def json_keys(self) -> dict:
+        return {"verify": "block"}
+
+    def closed_words(self, k: int) -> str:
+        return f"the block stops after {k} draft{'s' * (k != 1)}"
 
 
 def constant_model(p, q, vocab=("a", "b"), name="constant"):

@@ -18,10 +18,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import round_work
+from ..limits import geom
 from ..rule import CORRECT, RoundRule
-from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .masks import lower_right_grid
+
+
+def round_work(vocab_size: int, gamma: int, p_branch: int | None = None) -> int:
+    """Outcomes one exact chain round enumerates with at most ``vocab_size`` drafts per position.
+
+    Without ``p_branch``: V^(gamma + 1), the plain upper bound. With it: every
+    prefix of accepted drafts (b^i of length i) emits up to ``p_branch``
+    replacement or bonus tokens. (``Chain.round_work`` reads it.)
+    """
+    if p_branch is None:
+        return vocab_size ** (gamma + 1)
+    return p_branch * geom(vocab_size, gamma)
+
+
 
 
 def check_gamma(gamma) -> int:
@@ -30,11 +44,12 @@ def check_gamma(gamma) -> int:
     return gamma
 
 
-class Chain:
+class Chain(Scheme):
     """gamma drafts in a row, each checked against p in turn."""
 
     kind = "chain"
     gpt_round = "chain"  # the tiny GPT's part of a round (specsim.gpt.rounds): fed one draft at a time, cropped
+    kernel_draw = 1  # montecarlo's vectorized chain kernel (the unit of KERNEL_DRAW)
 
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
@@ -178,5 +193,12 @@ class Chain:
 
     # -- work ------------------------------------------------------------------
     def round_work(self, s) -> int:
-        """Outcomes one enumerated round touches (``s``: a ``specsim.bounds.Shape``)."""
+        """Outcomes one enumerated round touches (``s``: a ``specsim.limits.Shape``)."""
         return round_work(s.branch, self.gamma, s.p_branch)
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A chain's walk stops after ``depth`` kept drafts (``enumerate``'s ``limit``)."""
+        return self.round_work(s) if depth >= self.depth else round_work(s.branch, depth, s.p_branch)
+
+    def label(self) -> str:
+        return f"γ = {self.gamma}" if self.plain else super().label()

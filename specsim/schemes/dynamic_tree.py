@@ -42,9 +42,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import LIMITS
+from ..limits import LIMITS
 from ..rule import CORRECT, acceptance_probability
-from .base import RoundDistribution, expected_length
+from .base import RoundDistribution, Scheme, expected_length
 from .masks import tree_grid, tree_positions
 from .tree import Tree, TreeRule, emitter, without
 
@@ -92,6 +92,10 @@ class DynamicTree(Tree):
     kind = "dynamic"
     gpt_round = "dynamic_tree"  # the tiny GPT drafts it as the scheme grows it (specsim.gpt.tree_decode.draft_dynamic)
     drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
+    ordered = False
+    lower, flag = ("the budget", "the depth", "topk"), "--gamma"
+    step_words = ("each child a point mass: accept while u < p'(x), a rejected child removed from p' and the "
+                  "next sibling tried:")
 
     def __init__(self, budget: int, depth: int, topk: int):
         self.budget = check_whole(budget, "budget", 1, LIMITS.gamma)
@@ -214,6 +218,22 @@ class DynamicTree(Tree):
     # ``verify`` is ``Tree.verify``: the walk with this scheme's rule (``POINT_MASS`` for the correct one)
 
     # -- work ------------------------------------------------------------------
+    tested = property(Scheme.tested.fget)  # its depth (it has no fixed widths to add up)
+
+    def json_keys(self) -> dict:
+        return {}
+
+    def settings(self) -> dict:
+        return {"depth": self.depth, "topk": self.topk}
+
+    def drafter_passes(self) -> list:
+        """The root, then its ``topk`` best nodes of each level expanded."""
+        return [1] + [self.topk] * (self.depth - 1)
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A dynamic tree still grows its whole layout when fewer tokens are kept."""
+        return self.round_work(s)
+
     def round_work(self, s) -> int:
         """Rows and candidates of the layout, then each node's children and emitted tokens."""
         rows = 1 + self.topk * (self.depth - 1)

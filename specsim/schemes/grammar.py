@@ -16,8 +16,9 @@
                                  nodes per level, verified as point masses
                                  (``specsim.schemes.dynamic_tree``); 1 <= D, K <= B <= 64
 
-G and the widths are ASCII digits (``specsim.bounds.parse_whole``). A later
-scheme adds a keyword to ``KINDS``, or key=value options to one. ``scheme.name``
+G and the widths are ASCII digits (``specsim.parsing.parse_whole``). A later
+scheme registers its keyword in one line (``register(MyScheme)``: ``kind:G`` then
+reads as ``MyScheme(G)``), or adds key=value options to one. ``scheme.name``
 writes the grammar back, so ``parse(s.name) == s``.
 
 >>> parse("chain:4"), parse("block:4"), parse("tree:2,2,1"), parse("tree:3,1:distinct")
@@ -37,14 +38,27 @@ ValueError: scheme 'chain:４': G '４' is not a whole number (U+FF14 FULLWIDTH 
 """
 from __future__ import annotations
 
-from ..bounds import LIMITS, parse_whole
+from ..limits import LIMITS
+from ..parsing import parse_whole
+from .base import Scheme
 from .block import Block
 from .adaptive import ConfidenceChain
 from .chain import Chain
 from .dynamic_tree import DynamicTree, check_whole
 from .tree import DRAFTS, Tree, parse_shape
 
-KINDS = {"chain": Chain, "block": Block, "tree": Tree}
+KINDS = {}  # grammar keyword -> scheme class: kind:G reads as KINDS[kind](G) (a tree reads its widths)
+
+
+def register(cls):
+    """Add a scheme class to the grammar under its ``kind``; ``kind:G`` then reads as ``cls(G)``."""
+    KINDS[cls.kind] = cls
+    return cls
+
+
+register(Chain)
+register(Block)
+register(Tree)
 HELP = ("chain:G, block:G (G from 1 to {g}), tree:W1,W2,...[:iid|distinct], chain:max=G,stop=T[,on=top|draft], "
         "tree:dynamic,budget=B,depth=D,topk=K")
 
@@ -128,9 +142,16 @@ def parse_list(text) -> list:
     return out
 
 
+def family(text):
+    """The scheme class a bare keyword names when its γ can be searched ("chain" -> ``Chain``,
+    "block" -> ``Block``: every value drafts a fixed γ), else None."""
+    cls = KINDS.get(str(text).strip())
+    return cls if cls is not None and cls.fixed_gamma else None
+
+
 def as_scheme(value):
     """A scheme from a scheme, a grammar string, or an int G (shorthand for ``chain:G``)."""
-    if isinstance(value, (Chain, Tree)):
+    if isinstance(value, Scheme):
         return value
     if isinstance(value, str):
         return parse(value)

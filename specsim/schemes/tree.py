@@ -37,9 +37,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..bounds import LIMITS, echo, parse_whole, tree_round_work
+from ..limits import LIMITS
+from ..parsing import echo, parse_whole
 from ..rule import CORRECT, acceptance_probability, residual
-from .base import RoundDistribution, Verdict, draw, expected_length, nonempty
+from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
 from .chain import Chain
 from .masks import shape_parents, tree_grid, tree_positions
 
@@ -140,6 +141,24 @@ def check_shape(widths) -> tuple:
     return widths
 
 
+def node_work(b: int, width: int, distinct: bool) -> int:
+    """Child draws one tree node enumerates: i.i.d. pools its rejections (width x b);
+    distinct keeps one state per tried set (at most b^j ordered tries at child j)."""
+    if not distinct:
+        return width * b
+    return sum(min(b ** j, 10**12) * b for j in range(min(width, b)))
+
+
+def tree_round_work(s, widths, distinct: bool) -> int:
+    """Outcomes + node work of one tree round: b^i accepted prefixes at depth i
+    (``Tree.round_work`` reads it; ``s``: a ``specsim.limits.Shape``)."""
+    total, prefixes = 0, 1
+    for w in widths:
+        total += prefixes * (node_work(s.branch, w, distinct) + s.p_branch)
+        prefixes = min(prefixes * s.branch, 10**15)  # any drafted token can be the accepted child
+    return total + prefixes * s.p_branch
+
+
 def drafted(widths) -> int:
     """W1 + W1*W2 + ... : the tokens a tree of this shape drafts."""
     total, level = 0, 1
@@ -151,10 +170,14 @@ def drafted(widths) -> int:
     return total
 
 
-class Tree:
+class Tree(Scheme):
     """A draft tree: shape (W1, ..., Wd) and drafting mode (``iid`` or ``distinct``)."""
 
     kind = "tree"
+    fixed_gamma = plain = token_wise = False
+    branches = drawn_as_tree = ordered = True
+    lower, size, flag = ("the widths", "the depth"), "the tree", "--tree"
+    step_words = "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
     gpt_round = "tree"  # the tiny GPT's part of a round (specsim.gpt.rounds): drafted level by level, gathered
 
     def __init__(self, shape, drafts: str = "iid"):
@@ -242,28 +265,7 @@ class Tree:
                 emit_row(emitted, prob, p, "bonus")
                 return
             q = pair.q(ctx)
-            width = self.shape[i]
-            descend = defaultdict(int)  # accepted child -> probability (pooled over child index)
-            states = {(tuple(p), tuple(q), ()): prob}  # (p', q', tried) -> probability
-            for _ in range(width):
-                nxt = defaultdict(int)
-                for (p_cur, q_cur, tried), pr in states.items():
-                    row = tr.draft_row(q, q_cur, self.drafts, tried, width)
-                    if row is None:  # distinct drafts ran out of tokens: the node ends
-                        nxt[(p_cur, q_cur, tried)] += pr
-                        continue
-                    draws = [(row, 1)] if isinstance(row, int) else enumerate(row)  # int: a fixed child
-                    for x, dx in draws:
-                        if not dx:
-                            continue
-                        a = tr.accept(p, q, p_cur, q_cur, x)
-                        if a:
-                            descend[x] += pr * dx * a
-                        if a != 1:
-                            t = tried + (x,) if self.drafts == "distinct" else tried
-                            pn, qn = tr.update(p, q, p_cur, q_cur, self.drafts, set(t))
-                            nxt[(tuple(pn), None if qn is None else tuple(qn), t)] += pr * dx * (1 - a)
-                states = nxt
+            descend, states = self._children(tr, p, q, self.shape[i], prob)
             for (p_cur, _q, _t), pr in states.items():  # every child rejected
                 if pr:
                     accepted[i] += pr
@@ -274,6 +276,32 @@ class Tree:
         node((), 1)
         expected = sum((len(t) * pr for t, pr in outcomes.items()), 0)
         return RoundDistribution(context, depth, dict(outcomes), accepted, expected)
+
+    def _children(self, tr, p, q, width: int, prob) -> tuple:
+        """One node's ``width`` child draws, exactly: (accepted child -> probability, pooled over the
+        child index; (p', q', tried) -> probability of every child rejected that way)."""
+        descend = defaultdict(int)
+        states = {(tuple(p), tuple(q), ()): prob}
+        for _ in range(width):
+            nxt = defaultdict(int)
+            for (p_cur, q_cur, tried), pr in states.items():
+                row = tr.draft_row(q, q_cur, self.drafts, tried, width)
+                if row is None:  # distinct drafts ran out of tokens: the node ends
+                    nxt[(p_cur, q_cur, tried)] += pr
+                    continue
+                draws = [(row, 1)] if isinstance(row, int) else enumerate(row)  # int: a fixed child
+                for x, dx in draws:
+                    if not dx:
+                        continue
+                    a = tr.accept(p, q, p_cur, q_cur, x)
+                    if a:
+                        descend[x] += pr * dx * a
+                    if a != 1:
+                        t = tried + (x,) if self.drafts == "distinct" else tried
+                        pn, qn = tr.update(p, q, p_cur, q_cur, self.drafts, set(t))
+                        nxt[(tuple(pn), None if qn is None else tuple(qn), t)] += pr * dx * (1 - a)
+            states = nxt
+        return descend, states
 
     # -- sampled -------------------------------------------------------------
     def draft(self, q_at, u_draft, rule=CORRECT):
@@ -348,6 +376,22 @@ class Tree:
             node = chosen
 
     # -- work ------------------------------------------------------------------
+    @property
+    def tested(self) -> int:
+        return sum(self.shape)
+
+    def json_keys(self) -> dict:
+        return {"tree": list(self.shape), "drafts": self.drafts}
+
+    def closed_words(self, k: int) -> str:
+        return f"every child at depth {k + 1} rejected"
+
+    def prefix_work(self, s, depth: int) -> int:
+        """A tree's walk stops after ``depth`` kept drafts (``enumerate``'s ``limit``)."""
+        if depth >= self.depth:
+            return self.round_work(s)
+        return tree_round_work(s, self.shape[:depth], self.drafts == "distinct")
+
     def round_work(self, s) -> int:
-        """Outcomes and node steps one enumerated round takes (``s``: a ``bounds.Shape``)."""
+        """Outcomes and node steps one enumerated round takes (``s``: a ``limits.Shape``)."""
         return tree_round_work(s, self.shape, self.drafts == "distinct")

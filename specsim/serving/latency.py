@@ -53,7 +53,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from .. import formulas
-from ..bounds import LIMITS
+from ..limits import LIMITS
 from ..schemes import Chain
 from .hardware import hardware_named as hardware_preset
 from .models import model_named as model_preset

@@ -67,7 +67,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import formulas
-from ..schemes import Block, Chain, as_scheme
+from ..schemes import Chain, as_scheme
 from .hardware import hardware_named as hardware_preset
 from .models import model_named as model_preset
 
@@ -75,8 +75,12 @@ MAX_BATCH = 1_000_000
 MAX_BATCHES = 256  # batch sizes in one table
 DEFAULT_GAMMAS = range(0, 11)  # γ = 0 is plain decoding
 CROSSOVER_LIMIT = 65536
-SEARCHED = ("chain", "block")  # scheme families whose γ is searched
-MODELLED = ("chain", "block", "tree")  # fixed layouts (plus "dynamic", EAGLE-2's tree)
+
+
+def searched(scheme) -> bool:
+    """Whether ``scheme`` is a family whose γ is searched (a scheme class: ``Chain``, ``Block``)
+    rather than one scheme value (``Chain(4)``, ``Tree((2, 2, 1))``)."""
+    return isinstance(scheme, type)
 
 
 @dataclass(frozen=True)
@@ -146,16 +150,11 @@ def draft_passes(scheme) -> list:
     >>> draft_passes(Chain(3)), draft_passes(Tree((2, 2, 1))), draft_passes(eagle2)
     ([1, 1, 1], [1, 2, 4], [1, 2, 2])
     """
-    if scheme.kind == "dynamic":
-        return [1] + [scheme.topk] * (scheme.depth - 1)
-    if scheme.kind not in MODELLED:
-        raise ValueError(f"{scheme.name}: the roofline models {', '.join(MODELLED)} and dynamic trees; a "
+    passes = scheme.drafter_passes()
+    if passes is None:  # the kind below is named in the message, never branched on
+        raise ValueError(f"{scheme.name}: the roofline models chain, block, tree and dynamic trees; a "
                          f"{scheme.kind} round drafts a number of tokens that depends on the drafter")
-    level = []
-    for parent in scheme.parents():  # a parent comes before its children
-        level.append(0 if parent < 0 else level[parent] + 1)
-    sizes = [level.count(k) for k in range(max(level) + 1)]
-    return [1] + sizes[:-1]
+    return passes
 
 
 def tokens_per_round(alpha, scheme, tokens=None) -> tuple:
@@ -174,10 +173,10 @@ def tokens_per_round(alpha, scheme, tokens=None) -> tuple:
             raise ValueError(f"tokens per round must be from 1 to {scheme.depth + 1} for {scheme.name}, "
                              f"got {tokens}")
         return tokens, "given"
-    if scheme.kind == "block":
-        return formulas.expected_tokens(alpha, scheme.gamma), "i.i.d. chain formula (a lower bound for block)"
-    if scheme.kind == "chain":
-        return formulas.expected_tokens(alpha, scheme.gamma), "i.i.d. formula"
+    if scheme.fixed_gamma:  # γ drafts every round: the i.i.d. formula (for a block, a lower bound)
+        return formulas.expected_tokens(alpha, scheme.gamma), ("i.i.d. chain formula (a lower bound for block)"
+                                                               if scheme.stop_coins else "i.i.d. formula")
+    # a scheme without a fixed γ: its kind is named in the message, never branched on
     raise ValueError(f"{scheme.name}: α alone does not fix a {scheme.kind} round's tokens per round; give tokens "
                      "(e.g. from specsim.exact)")
 
@@ -247,19 +246,19 @@ def _candidates(scheme, gammas) -> list:
     if not gammas or any(isinstance(g, bool) or not isinstance(g, int) or g < 0 for g in gammas):
         raise ValueError(f"gammas must be integers >= 0 (0 is plain decoding), got {gammas[:12]}")
     out = [None] if 0 in gammas else []
-    if scheme in SEARCHED:
-        return out + [(Chain if scheme == "chain" else Block)(g) for g in sorted(set(gammas)) if g > 0]
+    if searched(scheme):
+        return out + [scheme(g) for g in sorted(set(gammas)) if g > 0]
     return out + [as_scheme(scheme)]
 
 
 def best_gamma(target, draft, hw, batch: int, context: int, alpha, dtype: str = "bf16", gammas=DEFAULT_GAMMAS,
-               scheme="chain", draft_kv_window: int | None = None, tokens=None) -> ServingPoint:
-    """The fastest of the candidates: every γ in ``gammas`` of a "chain" or "block", or one fixed scheme,
-    beside plain decoding when 0 is in ``gammas``. Ties go to the smaller γ."""
+               scheme=Chain, draft_kv_window: int | None = None, tokens=None) -> ServingPoint:
+    """The fastest of the candidates: every γ in ``gammas`` of a family (``Chain``, ``Block``), or one
+    fixed scheme, beside plain decoding when 0 is in ``gammas``. Ties go to the smaller γ."""
     best = None
     for s in _candidates(scheme, gammas):
         p = serving_point(target, draft, hw, batch, context, alpha, s, dtype, draft_kv_window,
-                          tokens if s is not None and scheme not in SEARCHED else None)
+                          tokens if s is not None and not searched(scheme) else None)
         if best is None or p.speedup > best.speedup:
             best = p
     return best
@@ -304,7 +303,7 @@ class ServingRow:
 
 
 def serving_table(target, draft, hw, batches, context: int, alpha, dtype: str = "bf16",
-                  gammas=DEFAULT_GAMMAS, scheme="chain", draft_kv_window: int | None = None,
+                  gammas=DEFAULT_GAMMAS, scheme=Chain, draft_kv_window: int | None = None,
                   tokens=None) -> list:
     """One ``ServingRow`` per batch size, at the best γ of each."""
     hw = hardware_preset(hw)
@@ -322,7 +321,7 @@ def serving_table(target, draft, hw, batches, context: int, alpha, dtype: str = 
 
 
 def speedup_grid(target, draft, hw, batches, gammas, context: int, alpha, dtype: str = "bf16",
-                 scheme="chain", draft_kv_window: int | None = None) -> dict:
+                 scheme=Chain, draft_kv_window: int | None = None) -> dict:
     """The speedup at every (batch, γ) of a chain or block family, for a heatmap: one row per batch.
 
     Returns {"batches", "gammas", "speedup" (rows of floats), "best_gamma" (per batch, plain = 0)}.
@@ -331,8 +330,8 @@ def speedup_grid(target, draft, hw, batches, gammas, context: int, alpha, dtype:
     >>> [[round(s, 2) for s in row] for row in g["speedup"]], g["best_gamma"]
     ([[1.0, 1.54, 2.01], [1.0, 0.83, 0.59]], [4, 0])
     """
-    if scheme not in SEARCHED:
-        raise ValueError(f"a grid needs a family whose γ varies ({' or '.join(SEARCHED)}), got {scheme!r}")
+    if not searched(scheme):
+        raise ValueError(f"a grid needs a family whose γ varies (chain or block), got {scheme!r}")
     batches, gammas = list(batches), list(gammas)
     if not 1 <= len(batches) * len(gammas) <= MAX_BATCHES * 65:
         raise ValueError(f"a grid of {len(batches)} batches x {len(gammas)} γ is too large (at most "
@@ -345,7 +344,7 @@ def speedup_grid(target, draft, hw, batches, gammas, context: int, alpha, dtype:
 
 
 def crossover_batch(target, draft, hw, context: int, alpha, dtype: str = "bf16", gammas=DEFAULT_GAMMAS,
-                    scheme="chain", draft_kv_window: int | None = None, tokens=None,
+                    scheme=Chain, draft_kv_window: int | None = None, tokens=None,
                     limit: int = CROSSOVER_LIMIT) -> int | None:
     """The smallest batch at which no γ >= 1 of ``gammas`` gives a speedup > 1; None if none up to ``limit``.
 

@@ -38,12 +38,12 @@ def chain_keep(pair, context, gamma: int, seed=None) -> dict:
     the stop probability h_i for block (τ is the *last* position that passes).
     """
     out = {}
-    for scheme in (Chain(gamma), Block(gamma)):
+    for key, scheme in (("chain", Chain(gamma)), ("block", Block(gamma))):
         t = trace_round(pair, tuple(context), scheme, seed)
         if out and list(t.drafts) != out["drafts"]:
             raise AssertionError("the two traces drew different chains from one seed")
         out["drafts"] = list(t.drafts)
-        out[scheme.kind] = {"accepted": t.accepted, "emitted": list(t.emitted),
+        out[key] = {"accepted": t.accepted, "emitted": list(t.emitted),
                             "tests": [(u, num(a), ok) for u, a, ok in zip(t.u, t.acceptance, t.accepted_flags)]}
     return out
 
@@ -131,8 +131,8 @@ def adaptive_schemes(budget: int, scheme=None) -> list:
     >>> [s.name for s in adaptive_schemes(2)]
     ['chain:max=1,stop=0.45', 'tree:dynamic,budget=1,depth=1,topk=1', 'chain:max=2,stop=0.45', 'tree:dynamic,budget=2,depth=2,topk=2']
     """
-    stop, on = (scheme.stop, scheme.on) if isinstance(scheme, ConfidenceChain) else (STOP, "top")
-    depth, topk = (scheme.depth, scheme.topk) if isinstance(scheme, DynamicTree) else (DEPTH, TOPK)
+    given = {"stop": STOP, "on": "top", "depth": DEPTH, "topk": TOPK} | (scheme.settings() if scheme else {})
+    stop, on, depth, topk = given["stop"], given["on"], given["depth"], given["topk"]
     return [s for b in range(1, budget + 1)
             for s in (ConfidenceChain(b, stop, on), DynamicTree(b, min(depth, b), min(topk, b)))]
 

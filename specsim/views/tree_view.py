@@ -32,7 +32,6 @@ from fractions import Fraction
 
 STATUSES = ("not reached", "testing", "accepted", "rejected")
 CLOSING = ("correct", "bonus")  # the kinds of a round's closing token
-CHAINS = ("chain", "confidence")  # kinds whose rejection discards every later draft
 
 
 def drawn_as_tree(scheme) -> bool:
@@ -45,7 +44,7 @@ def drawn_as_tree(scheme) -> bool:
     ...                                    "tree:dynamic,budget=6,depth=3,topk=2")]
     [False, False, True, True, True]
     """
-    return scheme.kind in ("tree", "dynamic", "confidence")
+    return scheme.drawn_as_tree
 
 
 def drafted_tree(trace) -> list:
@@ -83,7 +82,7 @@ def node_statuses(trace, event_index: int) -> dict:
     (['pending', 'pending', 'pending'], ['accepted', 'rejected', 'discarded'], ('correct', 'b'))
     """
     status, tested, closing = [], [], None
-    chain = trace.scheme.kind in CHAINS
+    chain = trace.scheme.token_wise  # a rejection discards every later draft
     for ev in trace.events()[:event_index + 1]:
         kind = ev["kind"]
         if kind == "draft":
