@@ -299,20 +299,6 @@ def test_finished_rounds_keep_rejected_drafts_struck_through_and_marked():
     assert f'title="rejected draft"' in stream and f">{html.escape(rejected)}</span>" in stream
 
 
-def test_play_keeps_time_by_the_clock(monkeypatch):
-    at = open_page("views/stepper.py")
-    at.button(key="stepper-play").click()
-    run(at)
-    s = at.session_state["stepper"]
-    assert s["playing"]
-    speed = at.select_slider(key="stepper-speed").value
-    start, _, done = s["clock"]
-    s["clock"] = (start - 5 * speed - 0.01, speed, done)  # as if 5 events' time had passed
-    before = s["player"].step_number
-    run(at)
-    assert at.session_state["stepper"]["player"].step_number - before == 5
-
-
 def test_choosing_upload_stops_play():
     at = open_page("views/stepper.py")
     at.button(key="stepper-play").click()

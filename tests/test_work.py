@@ -84,8 +84,10 @@ def test_the_pitfalls_command_and_page_estimate_the_same_lab(cli, monkeypatch):
     assert code == 0, err
     assert len(calls) == 1, "specsim pitfalls must ask pitfalls.check_lab"
     _page("views/pitfalls.py")  # its defaults: the seed model, γ = 2, N = 2
-    assert len(calls) == 2, "the Pitfalls page must ask pitfalls.check_lab"
-    assert calls[0] == calls[1]  # the same work figures, hence the same verdict under the same limit
+    assert len(calls) >= 2, "the Pitfalls page must ask pitfalls.check_lab"
+    # the page's guard comes first, with the same work figures: the same verdict under the same limit (its
+    # cached computations may ask again when they are not cached yet, for the whole lab or one rule)
+    assert calls[0] == calls[1]
 
 
 def test_the_compare_command_and_the_trees_page_estimate_the_same_comparison(cli, monkeypatch):
