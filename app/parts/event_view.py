@@ -25,7 +25,7 @@ def tree_rows(model, trace, e: int, key: str) -> None:
     at = tree_view.at_event(trace, e)
     rows = tree_view.rows_after(at["steps"], at["k"])
     if rows is not None:
-        what = "the rejected token removed" if trace.scheme.kind == "dynamic" else "the residual"
+        what = "the rejected token removed" if trace.scheme.chosen else "the residual"
         presenter.chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
                         key=f"{key}-rows")
         st.caption("The next child of this node (or the closing token) is judged against these rows, "

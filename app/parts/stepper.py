@@ -123,7 +123,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
         st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                     unsafe_allow_html=True)
         st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
-        if scheme.kind in ("tree", "dynamic"):  # a confidence chain closes at its first rejection: no p', q'
+        if scheme.branches:  # a confidence chain closes at its first rejection: no p', q'
             event_view.tree_rows(model, trace, e, key)
         if aside is not None:
             aside(s)

@@ -161,7 +161,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind == "draft":
         where = f"**draft {node}** (depth {ev['position'] + 1})" if node else \
             f"**draft {ev['position'] + 1} of {gamma}**"
-        how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if scheme.kind == "dynamic" else \
+        how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if scheme.chosen else \
             "samples **{}** from q"
         return f"{where}: after “{' '.join(ev['context'])}” the drafter " + how.format(ev['token'])
     if kind == "verify":
@@ -180,7 +180,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind in ("accept", "reject"):
         u, a, x = ev["u"], ev["acceptance"], ev["token"]
         if node:
-            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if scheme.kind != "dynamic" else \
+            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if not scheme.chosen else \
                 f"p'(x) = {a} (a chosen child is a point mass, kept with p'(x))"
             return f"**{node}** (**{x}**): u = {u:.3f} {'<' if kind == 'accept' else '≥'} {why}: " + \
                 ("**accepted**, the walk goes down" if kind == "accept" else "**rejected**")
@@ -189,7 +189,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
             return f"**position {ev['position'] + 1}**: u = {u:.3f} < {why}: **keep {x}**"
         return f"**position {ev['position'] + 1}**: u = {u:.3f} ≥ {why}: **reject {x}**"
     if kind == "update":
-        if scheme.kind == "dynamic":
+        if scheme.chosen:
             return ("after the rejection the child's token is removed from p' and p' renormalized: the next "
                     "sibling (or the closing token) is judged against it")
         return ("after the rejection p' ← normalize(max(0, p' − q')) and q' ← "
@@ -198,7 +198,7 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     if kind == "correct":
         if tree:
             return f"**correct**: every child rejected, so **{ev['token']}** is drawn from the current p'"
-        if scheme.kind == "block":
+        if scheme.stop_coins:
             source = "the block residual normalize(max(0, w·p − q))"
         else:
             source = "the residual r = max(0, p − q), normalized"

@@ -205,7 +205,7 @@ def scheme_query(kinds=("chain", "block", "tree"), params=None):
     except ValueError as e:
         st.error(f"?scheme=: {one_line(e)}")
         return None
-    if scheme.kind not in kinds:
+    if scheme.kind not in kinds:  # kind: the family keyword this page offers (a picker lists families by it)
         st.error(f"?scheme={shown_param(raw)}: this page shows {' or '.join(kinds)} schemes")
         return None
     return scheme
@@ -244,22 +244,23 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
                              "per position, one target pass; confidence chain: stop drafting when the drafter is "
                              "unsure; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
     if kind in ("confidence", "dynamic"):
-        return _adaptive_picker(key, kind, link if link is not None and link.kind == kind else None, max_gamma)
+        return _adaptive_picker(key, kind, link if link is not None and link.kind == kind else None,  # its keyword
+                                max_gamma)
     if kind in ("chain", "block"):
         top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
                              model, max_gamma)
-        g0 = base.gamma if base.kind in ("chain", "block") else 3
-        wanted = min(link.gamma, top) if link is not None and link.kind in ("chain", "block") else None
+        g0 = base.gamma if base.fixed_gamma else 3
+        wanted = min(link.gamma, top) if link is not None and link.fixed_gamma else None
         memory.remember(f"{key}-gamma", min(g0, top), wanted, valid=lambda g: isinstance(g, int) and 1 <= g <= top)
         gamma = int(st.number_input("γ: draft length", 1, top, key=f"{key}-gamma",
                                     help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
         return schemes.parse(f"{kind}:{gamma}")
-    tree_link = link is not None and link.kind == "tree"
-    memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.kind == "tree" else "2,2,1",
+    tree_link = link is not None and link.ordered  # a fixed tree
+    memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.ordered else "2,2,1",
                     ",".join(map(str, link.shape)) if tree_link else None, valid=lambda t: isinstance(t, str))
     shape = st.text_input("tree shape: widths per depth", key=f"{key}-shape",
                           help="W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain of 3 drafts")
-    memory.remember(f"{key}-drafts", base.drafts if base.kind == "tree" else "iid", link.drafts if tree_link else None,
+    memory.remember(f"{key}-drafts", base.drafts if base.ordered else "iid", link.drafts if tree_link else None,
                     valid=lambda d: d in ("iid", "distinct"))
     drafts = st.radio("children drafted", ("iid", "distinct"), key=f"{key}-drafts", horizontal=True,
                       help="iid: each child from q (repeats possible); distinct: without replacement")

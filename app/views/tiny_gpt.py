@@ -135,7 +135,7 @@ presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds],
 _, result = at_the_boundary(lambda: gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name,
                                                  temperature, seed))
 gen = result.generation
-if scheme.kind != "chain":  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
+if not scheme.plain:  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
     gpt_numbers_section.show_other(gen, result, n_tokens, pair.device)
     gpt_round_section.show(gen, vocab)
     gallery_section.show(device)

@@ -19,13 +19,6 @@ from specsim.views import tree_view
 
 KEY = "trees"
 SEED_MAX = 10**6 - 1
-ADAPTIVE_NOTES = {  # what the stepper shows for a scheme whose layout the drafter decides each round
-    "dynamic": " The layout is EAGLE-2's, grown this round from the drafter's rows (the top-k tokens of the best "
-               "nodes, the best-scored nodes kept), so it can differ from round to round; each chosen child is a "
-               "point mass, kept with probability p'(x), and a rejected one is removed from p'.",
-    "confidence": " The chain stops after the first draft whose confidence is below the threshold (that draft is "
-                  "still verified), so its length differs from round to round; it is drawn as the path it drafted.",
-}
 
 st.title("Trees and blocks")
 tryit.back_to_lesson()
@@ -52,7 +45,7 @@ st.header("A tree round, one event at a time")
 if scheme is not None:
     st.markdown(f"The drafter drafts the whole **{scheme.name}** first, level by level; one target pass then "
                 "gives p at the root and after every node, and the walk decides, node by node."
-                + ADAPTIVE_NOTES.get(scheme.kind, ""))
+                + scheme.round_note)
     walked = stepper.show(KEY, model, context, scheme, seed, speed)
 else:
     stepper.stop(KEY)

@@ -86,6 +86,9 @@ class ConfidenceChain(Chain):
     kind = "confidence"
     fixed_gamma = plain = False  # 1..G drafts a round: no i.i.d. formula for one γ, never shown by γ alone
     drawn_as_tree = True  # a path of its own length each round, drawn from its drafted layout
+    adaptive = True  # the drafter's confidence decides how many drafts a round makes
+    round_note = (" The chain stops after the first draft whose confidence is below the threshold (that draft is "
+                  "still verified), so its length differs from round to round; it is drawn as the path it drafted.")
     kernel_draw = None  # sampled one round at a time
 
     def __init__(self, gamma: int, stop, on: str = "top"):

@@ -50,23 +50,27 @@ class Scheme:
     * ``token_wise``: a rejection discards every later draft; ``stop_coins``: the round is decided
       by a stop coin per position over the whole block; ``branches``: its drafts may branch (their
       parents are shown); ``drawn_as_tree``: a round is drawn node by node from its drafted layout;
-      ``ordered``: a fixed tree, laid out in a chosen order (``--order``);
+      ``ordered``: a fixed tree, laid out in a chosen order (``--order``); ``adaptive``: the drafter
+      decides the round's layout (its length or its tree) from its own rows; ``chosen``: its drafts
+      are chosen (top-k), not sampled, so each is verified as a point mass and a rejected one is
+      removed from p';
     * ``lower``: the sizes a person lowers to make its exact work smaller (words, joined by
       ``specsim.bounds``); ``size``: the same for the tiny GPT's work and the sampled work (``γ`` or
       ``the tree``); ``flag``: the historical option that sizes it (``--gamma``, ``--tree``);
       ``kernel_draw``: the cost of one draw of its vectorized Monte-Carlo kernel relative to a chain's,
       None when it has none;
-    * ``label()``, ``json_keys()``, ``settings()``, ``step_words``, ``closed_words(k)``: its parts in
-      a command's text and JSON and on a page.
+    * ``label()``, ``json_keys()``, ``settings()``, ``step_words``, ``closed_words(k)``, ``round_note``:
+      its parts in a command's text and JSON and on a page.
     """
 
     kind = "chain"
     gpt_round = "chain"
     fixed_gamma = plain = token_wise = True
-    stop_coins = branches = drawn_as_tree = ordered = False
+    stop_coins = branches = drawn_as_tree = ordered = adaptive = chosen = False
     lower, size, flag = ("γ",), "γ", "--gamma"
     kernel_draw = None
     step_words = "accept left to right while u < min(1, p(x)/q(x)):"
+    round_note = ""  # what a page adds when it steps through a round of this scheme
 
     @property
     def tested(self) -> int:

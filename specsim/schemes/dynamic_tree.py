@@ -93,6 +93,10 @@ class DynamicTree(Tree):
     gpt_round = "dynamic_tree"  # the tiny GPT drafts it as the scheme grows it (specsim.gpt.tree_decode.draft_dynamic)
     drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
     ordered = False
+    adaptive = chosen = True  # grown from the drafter's rows each round; its children are top-k, not sampled
+    round_note = (" The layout is EAGLE-2's, grown this round from the drafter's rows (the top-k tokens of the best "
+                  "nodes, the best-scored nodes kept), so it can differ from round to round; each chosen child is a "
+                  "point mass, kept with probability p'(x), and a rejected one is removed from p'.")
     lower, flag = ("the budget", "the depth", "topk"), "--gamma"
     step_words = ("each child a point mass: accept while u < p'(x), a rejected child removed from p' and the "
                   "next sibling tried:")

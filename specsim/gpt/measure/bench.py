@@ -397,7 +397,7 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 
     gen = min(spec, key=lambda g: g.seconds["decode"])
     step = min(decode["plain"]) / n_tokens
     # a kind check kept: the i.i.d. formula (c, v, predictions) is a plain chain's, and no scheme method says so
-    if scheme.kind == "chain":
+    if scheme.plain:
         g = scheme.gamma
         own = in_round_costs([gen], g)
         costs = {"target": step, "draft": {g: own["draft"]}, "verify": {g: own["verify"]}, "host": own["host"]}
