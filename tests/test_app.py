@@ -15,7 +15,7 @@ from specsim.cli import main as cli_main
 from tests.apptest import ENTRY, ROOT, open_page, stepped  # noqa: E402 (puts app/ on sys.path)
 from sections import lesson_index  # noqa: E402  (the app's own modules: the lessons, the page list, ...)
 from parts import nav  # noqa: E402
-from parts import tokens  # noqa: E402
+from parts import event_text  # noqa: E402
 from parts import widgets  # noqa: E402
 
 WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
@@ -64,7 +64,7 @@ def test_next_step_follows_the_library_trace():
         j, e, rounds = shown(at)
         ev = rounds[j].events()[e]
         assert ev == expected[k]
-        assert tokens.describe_event(ev, 3) in texts(at)
+        assert event_text.describe_event(ev, 3) in texts(at)
         events_seen.append(ev["kind"])
         at.button(key="stepper-next").click().run()
         assert not at.exception
@@ -108,7 +108,7 @@ def test_home_replays_the_library_round():
     trace = sampling.trace_round(toy.load_model("seed"), ("a",), 3, seed=0)
     n = len(trace.events())
     at.slider(key="home-event").set_value(n).run()
-    assert all(tokens.describe_event(ev, 3) in texts(at) for ev in trace.events())
+    assert all(event_text.describe_event(ev, 3) in texts(at) for ev in trace.events())
     at.button(key="home-new").click().run()
     assert at.session_state["home-seed"] == 1 and not at.exception
 

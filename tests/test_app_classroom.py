@@ -65,21 +65,21 @@ def test_speedup_sweeps_say_none_where_the_metric_says_none():
 # -- wording -------------------------------------------------------------------------------------
 
 def test_counts_are_singular_for_one():
-    from parts import tokens
+    from parts import event_text, tokens
     from specsim import sampling, schemes, toy
     from specsim.plots import gpt as plots_gpt
     from specsim.plots import rounds as plots_rounds
     model = toy.load_model("seed")
     tree = schemes.parse("tree:1")
     verify = next(ev for ev in sampling.trace_round(model, ("a",), tree, seed=0).events() if ev["kind"] == "verify")
-    said = tokens.describe_event(verify, tree)
+    said = event_text.describe_event(verify, tree)
     assert "1 drafted node;" in said and "nodes" not in said
     for seed in range(40):  # a round that accepts exactly one draft of three, with a replacement
         trace = sampling.trace_round(model, ("a",), 3, seed=seed)
         if trace.accepted == 1:
             break
     emit = trace.events()[-1]
-    assert ": 1 accepted draft + 1 replacement = 2 tokens" in tokens.describe_event(emit, 3)
+    assert ": 1 accepted draft + 1 replacement = 2 tokens" in event_text.describe_event(emit, 3)
     title = plots_rounds.emit_figure(trace).layout.title.text
     assert "1 accepted draft +" in title.replace("<br>", " ") and "(s)" not in title
     line = plots_rounds.tokens_per_pass([2, 3], [2.5, 2.5], 3).layout.annotations[0].text

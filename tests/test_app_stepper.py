@@ -13,7 +13,7 @@ from specsim.schemes import Block, Chain, Tree
 from specsim.views import tree_view
 
 from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
-from parts import tokens  # noqa: E402
+from parts import event_text  # noqa: E402
 
 SEED = toy.load_model("seed")
 
@@ -41,7 +41,7 @@ def test_every_scheme_steps_through_the_library_rounds(scheme):
         pl = player(at)
         assert (pl.round, pl.event) == (j, e) and pl.trace.to_dict() == gen.rounds[j].to_dict()
         names = tree_view.sibling_paths(pl.trace.parents)
-        assert tokens.describe_event(ev, scheme, names) in texts(at)
+        assert event_text.describe_event(ev, scheme, names) in texts(at)
         at.button(key="stepper-next").click().run()
         assert not at.exception and not at.error, [x.value for x in at.error]
     assert "tokens for" in "\n".join(c.value for c in at.caption)  # the tokens-per-pass chart is drawn

@@ -14,7 +14,7 @@ from specsim.schemes import Tree
 from specsim.views import scheme_view, tree_view
 
 from tests.apptest import assert_budget_chart, chart_with, open_page  # noqa: E402 (puts app/ on sys.path)
-from parts import tokens  # noqa: E402
+from parts import event_text  # noqa: E402
 
 PAGE = "views/trees.py"
 SEED = toy.load_model("seed")
@@ -61,7 +61,7 @@ def test_next_plays_the_library_round_event_by_event(seed, drafts):
         for name in ("accepted", "rejected", "not reached"):
             assert drawn[name] == [n["token"] for n, s in zip(view["nodes"], status) if s == name]
         line = "\n".join(m.value for m in at.markdown)
-        assert f"event {e + 1} of {len(events)}" in line and tokens.describe_event(ev, trace.scheme, names) in line
+        assert f"event {e + 1} of {len(events)}" in line and event_text.describe_event(ev, trace.scheme, names) in line
         at.button(key="trees-next").click().run()
         assert not at.exception
     closing = events[-2]  # the closing token, drawn in the last events' chart

@@ -19,7 +19,7 @@ import time
 
 import streamlit as st
 
-from parts import event_view, presenter, tokens
+from parts import event_text, event_view, presenter, tokens
 from specsim.views import replay, tree_view
 
 HISTORY = 12  # finished rounds drawn in the token stream (work per step stays constant)
@@ -112,13 +112,13 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=_slide, args=(key, slider_key))
     names = tree_view.sibling_paths(trace.parents)
     st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
-                + tokens.describe_event(trace.events()[e], scheme, names))
+                + event_text.describe_event(trace.events()[e], scheme, names))
     first = max(0, j - HISTORY)
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
         presenter.chart(event_view.round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
         if not tree_view.drawn_as_tree(scheme):
-            st.caption(tokens.EVENT_MARKS)
+            st.caption(event_text.EVENT_MARKS)
     with right:
         st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                     unsafe_allow_html=True)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import html
 
-from specsim.schemes import as_scheme
-from specsim.views import tree_view, words
+from specsim.views import tree_view
 from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
                             WHITE, shade, tint)
 
@@ -140,82 +139,6 @@ def stream_html(context, done: list, current=None, event_index: int = -1, first:
     return '<div style="line-height:2.2rem">' + "".join(parts) + "</div>"
 
 
-EVENT_MARKS = ("Chart marks: a **black outline** is the token sampled at this step; bars are **p** (target) and "
-               "**q** (drafter); in the test panel a **◆** is the uniform draw u and the bar is min(1, p/q), "
-               "**green** when the draft is kept (u below the bar), **red** when it is rejected.")
-
-
-def describe_event(ev: dict, scheme, names=None) -> str:
-    """One sentence (Markdown) for one event of ``RoundTrace.events()``, for a chain, a block or a tree.
-
-    ``scheme`` is the round's scheme (an int γ reads as ``chain:γ``); ``names``
-    the tree nodes' names ("1", "1.2", ...; ``tree_view.sibling_paths``).
-    """
-    scheme = as_scheme(scheme)
-    kind, gamma, tree = ev["kind"], scheme.depth, tree_view.drawn_as_tree(scheme)
-    ev = {k: (md(v) if isinstance(v, str) and k in ("token",) else v) for k, v in ev.items()}
-    for k in ("context", "discarded", "tokens"):
-        if k in ev:
-            ev[k] = [md(t) for t in ev[k]]
-    node = f"node {names[ev['node']]}" if tree and names and "node" in ev else None
-    if kind == "draft":
-        where = f"**draft {node}** (depth {ev['position'] + 1})" if node else \
-            f"**draft {ev['position'] + 1} of {gamma}**"
-        how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if scheme.chosen else \
-            "samples **{}** from q"
-        return f"{where}: after “{' '.join(ev['context'])}” the drafter " + how.format(ev['token'])
-    if kind == "verify":
-        if tree:
-            return (f"**verify**: one target pass computes p at the root and after each of the "
-                    f"{words.count(len(ev['p']) - 1, 'drafted node')}; the walk starts at the root")
-        return f"**verify**: one target pass computes p at all {gamma} draft positions and the bonus position"
-    if kind == "weights":
-        return ("**weights**: wᵢ = min(1, wᵢ₋₁ · p(Xᵢ)/q(Xᵢ)) along the block: w = "
-                + ", ".join(str(w) for w in ev["w"]) + "; each position's stop probability hᵢ comes from them")
-    if kind == "stop":
-        if ev["stop"]:
-            return (f"**position {ev['position']}**: u = {ev['u']:.3f} < h = {ev['h']}: the coin comes up, "
-                    f"so every draft up to position {ev['position']} is kept")
-        return f"**position {ev['position']}**: u = {ev['u']:.3f} ≥ h = {ev['h']}: no stop here"
-    if kind in ("accept", "reject"):
-        u, a, x = ev["u"], ev["acceptance"], ev["token"]
-        if node:
-            why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if not scheme.chosen else \
-                f"p'(x) = {a} (a chosen child is a point mass, kept with p'(x))"
-            return f"**{node}** (**{x}**): u = {u:.3f} {'<' if kind == 'accept' else '≥'} {why}: " + \
-                ("**accepted**, the walk goes down" if kind == "accept" else "**rejected**")
-        why = f"min(1, p/q) = {a} (p({x}) = {ev['p_x']}, q({x}) = {ev['q_x']})"
-        if kind == "accept":
-            return f"**position {ev['position'] + 1}**: u = {u:.3f} < {why}: **keep {x}**"
-        return f"**position {ev['position'] + 1}**: u = {u:.3f} ≥ {why}: **reject {x}**"
-    if kind == "update":
-        if scheme.chosen:
-            return ("after the rejection the child's token is removed from p' and p' renormalized: the next "
-                    "sibling (or the closing token) is judged against it")
-        return ("after the rejection p' ← normalize(max(0, p' − q')) and q' ← "
-                + ("q without the tried tokens" if scheme.drafts == "distinct" else "q")
-                + ": the next sibling (or the closing token) is judged against these rows")
-    if kind == "correct":
-        if tree:
-            return f"**correct**: every child rejected, so **{ev['token']}** is drawn from the current p'"
-        if scheme.stop_coins:
-            source = "the block residual normalize(max(0, w·p − q))"
-        else:
-            source = "the residual r = max(0, p − q), normalized"
-        dropped = f"; the later drafts {' '.join(ev['discarded'])} are discarded" if ev["discarded"] else ""
-        return f"**correct**: draw **{ev['token']}** from {source}{dropped}"
-    if kind == "bonus":
-        if tree:
-            return f"**bonus**: a leaf is reached, so **{ev['token']}** is drawn from p"
-        return f"**bonus**: all {gamma} drafts kept, so **{ev['token']}** is drawn from p at position {gamma + 1}"
-    if kind == "emit":
-        k = ev["accepted"]
-        last = "bonus" if k == gamma else "replacement"
-        return (f"**emit** {' '.join(ev['tokens'])}: {words.count(k, 'accepted draft')} + 1 {last} = "
-                f"{words.count(len(ev['tokens']), 'token')} for one target pass")
-    return kind
-
-
 def text_html(prompt: str, pieces) -> str:
     """Generated text with each character tinted by how it was made.
 
@@ -230,3 +153,4 @@ def text_html(prompt: str, pieces) -> str:
         out.append(f'<span title="{TOKEN_STYLE[status][1]}" style="background:{TEXT_TINT[status]}">{show(chars)}</span>')
     return ('<div style="font-family:monospace;font-size:1.05rem;white-space:pre-wrap;line-height:1.6;'
             f'border:1px solid {MUTED};border-radius:0.4rem;padding:0.6rem">' + "".join(out) + "</div>")
+

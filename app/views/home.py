@@ -1,7 +1,7 @@
 """Home: what speculative decoding is, one round replayed, a map of the app."""
 import streamlit as st
 
-from parts import memory, nav, presenter, tokens
+from parts import event_text, memory, nav, presenter, tokens
 from sections import lesson_index, tryit
 from specsim import sampling, toy
 from specsim.plots import rounds as plots_rounds
@@ -37,7 +37,7 @@ with words:
     st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),
                 unsafe_allow_html=True)
     for ev in events[:step]:
-        st.markdown("- " + tokens.describe_event(ev, GAMMA))
+        st.markdown("- " + event_text.describe_event(ev, GAMMA))
     st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {st.session_state['home-seed']}.")
 nav.page_link("stepper", "Round stepper: more rounds, your seed")  # one line at 420 px
 
