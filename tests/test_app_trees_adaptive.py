@@ -17,7 +17,7 @@ from specsim.schemes.adaptive import drafting_cost, equal_cost_chain
 from specsim.views import scheme_view, tree_view
 
 from tests.apptest import assert_budget_chart, chart_with, open_page  # noqa: E402 (puts app/ on sys.path)
-from parts import tokens  # noqa: E402
+from parts import event_text  # noqa: E402
 
 PAGE = "views/trees.py"
 SEED = toy.load_model("seed")
@@ -73,7 +73,7 @@ def test_a_dynamic_round_is_drawn_with_the_layout_it_drafted_event_by_event():
         assert sorted((y, tok) for _, y, tok in drawn_nodes(at)) == sorted((-n["depth"], n["token"])
                                                                           for n in view["nodes"])
         line = next(m.value for m in at.markdown if m.value.startswith(f"round 1 · event {e + 1} of"))
-        assert line.endswith(tokens.describe_event(ev, trace.scheme, names))
+        assert line.endswith(event_text.describe_event(ev, trace.scheme, names))
         if ev["kind"] in ("accept", "reject"):
             assert f"p'(x) = {ev['acceptance']}" in line and "min(1, p'(x)/q'(x))" not in line
         if ev["kind"] == "draft":

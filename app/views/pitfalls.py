@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import cached, memory, presenter, widgets
+from parts import cached, memory, presenter, scheme_picker, widgets
 from sections import tryit
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
@@ -25,7 +25,7 @@ with st.sidebar:
     model = widgets.model_picker("pit")
     if model is not None:
         context = widgets.context_picker(model, "pit-ctx")
-        scheme = widgets.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
+        scheme = scheme_picker.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
         memory.remember("pit-n", 2)
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="pit-n"))
 if model is None or scheme is None or not widgets.within_bounds(pitfalls.check_lab, model, scheme, n_tokens):

@@ -13,7 +13,7 @@ for ``chain:3``).
 """
 import streamlit as st
 
-from parts import animations, cached, memory, presenter, stepper, widgets
+from parts import animations, cached, memory, presenter, scheme_picker, stepper, widgets
 from sections import tryit
 from specsim import bounds
 from specsim.plots import rounds as plots_rounds
@@ -34,7 +34,7 @@ with st.sidebar:
         wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&scheme=chain:3
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
                                          link=tuple(wanted.split(" ")) if wanted else None)
-        scheme = widgets.scheme_picker(KEY, model, "chain:3", kinds=KINDS, max_gamma=MAX_GAMMA)
+        scheme = scheme_picker.scheme_picker(KEY, model, "chain:3", kinds=KINDS, max_gamma=MAX_GAMMA)
         memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
         memory.remember(f"{KEY}-speed", 0.6)
