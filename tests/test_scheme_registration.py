@@ -64,3 +64,19 @@ def test_the_cli_runs_the_registered_scheme(twin, cli, cli_json):
     assert "alpha" in d  # a fixed γ: set beside the i.i.d. formula, as a chain is
     code, _, err = cli("round", "seed", "--context", "a", "--scheme", "twin:99")
     assert code == 2 and err.count("\n") == 1 and "twin:G with G from 1 to 64" in err
+
+
+def test_the_round_stepper_page_offers_and_plays_a_registered_scheme(twin):
+    """The page that plays any scheme lists every registered family: pick twin, then step a round."""
+    from tests.apptest import open_page
+
+    at = open_page("views/stepper.py")
+    kinds = at.radio(key="stepper-kind")
+    assert "twin" in kinds.options
+    kinds.set_value("twin").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="stepper-next").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    player = at.session_state["stepper"]["player"]
+    assert player.scheme.name == "twin:3" and player.step_number == 2  # it plays twin rounds, one step on
+    assert any("**draft 2 of 3**" in m.value for m in at.markdown)  # its events, told in words

@@ -57,9 +57,16 @@ def _shorthand(params, kinds):
 KIND_LABELS = {"confidence": "confidence chain", "dynamic": "dynamic tree"}  # the radio's words for a kind
 
 
+def every_family(*first) -> tuple:
+    """The grammar keywords of every registered scheme family, ``first`` first (a page that plays any
+    scheme offers a family registered with ``specsim.schemes.register`` without a line of its own)."""
+    return tuple(first) + tuple(k for k in schemes.grammar.KINDS if k not in first)
+
+
 def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"), max_gamma: int = 8):
-    """Pick a scheme in the sidebar: its kind, then γ (a chain or a block), the tree's shape and drafts,
-    a confidence chain's most drafts, threshold and confidence, or a dynamic tree's budget, depth and top-k.
+    """Pick a scheme in the sidebar: its kind, then γ (a family that drafts a fixed γ: a chain, a block, any
+    registered one that does), the tree's shape and drafts, a confidence chain's most drafts, threshold and
+    confidence, or a dynamic tree's budget, depth and top-k.
 
     Starts from ``?scheme=`` (``scheme_query``) or ``default``. γ goes up to the largest value whose
     exact round is within the work limit. Returns the scheme, or None after one ``st.error`` line.
@@ -75,7 +82,7 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
     if kind in ("confidence", "dynamic"):
         return _adaptive_picker(key, kind, link if link is not None and link.kind == kind else None,  # its keyword
                                 max_gamma)
-    if kind in ("chain", "block"):
+    if schemes.grammar.KINDS[kind].fixed_gamma:  # γ alone sizes it: kind:G
         top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
                              model, max_gamma)
         g0 = base.gamma if base.fixed_gamma else 3

@@ -21,7 +21,6 @@ from specsim.views import replay
 
 KEY = "stepper"
 MAX_GAMMA = 8
-KINDS = ("chain", "block", "confidence", "tree", "dynamic")  # every scheme the one stepper plays
 
 st.title("Round stepper")
 tryit.back_to_lesson()
@@ -34,7 +33,8 @@ with st.sidebar:
         wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&scheme=chain:3
         context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
                                          link=tuple(wanted.split(" ")) if wanted else None)
-        scheme = scheme_picker.scheme_picker(KEY, model, "chain:3", kinds=KINDS, max_gamma=MAX_GAMMA)
+        every = scheme_picker.every_family("chain", "block", "confidence", "tree", "dynamic")  # a new one too
+        scheme = scheme_picker.scheme_picker(KEY, model, "chain:3", kinds=every, max_gamma=MAX_GAMMA)
         memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
         memory.remember(f"{KEY}-speed", 0.6)
