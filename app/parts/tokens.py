@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 
 from specsim.views import tree_view
-from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, MUTED, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
+from specsim.plots.colors import (BONUS_COLOR, DARK_GREY, GREY, OVERLAP_COLOR, PANEL, Q_COLOR, RESIDUAL_COLOR,
                             WHITE, shade, tint)
 
 TOKEN_STYLE = {  # status -> (css, legend label)
@@ -28,7 +28,6 @@ TOKEN_STYLE = {  # status -> (css, legend label)
                  "rejected draft"),
     "discarded": (f"background:{tint(GREY, 0.85)};color:{GREY};text-decoration:line-through", "discarded draft"),
 }
-TEXT_TINT = {"draft": tint(OVERLAP_COLOR), "correct": tint(RESIDUAL_COLOR), "bonus": tint(BONUS_COLOR)}
 
 
 _MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$&:\"'=")
@@ -137,20 +136,3 @@ def stream_html(context, done: list, current=None, event_index: int = -1, first:
     if current is not None:
         parts.append(round_html(current, event_index, number=first + len(done) if numbered else None))
     return '<div style="line-height:2.2rem">' + "".join(parts) + "</div>"
-
-
-def text_html(prompt: str, pieces) -> str:
-    """Generated text with each character tinted by how it was made.
-
-    ``pieces`` is a sequence of (characters, status) with status "draft" (accepted
-    draft), "correct" (replacement) or "bonus"; the prompt is shown plain.
-    """
-    def show(text):
-        return html_text(text).replace("\n", "↵<br>")
-
-    out = [f'<span style="color:{DARK_GREY}">{show(prompt)}</span>']
-    for chars, status in pieces:
-        out.append(f'<span title="{TOKEN_STYLE[status][1]}" style="background:{TEXT_TINT[status]}">{show(chars)}</span>')
-    return ('<div style="font-family:monospace;font-size:1.05rem;white-space:pre-wrap;line-height:1.6;'
-            f'border:1px solid {MUTED};border-radius:0.4rem;padding:0.6rem">' + "".join(out) + "</div>")
-

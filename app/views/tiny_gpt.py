@@ -12,7 +12,7 @@ import os
 import streamlit as st
 
 from parts import gpt_runs, memory, presenter, tokens, widgets
-from sections import gallery_section, gpt_numbers_section, gpt_round_section, tryit
+from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section, tryit
 from specsim import schemes
 from specsim.plots import gpt as plots_gpt
 from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
@@ -124,12 +124,7 @@ def at_the_boundary(compute):
 pair, gen = at_the_boundary(lambda: gpt_runs.generate(draft, device, weights_dir, prompt, n_tokens, scheme.name,
                                                        temperature, seed))
 vocab = pair.vocab
-pieces = []
-for r in gen.rounds:
-    pieces.append(("".join(vocab[t] for t in r.drafts[:r.accepted]), "draft"))
-    pieces.append((vocab[r.closing_token], "correct" if r.correction == "residual" else "bonus"))
-st.markdown(tokens.text_html(prompt, pieces), unsafe_allow_html=True)
-st.markdown(tokens.legend_html(["draft", "correct", "bonus"]), unsafe_allow_html=True)
+gpt_text_section.show(prompt, gen, vocab)
 presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round,
                                           scheme.depth), key="gpt-rounds")
 _, result = at_the_boundary(lambda: gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name,
