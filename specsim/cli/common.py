@@ -342,6 +342,16 @@ def print_json(obj) -> None:
     sys.stdout.write("\n")
 
 
+def report(args, result, lines) -> int:
+    """A command's result: JSON with ``--json``, else each line ``lines(result)`` yields; exit code 0."""
+    if getattr(args, "json", False):
+        print_json(result)
+    else:
+        for line in lines(result):
+            print(line)
+    return 0
+
+
 def shown(text) -> str:
     """``text`` with control characters (ANSI escapes included) written as escapes, safe for a terminal.
 

@@ -15,8 +15,8 @@ import sys
 from .. import bounds
 from . import gpt_hf_cmds, selfcheck_cmds
 from .common import (GAMMAS_HELP, SHORTHAND, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options,
-                     budget, inert, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, scheme_from_args,
-                     seed_arg, table, temperature_arg, top_p_arg)
+                     budget, inert, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, report,
+                     scheme_from_args, seed_arg, table, temperature_arg, top_p_arg)
 from ..gpt.specs import parse_spec
 
 MAX_TOKENS = 4096
@@ -472,17 +472,17 @@ def _gallery(args) -> int:
     result = gallery(args.drafters or [args.draft], n_tokens=args.tokens, gamma=args.gamma,
                      temperature=float(args.temperature), repeats=args.repeats, seed=args.seed,
                      device=args.device)
-    if args.json:
-        print_json(result)
-        return 0
+    return report(args, result, _gallery_lines)
+
+
+def _gallery_lines(result):
     st = result["settings"]
-    print(f"device {st['device']}, {st['threads']} thread(s), gamma {st['gamma']}, temperature {st['temperature']}, "
-          f"{st['tokens']} tokens per prompt, {st['clock']}; c and v timed inside the rounds, in plain decoding's "
-          f"time per token; speedup: the fastest of {st['repeats']} interleaved runs each, with [min, max] over runs")
+    yield (f"device {st['device']}, {st['threads']} thread(s), gamma {st['gamma']}, temperature {st['temperature']}, "
+           f"{st['tokens']} tokens per prompt, {st['clock']}; c and v timed inside the rounds, in plain decoding's "
+           f"time per token; speedup: the fastest of {st['repeats']} interleaved runs each, with [min, max] over runs")
     for name, rows in result["sets"].items():
-        print(f"\n{name} prompts")
-        print(table([[_fmt(r[k]) for k in GALLERY_KEYS] for r in rows], GALLERY_KEYS))
-    return 0
+        yield f"\n{name} prompts"
+        yield table([[_fmt(r[k]) for k in GALLERY_KEYS] for r in rows], GALLERY_KEYS)
 
 
 def _fmt(v):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .common import UsageError, print_json, table
+from .common import UsageError, print_json, report, table
 
 HF_MODELS = ["target", "draft-distilled", "draft-trained"]
 PEER_TOKENS, PEER_REPEATS = 160, 5  # 64-character prompts + 160 tokens + gamma fit the 256 window
@@ -85,19 +85,19 @@ def cmd_peer(args, pair) -> int:
     quiet_transformers()
     result = peer_bench(pair, gamma=args.gamma, n_tokens=args.tokens or PEER_TOKENS,
                         repeats=args.repeats or PEER_REPEATS, seed=args.seed)
-    if args.json:
-        print_json(result)
-        return 0
+    return report(args, result, _peer_lines)
+
+
+def _peer_lines(result):
     st = result["settings"]
-    print(f"specsim against transformers {st['transformers']} (torch {st['torch']}), device {st['device']}, "
-          f"{st['threads']} thread(s), gamma {st['gamma']}, {st['prompts']} prompts x {st['tokens']} tokens, "
-          f"medians of {st['repeats']} interleaved repeats")
+    yield (f"specsim against transformers {st['transformers']} (torch {st['torch']}), device {st['device']}, "
+           f"{st['threads']} thread(s), gamma {st['gamma']}, {st['prompts']} prompts x {st['tokens']} tokens, "
+           f"medians of {st['repeats']} interleaved repeats")
     for mode, m in result["modes"].items():
-        print(f"\n{'T = 1, full vocabulary' if mode == 'sample' else 'greedy'}")
+        yield f"\n{'T = 1, full vocabulary' if mode == 'sample' else 'greedy'}"
         rows = [[name] + [r[k] for k in PEER_KEYS[1:]] for name, r in m["runs"].items()]
-        print(table(rows, PEER_KEYS))
+        yield table(rows, PEER_KEYS)
         for k, v in m["ratios"].items():
-            print(f"{k}: {v}")
+            yield f"{k}: {v}"
         if "tokens_agree" in m:
-            print(f"greedy tokens agree across all decoders: {m['tokens_agree']}")
-    return 0
+            yield f"greedy tokens agree across all decoders: {m['tokens_agree']}"

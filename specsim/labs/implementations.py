@@ -43,7 +43,8 @@ from .. import bounds, exact
 from . import checker
 from .judge import judge
 from .pitfalls import GreedyDraftSampledQ
-from .pitfalls_tree import TYPICAL_DELTA, TYPICAL_EPSILON, AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TypicalAcceptance
+from .pitfalls_tree import (TYPICAL_DELTA, TYPICAL_EPSILON, AcceptIfRatioAtLeastU, ClosesWithArgmax, TopKTreeAsIfSampled,
+                            TypicalAcceptance)
 from ..rule import CORRECT, RoundRule, acceptance_probability, residual
 from ..schemes import Chain, ConfidenceChain, Tree, as_scheme
 from ..schemes.tree import CORRECT_TREE, TreeRule, without
@@ -103,7 +104,7 @@ class MedusaTypical(TypicalAcceptance):
         return one if float(p[x]) > medusa_threshold(p) else one - one
 
 
-class MedusaGreedy(RoundRule):
+class MedusaGreedy(ClosesWithArgmax):
     """Keep the top candidate while it equals the target's argmax; close with the argmax."""
 
     name = "medusa-greedy"
@@ -113,12 +114,6 @@ class MedusaGreedy(RoundRule):
 
     def accept(self, p, q, x):
         return greedy(p)[x]  # 1 at the argmax, 0 elsewhere
-
-    def replacement(self, p, q):
-        return greedy(p)
-
-    def bonus(self, p):
-        return greedy(p)
 
 
 class PointMassTree(TopKTreeAsIfSampled):

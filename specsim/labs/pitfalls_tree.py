@@ -42,7 +42,17 @@ def typical_threshold(p) -> float:
     return min(TYPICAL_EPSILON, TYPICAL_DELTA * math.exp(-h))
 
 
-class TypicalAcceptance(RoundRule):
+class ClosesWithArgmax(RoundRule):
+    """A chain rule whose closing token, after a rejection or after every draft, is p's argmax."""
+
+    def replacement(self, p, q):
+        return greedy(p)
+
+    def bonus(self, p):
+        return greedy(p)
+
+
+class TypicalAcceptance(ClosesWithArgmax):
     """Medusa's typical acceptance as published (Cai et al. 2024, arXiv:2401.10774).
 
     Step 3 (accept): keep x when p(x) > min(eps, delta exp(-H(p))), with no coin.
@@ -57,12 +67,6 @@ class TypicalAcceptance(RoundRule):
     def accept(self, p, q, x):
         one = p[x] - p[x] + 1
         return one if float(p[x]) - typical_threshold(p) > TYPICAL_TIE else one - one
-
-    def replacement(self, p, q):
-        return greedy(p)
-
-    def bonus(self, p):
-        return greedy(p)
 
 
 class TreeNoResidualUpdate(TreeRule):

@@ -72,6 +72,12 @@ class Scheme:
     step_words = "accept left to right while u < min(1, p(x)/q(x)):"
     round_note = ""  # what a page adds when it steps through a round of this scheme
 
+    def __eq__(self, other):  # a value: the same type with the same grammar string
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
     @property
     def tested(self) -> int:
         """Drafts one round's path may test (the positions whose numbers multiply along it)."""

@@ -83,12 +83,6 @@ class Chain(Scheme):
     def __repr__(self):
         return f"{type(self).__name__}({self.gamma})"
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
-
     # -- layout --------------------------------------------------------------
     def parents(self) -> list:
         return [i - 1 for i in range(self.gamma)]

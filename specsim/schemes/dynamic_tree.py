@@ -46,7 +46,7 @@ from ..limits import LIMITS
 from ..rule import CORRECT, acceptance_probability
 from .base import RoundDistribution, Scheme, expected_length
 from .masks import tree_grid, tree_positions
-from .tree import Tree, TreeRule, emitter, without
+from .tree import Tree, TreeRule, Walk, without
 
 
 class PointMassRule(TreeRule):
@@ -165,22 +165,16 @@ class DynamicTree(Tree):
         kids = defaultdict(list)
         for j, a in enumerate(parents):
             kids[a].append(j)
-        outcomes, accepted = defaultdict(int), [0] * (self.depth + 1)
-
-        emit_row = emitter(outcomes, vocab, tr.name)
+        walk = Walk(pair, context, self.depth, tr.name, limit)
 
         def node(j, emitted, prob):
-            i = len(emitted)
-            if limit is not None and i >= limit:
-                outcomes[emitted[:limit]] += prob
+            p = walk.target_row(emitted, prob)
+            if p is None:
                 return
-            ctx = context + emitted
-            p = pair.p(ctx)
             if not kids[j]:  # a leaf: the bonus from p
-                accepted[i] += prob
-                emit_row(emitted, prob, p, "bonus")
+                walk.end(emitted, prob, p, "bonus")
                 return
-            q = pair.q(ctx)
+            q = pair.q(context + emitted)
             p_cur, q_cur, tried = list(p), list(q), set()
             for c in kids[j]:
                 x = tokens[c]
@@ -192,11 +186,10 @@ class DynamicTree(Tree):
                     return
                 tried.add(x)
                 p_cur, q_cur = tr.update(p, q, p_cur, q_cur, self.drafts, set(tried))
-            accepted[i] += prob  # every child rejected
-            emit_row(emitted, prob, tr.fallback(p, p_cur), "fallback")
+            walk.end(emitted, prob, tr.fallback(p, p_cur), "fallback")  # every child rejected
 
         node(-1, (), 1)
-        return RoundDistribution(context, self.depth, dict(outcomes), accepted, expected_length(outcomes))
+        return walk.result(self.depth, expected_length(walk.outcomes))
 
     # -- sampled -------------------------------------------------------------
     def round_positions(self) -> int:

@@ -67,17 +67,35 @@ def without(q, tried):
     return [v / mass for v in kept]
 
 
-def emitter(outcomes, vocab, rule_name):
-    """The closing step of an exact tree walk: ``emit_row(emitted, prob, row, what)`` adds
-    ``emitted + (y,)`` with ``prob * row[y]`` to ``outcomes`` for every token y; a row with no
-    positive entry is a one-line error naming the rule and the row (``what``: bonus, fallback)."""
-    def emit_row(emitted, prob, row, what):
+class Walk:
+    """The bookkeeping an exact tree walk shares: each outcome's probability, the mass that ends
+    at each depth, and the cut at ``limit`` emitted tokens."""
+
+    def __init__(self, pair, context: tuple, depth: int, rule_name: str, limit=None):
+        self.pair, self.context, self.limit, self.rule_name = pair, context, limit, rule_name
+        self.outcomes = defaultdict(int)
+        self.accepted = [0] * (depth + 1)
+
+    def target_row(self, emitted: tuple, prob):
+        """p after ``emitted``; None where the limit cuts the round there (its mass kept, cut)."""
+        if self.limit is not None and len(emitted) >= self.limit:
+            self.outcomes[emitted[:self.limit]] += prob
+            return None
+        return self.pair.p(self.context + emitted)
+
+    def end(self, emitted: tuple, prob, row, what: str) -> None:
+        """The round ends after ``emitted`` with one token drawn from ``row`` (``what``: bonus,
+        fallback): ``emitted + (y,)`` gains ``prob * row[y]``; a row with no positive entry is a
+        one-line error naming the rule and the row."""
         if row is None or not any(v > 0 for v in row):
-            raise ValueError(f"rule {rule_name!r}: the {what} row has no positive entry")
+            raise ValueError(f"rule {self.rule_name!r}: the {what} row has no positive entry")
+        self.accepted[len(emitted)] += prob
         for y, ry in enumerate(row):
             if ry:
-                outcomes[emitted + (vocab[y],)] += prob * ry
-    return emit_row
+                self.outcomes[emitted + (self.pair.vocab[y],)] += prob * ry
+
+    def result(self, depth: int, expected) -> RoundDistribution:
+        return RoundDistribution(self.context, depth, dict(self.outcomes), self.accepted, expected)
 
 
 class TreeRule:
@@ -201,12 +219,6 @@ class Tree(Scheme):
     def __repr__(self):
         return f"Tree({self.shape}, {self.drafts!r})"
 
-    def __eq__(self, other):
-        return type(other) is type(self) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
-
     # -- layout (a full tree, drafted level by level) ----------------------------
     def parents(self) -> list:
         """Node i's parent (-1: the root), nodes numbered level by level as ``draft`` draws them."""
@@ -247,35 +259,25 @@ class Tree(Scheme):
         """
         tr = self._tree_rule(rule)
         vocab, depth = pair.vocab, self.depth
-        context = tuple(context)
-        outcomes = defaultdict(int)
-        accepted = [0] * (depth + 1)
-
-        emit_row = emitter(outcomes, vocab, tr.name)
+        walk = Walk(pair, tuple(context), depth, tr.name, limit)
 
         def node(emitted, prob):
-            i = len(emitted)
-            if limit is not None and i >= limit:
-                outcomes[emitted[:limit]] += prob
+            p = walk.target_row(emitted, prob)
+            if p is None:
                 return
-            ctx = context + emitted
-            p = pair.p(ctx)
-            if i == depth:
-                accepted[depth] += prob
-                emit_row(emitted, prob, p, "bonus")
+            if len(emitted) == depth:
+                walk.end(emitted, prob, p, "bonus")
                 return
-            q = pair.q(ctx)
-            descend, states = self._children(tr, p, q, self.shape[i], prob)
+            q = pair.q(walk.context + emitted)
+            descend, states = self._children(tr, p, q, self.shape[len(emitted)], prob)
             for (p_cur, _q, _t), pr in states.items():  # every child rejected
                 if pr:
-                    accepted[i] += pr
-                    emit_row(emitted, pr, tr.fallback(p, list(p_cur)), "fallback")
+                    walk.end(emitted, pr, tr.fallback(p, list(p_cur)), "fallback")
             for x, pr in descend.items():
                 node(emitted + (vocab[x],), pr)
 
         node((), 1)
-        expected = sum((len(t) * pr for t, pr in outcomes.items()), 0)
-        return RoundDistribution(context, depth, dict(outcomes), accepted, expected)
+        return walk.result(depth, sum((len(t) * pr for t, pr in walk.outcomes.items()), 0))
 
     def _children(self, tr, p, q, width: int, prob) -> tuple:
         """One node's ``width`` child draws, exactly: (accepted child -> probability, pooled over the
