@@ -4,7 +4,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "app"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from parts import memory  # noqa: E402
 
@@ -27,10 +31,33 @@ def test_a_malformed_cookie_gives_no_id():
         assert memory.browser_id(bad) is None, bad
 
 
-def test_the_warm_up_fills_the_caches_the_pages_read():
+def test_the_warm_up_fills_the_caches_the_pages_read(monkeypatch):
     """parts.warmup computes through the pages' own cached functions (bare mode: Streamlit's memory cache)."""
     from parts import cached, warmup
 
+    monkeypatch.setenv("SPECSIM_WARM_GPT", "0")  # the library's part alone (the Tiny GPT's part: below)
     warmup._work()
     assert cached.implementation_proof("vllm", warmup.N_TOKENS).exact
     assert "torch" not in warmup.MODULES and all(m.startswith("specsim.") for m in warmup.MODULES)
+
+
+@pytest.mark.skipif(not (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists(), reason="no shipped weights")
+def test_the_warm_up_leaves_the_tiny_gpt_page_nothing_to_load_or_generate():
+    """After ``gpt_runs.preload`` the page, opened with its defaults, finds its pair and its generation in
+    the shared stores (it adds none: the keys agree), and shows that very generation; nothing was timed."""
+    from apptest import open_page
+    from parts import gpt_runs
+
+    store = gpt_runs.store()
+    for part in store.values():
+        part._data.clear()
+    gpt_runs.preload()
+    assert (len(store["pairs"]), len(store["gens"]), len(store["runs"])) == (1, 1, 0)
+    gen = next(iter(store["gens"]._data.values()))
+    at = open_page("views/tiny_gpt.py", timeout=300)
+    assert (len(store["pairs"]), len(store["gens"]), len(store["runs"])) == (1, 1, 1)  # only the timing added
+    assert next(iter(store["gens"]._data.values())) is gen
+    from sections import gpt_text_section
+    pair = next(iter(store["pairs"]._data.values()))
+    text = gpt_text_section.text_html(gpt_runs.DEFAULTS["gpt-prompt"], gpt_text_section.pieces(gen, pair.vocab))
+    assert text in [m.value for m in at.markdown]

@@ -2,15 +2,19 @@
 
 A fresh server imports the library's modules on the first page that needs them, and a page's
 first visitor computes what no setting changes: the implementations gallery's proofs on the
-random family, the speedup page's best-γ grid. ``start`` runs both in one daemon thread once
-the first page of the server's first visitor has run, so it never competes with that page. It never
-imports torch (the Tiny GPT page loads it when it is opened) and it computes only through
-the same cached functions the pages call, so a page either finds the result or computes it
-as before. A failure here is swallowed: the page that needs the result computes it itself.
+random family, the speedup page's best-γ grid, and last the Tiny GPT page's opening state (torch,
+the shipped pair, the seeded generation its default settings show: ``gpt_runs.preload``; no
+timing, which that page does in the foreground). ``start`` runs it all in one daemon thread once
+the first page of the server's first visitor has run, so it never competes with that page; the
+library's part comes first, torch last. It computes only through the same cached functions and
+stores the pages use, so a page either finds the result or computes it as before. A failure here
+is swallowed: the page that needs the result computes it itself. ``SPECSIM_WARM_GPT=0`` leaves
+torch out (a server that never shows the Tiny GPT page saves its memory).
 """
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 
 import streamlit as st
@@ -32,6 +36,10 @@ def _work() -> None:
     cached.best_gamma_grid(formulas.DEFAULT_MAX_GAMMA)
     for name in impl.IMPLEMENTATIONS:
         cached.implementation_proof(name, N_TOKENS)
+    if os.environ.get("SPECSIM_WARM_GPT", "1") != "0":
+        from parts import gpt_runs
+
+        gpt_runs.preload()
 
 
 def _quietly() -> None:

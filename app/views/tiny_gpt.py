@@ -29,11 +29,8 @@ st.caption("A character-level GPT **target** and a much smaller **drafter** run 
            "one pass through a **lower-right** causal mask over its KV cache, and both caches are **rolled back** "
            "to the accepted prefix.")
 
-DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY_DRAFTERS[0],
-            "gpt-device": "auto", "gpt-seed": 0, "gpt-kind": "chain", "gpt-shape": "2,2,1", "gpt-drafts": "iid",
-            "gpt-budget": 6, "gpt-depth": 3, "gpt-topk": 2}
 KINDS = {"chain": "chain", "block": "block", "tree": "tree", "dynamic": "dynamic tree"}  # every scheme the decoder runs
-for key, default in DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
+for key, default in gpt_runs.DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
     memory.remember(key, default)
 
 with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its chart fill the first screen
