@@ -1,6 +1,6 @@
 """Time the app's pages in headless Chromium, as a visitor waits for them (a script, not collected by pytest).
 
-    PYTHONPATH=. python tests/bench_pages.py [--rounds 3] [--skip-gpt]
+    PYTHONPATH=. python tests/bench_pages.py [--rounds 3] [--idle 10] [--skip-gpt | --gpt-only]
 
 Starts ``streamlit run app`` on a free port (as ``tests/test_browser.py`` does) and prints JSON:
 
@@ -130,7 +130,7 @@ def pages_timed(browser, rounds: int) -> dict:
             "switch_spread_s": {n: _spread(v) for n, v in switch.items()}}
 
 
-def main(rounds: int, skip_gpt: bool, idle: float) -> int:
+def main(rounds: int, skip_gpt: bool, idle: float, gpt_only: bool = False) -> int:
     from playwright.sync_api import sync_playwright
     from test_browser import CHROMIUM, CHROMIUM_ARGS
 
@@ -139,7 +139,8 @@ def main(rounds: int, skip_gpt: bool, idle: float) -> int:
         result = {"rounds": rounds, "viewport": f"{SIZE['width']}x{SIZE['height']}"}
         if not skip_gpt:
             result["tiny_gpt"] = tiny_gpt_first(browser, idle)
-        result.update(pages_timed(browser, rounds))
+        if not gpt_only:
+            result.update(pages_timed(browser, rounds))
         browser.close()
     print(json.dumps(result, indent=1))
     return 0
@@ -150,5 +151,6 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3, choices=range(1, 11), metavar="1..10")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds between Home and the Tiny GPT page")
     parser.add_argument("--skip-gpt", action="store_true", help="only the other pages")
+    parser.add_argument("--gpt-only", action="store_true", help="only the Tiny GPT page's first loads")
     args = parser.parse_args()
-    sys.exit(main(args.rounds, args.skip_gpt, args.idle))
+    sys.exit(main(args.rounds, args.skip_gpt, args.idle, args.gpt_only))
