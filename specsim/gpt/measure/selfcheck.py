@@ -72,7 +72,8 @@ class SelfCheck:
         return all(c.passed for c in self.checks)
 
     def to_dict(self) -> dict:
-        return {"device": self.device, "dtype": self.dtype, "passed": self.passed, "checks": [asdict(c) for c in self.checks],
+        return {"device": self.device, "dtype": self.dtype, "passed": self.passed,
+                "checks": [asdict(c) for c in self.checks],
                 "bench": self.bench}
 
 
