@@ -44,12 +44,12 @@ PREFILL_POSITIONS = 32  # a call over this many positions or more is a prefill, 
 
 
 def probe(device, repeats: int = 5, dtype=torch.float32) -> dict:
-    """This machine's peak FLOP/s (a 512 x 512 x 512 product) and memory bandwidth in bytes/s (a
-    4096 x 4096 matrix, 64 MiB in float32, times a vector), each the best of ``repeats``, in ``dtype``
-    (the target's: bfloat16 products run on other kernels)."""
+    """This machine's peak FLOP/s (a 512 x 512 x 512 product in ``dtype``, the target's: bfloat16 products
+    run on other kernels) and memory bandwidth in bytes/s (a 4096 x 4096 float32 matrix, 64 MiB, times a
+    vector: bytes cost the same whatever they hold), each the best of ``repeats``."""
     clock = time.perf_counter
     a = torch.randn(512, 512, device=device, dtype=dtype)
-    m, x = torch.randn(4096, 4096, device=device, dtype=dtype), torch.randn(4096, device=device, dtype=dtype)
+    m, x = torch.randn(4096, 4096, device=device), torch.randn(4096, device=device)
     flops, bw = 0.0, 0.0
     with torch.inference_mode():
         for _ in range(repeats):
