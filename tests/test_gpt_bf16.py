@@ -107,3 +107,10 @@ def test_generate_takes_the_dtype_flag(cli):
                          "cpu", "--greedy")
     assert code == 0, err
     assert "20 tokens" in out
+
+
+def test_selfcheck_passes_with_a_bfloat16_target(cli_json):
+    report = cli_json("gpt", "selfcheck", "--device", "cpu", "--dtype", "bfloat16", "--no-bench")
+    assert report["passed"] and report["dtype"] == "bfloat16" and len(report["checks"]) == 9
+    caches = next(c for c in report["checks"] if c["name"] == "caches = a fresh forward")
+    assert "bfloat16 eps" in caches["detail"]
