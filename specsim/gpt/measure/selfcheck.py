@@ -94,7 +94,7 @@ def check_greedy(pair, schemes=GREEDY_SCHEMES["distilled"]) -> list:
         detail = (f"{GREEDY_TOKENS} characters equal plain greedy in {g.target_passes} target passes"
                   if first is None else f"differs from plain greedy at character {first}" + (
                       f", a bfloat16 tie: plain's top two logits there {tie[0]} and {tie[1]} are within "
-                      f"{TIE_EPS} eps of each other" if tie else ""))
+                      f"{TIE_EPS} eps x the larger" if tie else ""))
         out.append(Check(f"greedy {who}{name} = plain greedy", first is None or tie is not None, detail))
     return out
 
