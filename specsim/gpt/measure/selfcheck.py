@@ -18,12 +18,13 @@ Each check compares one quantity computed two ways on the shipped pair, on the c
 ``run_selfcheck(device, dtype=...)`` checks the pair with its target in float32 (the default) or
 bfloat16 (``api.load_pair``). In bfloat16 a logit carries 8 significant bits, and a pass over six
 positions need not round every number as a pass over one does: measured on the shipped target (one
-CPU thread, oneDNN), logits of the same position differ by up to one unit in the last place (1/32 at
-magnitudes 4 to 8), so two logits within that distance can swap places or tie exactly. Greedy
+CPU thread, oneDNN), logits of the same position differ by up to one unit in the last place (at
+most 1/16 on the selfcheck's text, whose largest logits reach 13, where the unit is 1/16), so two logits
+within that distance can swap places or tie exactly. Greedy
 decoding then picks a different character at such a tie, and the two texts part there: an argmax
 flip of bfloat16 rounding, not a broken rule (the rule's exactness is check 4, on the same rounded
 weights in float64). Check 1 says where it happened and passes only when plain's top two logits
-were within ``TIE_EPS`` eps of each other there.
+were within ``TIE_EPS`` x eps x the larger there.
 
 ``run_selfcheck`` returns a ``SelfCheck`` (a list of ``Check`` and the bench figures); the CLI
 prints one line per check. A device that is not there is refused by ``api.resolve_device`` in one
