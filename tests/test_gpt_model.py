@@ -124,3 +124,37 @@ def test_tree_grid_refuses_bad_parents():
         masks.tree_grid([-1, 1], 0)
     with pytest.raises(ValueError, match="widths must be >= 1"):
         masks.shape_parents((2, 0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_forward_without_module_calls_equals_the_module_calls_bit_for_bit(dtype):
+    """``GPT.forward`` calls its layers' kernels directly (``model.linear``, ``model.norm``): the same numbers
+    as calling each ``nn.Module``, to the bit, with a cache and T = 1 and T = 6 after a prefix."""
+    torch.manual_seed(0)
+    m = GPT(PRESETS["tiny"]).eval().to(dtype)
+
+    def by_modules(idx, cache):  # the layers called as modules, as the model did before
+        n, T = cache.length, idx.size(1)
+        x = m.wte(idx) + m.wpe(torch.arange(n, n + T))
+        mask = lower_right_mask(T, n + T) if 1 < T and n > 0 else None
+        for i, b in enumerate(m.blocks):
+            a, h = b.attn, b.ln_1(x)
+            q, k, v = a.c_attn(h).split(a.n_embd, dim=2)
+            shape = (1, T, a.n_head, a.n_embd // a.n_head)
+            q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+            cache.k[i, :, :, n:n + T], cache.v[i, :, :, n:n + T] = k, v
+            y = attend(q, cache.k[i, :, :, :n + T], cache.v[i, :, :, :n + T], mask)
+            x = x + a.c_proj(y.transpose(1, 2).reshape(1, T, a.n_embd))
+            x = x + b.mlp.c_proj(F.gelu(b.mlp.c_fc(b.ln_2(x)), approximate="tanh"))
+        cache.length = n + T
+        return m.lm_head(m.ln_f(x))
+
+    with torch.inference_mode():
+        for T in (1, 6):
+            c1, c2 = m.new_cache(), m.new_cache()
+            prefix = torch.randint(0, 96, (1, 20))
+            m(prefix, c1)
+            by_modules(prefix, c2)
+            idx = torch.randint(0, 96, (1, T))
+            assert torch.equal(m(idx, c1), by_modules(idx, c2))
+            assert torch.equal(c1.k[:, :, :, :26], c2.k[:, :, :, :26])

@@ -65,6 +65,15 @@ def rules_arg(text: str) -> list:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+DTYPE_HELP = ("the target's number format (default float32); bfloat16 runs the target's passes in bfloat16 "
+              "where the CPU or GPU has it, its rows p still computed from logits cast up to float32; the drafter "
+              "stays float32")
+
+
+def add_dtype_option(p) -> None:
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help=DTYPE_HELP)
+
+
 COLOURS = {"accepted": "\033[32m", "correct": "\033[31m", "bonus": "\033[34m", "end": "\033[0m"}
 GENERATE_GAMMA = 4  # --gamma's default for gpt generate (chain:4)
 
@@ -102,6 +111,7 @@ def _register_generate(sub) -> None:
     g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     gpt_hf_cmds.add_pair_args(g)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    add_dtype_option(g)
     g.add_argument("--top", type=int_in_range("top", 1, 128), default=5,
                    help="entries of each p and q row in the JSON trace (default 5)")
     g.add_argument("--json", action="store_true")
@@ -135,6 +145,7 @@ def _register_bench(sub) -> None:
                         "its own kind of scheme, with the gallery's exactness verdict (default 150 tokens)")
     add_scheme_option(b, many=True, flag="--schemes")  # args.scheme: a list of schemes
     b.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    add_dtype_option(b)
     b.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: one-token steps are memory-bound, and on a "
                         "shared CPU a second thread mostly waits at OpenMP barriers)")
@@ -275,10 +286,16 @@ def check_bench_work(args) -> None:
 
 def _pair(args):
     gpt_hf_cmds.check_pair_args(args)
+    dtype = getattr(args, "dtype", "float32")
+    if dtype != "float32":
+        for flag, given in (("--target", args.target), ("--peer", getattr(args, "peer", None)),
+                            ("--drafters", getattr(args, "drafters", None))):
+            if given:
+                raise UsageError(f"--dtype {dtype} does not combine with {flag}: it applies to the shipped target")
     if args.target is not None:
         return gpt_hf_cmds.own_pair(args)
     from ..gpt.api import load_pair
-    return load_pair(args.draft, args.device)
+    return load_pair(args.draft, args.device, dtype=dtype)
 
 
 @bounded(check_generate_work)
@@ -354,6 +371,8 @@ def cmd_bench(args) -> int:
     args.tokens = args.tokens or (200 if gallery else 150)  # the gamma bench: no run slides the window
     args.repeats = args.repeats or (3 if gallery else BENCH_REPEATS)
     if gallery:
+        if args.dtype != "float32":
+            raise UsageError(f"--dtype {args.dtype} does not combine with --drafters: it applies to one pair")
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
@@ -364,7 +383,8 @@ def cmd_bench(args) -> int:
             "formula_speedup"]
     rows = [[r[k] if "interval" not in k else "-" if r[k] is None else f"{r[k][0]:.3f}-{r[k][1]:.3f}" for k in keys]
             for r in result["results"]]
-    print(f"device {result['device']}, drafter {result['draft']}, temperature {result['temperature']}, "
+    target = "" if result["dtype"] == "float32" else f", target in {result['dtype']}"
+    print(f"device {result['device']}{target}, drafter {result['draft']}, temperature {result['temperature']}, "
           f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} interleaved "
           f"repeats, {result['clock']}; every time the minimum over repeats (load only adds time); plain decoding "
           f"{result['plain_tokens_per_s']} tokens/s ({result['step_ms']['plain']} ms a token)")
@@ -401,7 +421,9 @@ def _profile(args) -> int:
     if args.json:
         print_json(r)
         return 0
-    print(f"device {r['device']}, drafter {r['draft']}, {r['prompts']} held-out prompts x {r['tokens']} tokens, "
+    target = "" if r["dtype"] == "float32" else f", target in {r['dtype']}"
+    print(f"device {r['device']}{target}, drafter {r['draft']}, {r['prompts']} held-out prompts x {r['tokens']} "
+          f"tokens, "
           f"{r['repeats']} interleaved repeats, {r['clock']}; ms per round, each part the minimum over repeats")
     print(f"this machine: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), {r['probe']['gbytes_per_s']} GB/s "
           f"(matrix-vector over 64 MiB); plain decoding {r['plain_step_ms']} ms a token, floor "

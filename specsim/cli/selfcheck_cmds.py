@@ -18,6 +18,9 @@ def add_selfcheck(sub, needs_torch) -> None:
                                    "p (exact engine, float64). Then a short `gpt bench`. Exit 0: all pass; 1: a "
                                    "check failed; 2: bad input.")
     s.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    s.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                   help="the target's number format (default float32); in bfloat16 the cache tolerance is set by "
+                        "its precision and a greedy difference must sit at a bfloat16 tie")
     s.add_argument("--no-bench", action="store_true", help="skip the timing")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=needs_torch(cmd_selfcheck))
@@ -28,11 +31,12 @@ def cmd_selfcheck(args) -> int:
 
     from ..gpt.measure.selfcheck import run_selfcheck
     torch.set_num_threads(1) if args.device == "cpu" else None
-    report = run_selfcheck(args.device, with_bench=not args.no_bench)
+    report = run_selfcheck(args.device, with_bench=not args.no_bench, dtype=args.dtype)
     if args.json:
         print_json(report.to_dict())
         return 0 if report.passed else 1
-    print(f"specsim gpt selfcheck on {report.device} (torch {torch.__version__})")
+    what = "" if report.dtype == "float32" else f", target in {report.dtype}"
+    print(f"specsim gpt selfcheck on {report.device}{what} (torch {torch.__version__})")
     for c in report.checks:
         print(f"{'PASS' if c.passed else 'FAIL'}  {c.name}: {c.detail}")
     if report.bench:

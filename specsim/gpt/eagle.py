@@ -179,7 +179,7 @@ class Eagle(nn.Module):
         self.wte = target.wte
 
     def new_cache(self) -> EagleCache:
-        p = self.wte.weight
+        p = self.layer.fc.weight  # the layer's own dtype (float32 beside a bfloat16 target: ``api.load_pair``)
         return EagleCache(self.layer.config, device=p.device, dtype=p.dtype)
 
     def features(self, ids: list) -> torch.Tensor:
@@ -189,17 +189,19 @@ class Eagle(nn.Module):
         return self.target(torch.tensor([ids], device=self.wte.weight.device), hidden=True)[1][0]
 
     def readout(self, f: torch.Tensor) -> torch.Tensor:
-        return self.target.lm_head(self.target.ln_f(f))  # (B, T, V)
+        return self.target.lm_head(self.target.ln_f(f.to(self.wte.weight.dtype)))  # (B, T, V), the target's dtype
 
     def forward(self, idx, cache: EagleCache | None = None, last_only: bool = False, pos=None, mask=None):
         """Logits (B, T, V) for the new slots (``pos`` is not used: the features carry the positions).
 
         Without a cache: teacher forced, the target's own features on ``idx``.
         With one (B = 1): the T new slots read the cache's queued real features
-        if it has any (exactly T), else each its parent slot's predicted feature."""
-        e = self.wte(idx)  # (B, T, C)
+        if it has any (exactly T), else each its parent slot's predicted feature.
+        The target's embeddings and features are cast to the layer's dtype (a no-op when they agree)."""
+        dtype = self.layer.fc.weight.dtype
+        e = self.wte(idx).to(dtype)  # (B, T, C)
         if cache is None:
-            h = self.target(idx, hidden=True)[1]  # (B, T, C)
+            h = self.target(idx, hidden=True)[1].to(dtype)  # (B, T, C)
             f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1)  # slot j reads f_{j-1}
             x = self.layer(f, e)  # (B, T, C)
         else:
@@ -210,7 +212,7 @@ class Eagle(nn.Module):
                 if len(cache.queue) != T:
                     raise ValueError(f"the eagle drafter holds real features for {len(cache.queue)} slots, "
                                      f"fed {T}")
-                f, cache.queue = cache.queue[None], None  # (1, T, C)
+                f, cache.queue = cache.queue[None].to(dtype), None  # (1, T, C)
             elif mask is None and n > 0:  # a chain: each slot drafts from the one before it
                 f = cache.out[n - 1:n + T - 1][None]  # (1, T, C)
             else:

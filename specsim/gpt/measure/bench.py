@@ -103,6 +103,11 @@ def bench_clock(device):
     return "wall time", time.perf_counter
 
 
+def dtype_name(model) -> str:
+    """A model's number format as the CLI names it: "float32", "bfloat16"."""
+    return str(model.wte.weight.dtype).removeprefix("torch.")
+
+
 def _rounded(x, digits: int = 4):
     return None if x is None else round(x, digits)
 
@@ -224,7 +229,8 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     n_out = len(ids) * n_tokens
     step = [s / n_out for s in t.seconds["plain"]]  # the target step: plain decoding's, per token
     results = [gamma_result(t, g, step, n_out, len(ids), seed) for g in gammas]
-    return {"device": str(pair.device), "draft": pair.draft_name, "temperature": temperature,
+    return {"device": str(pair.device), "dtype": dtype_name(pair.target), "draft": pair.draft_name,
+            "temperature": temperature,
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,
             "costs": "timed inside the rounds", "ratio_coverage": coverage(repeats),

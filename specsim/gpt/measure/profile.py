@@ -37,17 +37,18 @@ import torch.nn as nn
 from ... import formulas
 from .. import api
 from ..decode import Sampling, plain_generate, speculative_generate, sync_device
-from .bench import bench_clock, heldout_prompts
+from .bench import bench_clock, dtype_name, heldout_prompts
 
 PARTS = ("draft compute", "draft host", "verify compute", "verify host", "decide", "keep", "loop")
 PREFILL_POSITIONS = 32  # a call over this many positions or more is a prefill, not a round's pass
 
 
-def probe(device, repeats: int = 5) -> dict:
-    """This machine's peak FLOP/s (a 512 x 512 x 512 product) and memory bandwidth in bytes/s (a
-    4096 x 4096 float32 matrix, 64 MiB, times a vector), each the best of ``repeats``."""
+def probe(device, repeats: int = 5, dtype=torch.float32) -> dict:
+    """This machine's peak FLOP/s (a 512 x 512 x 512 product in ``dtype``, the target's: bfloat16 products
+    run on other kernels) and memory bandwidth in bytes/s (a 4096 x 4096 float32 matrix, 64 MiB, times a
+    vector: bytes cost the same whatever they hold), each the best of ``repeats``."""
     clock = time.perf_counter
-    a = torch.randn(512, 512, device=device)
+    a = torch.randn(512, 512, device=device, dtype=dtype)
     m, x = torch.randn(4096, 4096, device=device), torch.randn(4096, device=device)
     flops, bw = 0.0, 0.0
     with torch.inference_mode():
@@ -184,7 +185,7 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
     sampling = Sampling(temperature)
     prompts = prompts or heldout_prompts()
     encoded = [api.encode_prompt(pair, p) for p in prompts]
-    rates = probe(device)
+    rates = probe(device, dtype=pair.target.wte.weight.dtype)
     best = {g: {k: float("inf") for k in PARTS} for g in gammas}
     decode = {g: float("inf") for g in gammas}
     plain, accepted, steps = float("inf"), {g: [] for g in gammas}, {g: 0 for g in gammas}
@@ -222,7 +223,8 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
                         "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
                         "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
                         "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)})
-    return {"device": str(device), "clock": clock_name, "draft": pair.draft_name, "prompts": len(prompts),
+    return {"device": str(device), "dtype": dtype_name(pair.target), "clock": clock_name, "draft": pair.draft_name,
+            "prompts": len(prompts),
             "tokens": n_tokens, "repeats": repeats, "temperature": temperature,
             "probe": {"gflops_per_s": round(rates["flops_per_s"] / 1e9, 2),
                       "gbytes_per_s": round(rates["bytes_per_s"] / 1e9, 2)},
