@@ -13,6 +13,8 @@ Starts ``streamlit run app`` on a free port (as ``tests/test_browser.py`` does) 
 - ``cold_s``: per page, the median over ``rounds`` of a cold load: a fresh browser context
   (empty cache, new session) opening the page's address until its title is shown, its first
   chart is drawn (pages with charts) and no run is going; ``cold_median_s`` over pages.
+- ``cached_s``: the same page opened again in a new tab of that browser right after (a new
+  session, the browser's cache warm: a reload, or a student's second visit).
 - ``switch_s``: per page, the median over ``rounds`` of a page switch in one warm tab: from
   the click on its sidebar link to the same three conditions; ``switch_median_s`` over pages.
 
@@ -98,7 +100,8 @@ def pages_timed(browser, rounds: int) -> dict:
     pages = [(p.path.split("/")[-1][:-3], p.title) for p in nav.PAGES if not p.path.endswith("tiny_gpt.py")]
     chart = {name: (name in CHARTS or name == "home") for name, _ in pages}
     proc, url, _ = start_server(Path(tempfile.mkdtemp()))
-    switch, cold, heads = {n: [] for n, _ in pages}, {n: [] for n, _ in pages}, {}
+    switch, cold, cached = ({n: [] for n, _ in pages} for _ in range(3))
+    heads = {}
     try:
         tab = browser.new_context(viewport=SIZE).new_page()
         for name, _ in pages:  # warm the server (imports, caches), and read each page's own h1
@@ -114,18 +117,22 @@ def pages_timed(browser, rounds: int) -> dict:
                 switch[name].append(time.perf_counter() - start)
             for name, _ in pages:
                 ctx = browser.new_context(viewport=SIZE)
-                pg = ctx.new_page()
-                start = time.perf_counter()
-                pg.goto(f"{url}/{'' if name == 'home' else name}")
-                _done(pg, heads[name], chart[name])
-                cold[name].append(time.perf_counter() - start)
+                for into in (cold, cached):  # an empty cache, then a new session in the same browser
+                    pg = ctx.new_page()
+                    start = time.perf_counter()
+                    pg.goto(f"{url}/{'' if name == 'home' else name}")
+                    _done(pg, heads[name], chart[name])
+                    into[name].append(time.perf_counter() - start)
+                    pg.close()
                 ctx.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    med = {k: {n: round(statistics.median(v), 3) for n, v in d.items()} for k, d in (("cold", cold), ("switch", switch))}
+    med = {k: {n: round(statistics.median(v), 3) for n, v in d.items()}
+           for k, d in (("cold", cold), ("cached", cached), ("switch", switch))}
     return {"cold_s": med["cold"], "cold_median_s": round(statistics.median(med["cold"].values()), 3),
             "cold_spread_s": {n: _spread(v) for n, v in cold.items()},
+            "cached_s": med["cached"], "cached_median_s": round(statistics.median(med["cached"].values()), 3),
             "switch_s": med["switch"], "switch_median_s": round(statistics.median(med["switch"].values()), 3),
             "switch_spread_s": {n: _spread(v) for n, v in switch.items()}}
 
