@@ -155,11 +155,10 @@ def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None, 
     file rounded to bfloat16; the KV cache follows the model). Only the target changes: the rows p are
     still computed from its logits cast up to float32 (``rule.adjust``), so the acceptance rule reads the
     same kind of numbers. The small drafters and the EAGLE layer stay float32, because that is faster:
-    measured on one CPU thread (AVX-512 with BF16, torch 2.13, the models' passes alone, interleaved in
-    one run), a distilled drafter step took twice as long in bfloat16 as in float32 (at one position and
-    width 128 the bfloat16 kernels' fixed costs dominate), while the target's pass took 0.81 of its
-    float32 time at one position and 0.55 at six (a pass over six positions: 1.68 one-position passes in
-    float32, 1.14 in bfloat16).
+    on one CPU thread (AVX-512 with BF16, torch 2.13) a distilled drafter step is slower in bfloat16 (at
+    one position and width 128 the kernels' fixed costs dominate), while the target's pass over six
+    positions costs far less of its float32 time than its pass over one (``gpt bench --profile --dtype
+    bfloat16`` measures both).
     The EAGLE layer casts the target's features and embeddings to its own float32 and its predicted
     features back to the target's dtype for the shared head (``specsim.gpt.eagle``). Early exit runs the
     target's own layers, so its exit heads take the target's dtype."""
