@@ -65,6 +65,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from .config import GPTConfig
 from .drafters import ModelDrafter
@@ -177,6 +178,7 @@ class Eagle(nn.Module):
         self.target, self.layer = target, layer
         self.config = dataclasses.replace(c.layer, block_size=min(c.block_size, t.block_size))
         self.wte = target.wte
+        self._head = None  # the target's norm and head in another dtype (``readout``); not a weight of the drafter
 
     def new_cache(self) -> EagleCache:
         p = self.layer.fc.weight  # the layer's own dtype (float32 beside a bfloat16 target: ``api.load_pair``)
@@ -189,7 +191,19 @@ class Eagle(nn.Module):
         return self.target(torch.tensor([ids], device=self.wte.weight.device), hidden=True)[1][0]
 
     def readout(self, f: torch.Tensor) -> torch.Tensor:
-        return self.target.lm_head(self.target.ln_f(f.to(self.wte.weight.dtype)))  # (B, T, V), the target's dtype
+        """The target's final norm and head on the predicted features ``f``: logits (B, T, V).
+
+        In the layer's dtype: the target's own modules when the dtypes agree; beside a bfloat16 target,
+        float32 copies of its norm and head, made once (at one position the bfloat16 kernels' fixed cost
+        outweighs the arithmetic: ``gpt bench --profile --draft eagle --dtype bfloat16`` shows the draft
+        step). Either way the drafter's rows are q, whatever their rounding: the rule stays exact."""
+        t = self.target
+        if t.lm_head.weight.dtype == f.dtype:
+            return t.lm_head(t.ln_f(f))  # (B, T, V)
+        if self._head is None or self._head[0].dtype != f.dtype:
+            self._head = tuple(w.detach().to(f.dtype) for w in (t.ln_f.weight, t.ln_f.bias, t.lm_head.weight))
+        w, b, head = self._head
+        return F.linear(F.layer_norm(f, w.shape, w, b, t.ln_f.eps), head)  # (B, T, V)
 
     def forward(self, idx, cache: EagleCache | None = None, last_only: bool = False, pos=None, mask=None):
         """Logits (B, T, V) for the new slots (``pos`` is not used: the features carry the positions).
