@@ -108,6 +108,26 @@ def test_tiny_gpt_page_counts_its_drafters_and_keeps_its_round():
 
 
 @pytest.mark.skipif(not WEIGHTS, reason="no shipped weights")
+def test_tiny_gpt_page_runs_the_target_in_bfloat16_when_asked():
+    """The number-format choice reaches the loaded pair: the page's generation is the bfloat16 target's."""
+    import torch
+    from specsim.gpt import api
+    from parts import gpt_runs
+    at = AppTest.from_file(str(ENTRY), default_timeout=300)
+    at.run()
+    at.session_state["gpt-n"] = 24
+    at.session_state["gpt-dtype"] = "bfloat16"
+    at.switch_page("views/tiny_gpt.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    choice = gpt_runs.Choice("distilled", "auto", None, "bfloat16")
+    pair = gpt_runs.store()["pairs"].get(choice)
+    assert pair is not None and pair.target.wte.weight.dtype == torch.bfloat16
+    gen = gpt_runs.store()["gens"].get((choice, "def ", 24, "chain:4", 1.0, 0))
+    assert gen.text == api.speculative_generate(api.load_pair("distilled", "cpu", dtype="bfloat16"), "def ", 24,
+                                                "chain:4", seed=0).text
+
+
+@pytest.mark.skipif(not WEIGHTS, reason="no shipped weights")
 def test_the_trees_tiny_gpt_round_opens_on_a_round_with_several_tokens():
     """The default tree round was the last one, an indent: ten drafted spaces."""
     at = open_page("views/trees.py", timeout=300)

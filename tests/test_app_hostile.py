@@ -21,6 +21,7 @@ APP = ROOT / "app"
 ENTRY = APP / "streamlit_app.py"
 sys.path.insert(0, str(APP))
 from parts import gpt_runs  # noqa: E402
+from parts import own_pairs  # noqa: E402
 from parts import heavy  # noqa: E402
 from parts import tokens  # noqa: E402
 from parts import widgets  # noqa: E402
@@ -327,31 +328,31 @@ def pairs_root(tmp_path, monkeypatch):
     (root / "alias").symlink_to(root / "a")
     (root / "out").symlink_to(outside)
     (root / "file.json").write_text("{}")
-    monkeypatch.setenv(gpt_runs.PAIRS_ENV, str(root))
+    monkeypatch.setenv(own_pairs.PAIRS_ENV, str(root))
     return root
 
 
 def test_own_pairs_are_off_by_default(monkeypatch):
-    monkeypatch.delenv(gpt_runs.PAIRS_ENV, raising=False)
-    assert gpt_runs.pairs_dir() is None and gpt_runs.own_choices() == [] and gpt_runs.own_path("a") is None
+    monkeypatch.delenv(own_pairs.PAIRS_ENV, raising=False)
+    assert own_pairs.pairs_dir() is None and own_pairs.own_choices() == [] and own_pairs.own_path("a") is None
 
 
 def test_own_pairs_come_only_from_the_operator_directory(pairs_root):
-    assert gpt_runs.own_choices() == ["a", "alias", "b"]
+    assert own_pairs.own_choices() == ["a", "alias", "b"]
     real_a = os.path.realpath(pairs_root / "a")
-    assert gpt_runs.own_path("a") == gpt_runs.own_path("alias") == real_a  # one key for one checkpoint
+    assert own_pairs.own_path("a") == own_pairs.own_path("alias") == real_a  # one key for one checkpoint
     for name in ["out", "nocfg", ".hidden", "file.json", "../outside", str(pairs_root / "a"), "/etc", "", "a/"]:
-        assert gpt_runs.own_path(name) is None, name
+        assert own_pairs.own_path(name) is None, name
 
 
 def test_tiny_gpt_page_takes_no_path_from_a_visitor(monkeypatch, tmp_path):
-    monkeypatch.delenv(gpt_runs.PAIRS_ENV, raising=False)
+    monkeypatch.delenv(own_pairs.PAIRS_ENV, raising=False)
     at = open_page("views/tiny_gpt.py", timeout=300, state={"gpt-n": 8})
     assert not [t for t in at.text_input if "own" in str(t.key)] and not at.error
     assert any("Off on this server" in c.value for c in at.caption)
     (tmp_path / "ckpt").mkdir()
     (tmp_path / "ckpt" / "config.json").write_text("{}")
-    monkeypatch.setenv(gpt_runs.PAIRS_ENV, str(tmp_path))
+    monkeypatch.setenv(own_pairs.PAIRS_ENV, str(tmp_path))
     at = open_page("views/tiny_gpt.py", timeout=300, state={"gpt-n": 8})
     assert at.selectbox(key="gpt-own-target").options == ["(the shipped pair)", "ckpt"]
     at.selectbox(key="gpt-own-target").set_value("ckpt")
@@ -405,7 +406,7 @@ def damaged(tmp_path_factory):
 
 @pytest.mark.parametrize("bad", ["truncated", "nan", "deep", "pickle"])
 def test_damaged_checkpoint_is_one_error_line(damaged, bad, monkeypatch):
-    monkeypatch.setenv(gpt_runs.PAIRS_ENV, str(damaged))
+    monkeypatch.setenv(own_pairs.PAIRS_ENV, str(damaged))
     at = open_page("views/tiny_gpt.py", timeout=300, state={"gpt-n": 8, "gpt-own-target": bad,
                                                             "gpt-own-draft": "draft"})
     errors = [e.value for e in at.error]
@@ -422,5 +423,5 @@ def test_readme_states_the_caps_the_app_sets():
     for phrase in (f"at most {gpt_runs.MAX_PAIRS} loaded model pairs", f"{gpt_runs.MAX_RUNS}\n  finished Tiny GPT runs",
                    f"{tree_gpt_section.MAX_RUNS} tree generations", f"{gallery_section.MAX_RESULTS} drafter galleries",
                    f"at most {heavy.HEAVY_SLOTS} heavy computation", f"limited to {widgets.MAX_TEXT:,} characters",
-                   gpt_runs.PAIRS_ENV, "--server.address 127.0.0.1"):
+                   own_pairs.PAIRS_ENV, "--server.address 127.0.0.1"):
         assert phrase in section, phrase

@@ -6,26 +6,22 @@ own ~0.8 GB) and ``MAX_RUNS`` finished runs (a run keeps its rounds: well under 
 recently used evicted first. A pair of your own is keyed by its checkpoints' resolved paths, so
 one checkpoint is loaded once however it is reached.
 
-"Your own model pair" is off unless the operator sets ``SPECSIM_PAIRS_DIR`` to a directory; a
-visitor then picks a target and a draft among that directory's subdirectories that hold a
-``config.json`` (``own_choices``) and nothing else: no path is typed, no message says anything
-about other paths.
+"Your own model pair": ``parts.own_pairs`` (off unless the operator sets ``SPECSIM_PAIRS_DIR``).
 """
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import streamlit as st
 
 from parts import heavy
 from specsim.gpt.specs import GALLERY
 
-PAIRS_ENV = "SPECSIM_PAIRS_DIR"
 MAX_PAIRS, MAX_RUNS = 3, 16
-MAX_CHOICES = 100  # subdirectories listed at most
 DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY[0],
             "gpt-device": "auto", "gpt-seed": 0, "gpt-kind": "chain", "gpt-shape": "2,2,1", "gpt-drafts": "iid",
-            "gpt-budget": 6, "gpt-depth": 3, "gpt-topk": 2}  # the Tiny GPT page's settings as it opens
+            "gpt-budget": 6, "gpt-depth": 3, "gpt-topk": 2, "gpt-dtype": "float32"}  # the page's settings as it opens
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -34,42 +30,21 @@ def store() -> dict:
     return {"pairs": heavy.Store(MAX_PAIRS), "runs": heavy.Store(MAX_RUNS), "gens": heavy.Store(MAX_RUNS)}
 
 
-def pairs_dir() -> str | None:
-    """The operator's directory of checkpoints (resolved), or None when "your own pair" is off."""
-    root = os.environ.get(PAIRS_ENV, "").strip()
-    if not root:
-        return None
-    root = os.path.realpath(os.path.expanduser(root))
-    return root if os.path.isdir(root) else None
-
-
-def own_choices() -> list[str]:
-    """The checkpoint directories a visitor may pick: names of ``pairs_dir()``'s subdirectories with a
-    config.json whose real path stays inside it (a symlink out of it is not offered)."""
-    root = pairs_dir()
-    if root is None:
-        return []
-    names = []
-    with os.scandir(root) as entries:
-        for entry in entries:
-            path = os.path.realpath(entry.path)
-            if (not entry.name.startswith(".") and os.path.dirname(path) == root and os.path.isdir(path)
-                    and os.path.isfile(os.path.join(path, "config.json"))):
-                names.append(entry.name)
-    return sorted(names)[:MAX_CHOICES]
-
-
-def own_path(name: str) -> str | None:
-    """The resolved checkpoint directory of a listed ``name``, or None for anything not listed."""
-    return os.path.realpath(os.path.join(pairs_dir(), name)) if name in own_choices() else None
-
-
 def queued() -> None:
     st.info(f"Waiting for the server: {heavy.running()} heavy computation(s) running, "
             f"at most {heavy.HEAVY_SLOTS} at a time. This page continues when it is done.")
 
 
-def _load(draft, device: str, weights_dir, bar=None):
+class Choice(NamedTuple):
+    """Which pair: a shipped drafter, or a (target path, draft path) pair from ``own_path``; the device; the
+    weights directory; the target's number format (``api.load_pair``; a pair of your own stays float32)."""
+    draft: object
+    device: str = "auto"
+    weights_dir: str | None = None
+    dtype: str = "float32"
+
+
+def _load(choice: Choice, bar=None):
     """Import torch and the decoder, read the pair's weights, warm both models up (``bar``: a progress bar)."""
     step = bar.progress if bar is not None else (lambda f, text: None)
     step(0.0, "importing PyTorch")
@@ -77,31 +52,30 @@ def _load(draft, device: str, weights_dir, bar=None):
     from specsim.gpt.measure import bench
 
     step(0.4, "reading the weights of the target and the drafter")
-    if isinstance(draft, tuple):
+    if isinstance(choice.draft, tuple):
         from specsim.gpt.hf import pair as hf_pair
-        pair = hf_pair.load_hf_pair(*draft, device)
+        pair = hf_pair.load_hf_pair(*choice.draft, choice.device)
     else:
-        pair = api.load_pair(draft, device, weights_dir)
+        pair = api.load_pair(choice.draft, choice.device, choice.weights_dir, dtype=choice.dtype)
     step(0.8, "warming both models up")
     bench.prepare(pair)
     step(1.0, "loaded")
     return pair
 
 
-def get_pair(draft, device: str, weights_dir):
-    """``draft`` is a shipped drafter, or a (target path, draft path) pair from ``own_path``."""
+def get_pair(choice: Choice):
     def load():
         with st.status("Loading the tiny GPT pair…", expanded=True) as status:
-            pair = _load(draft, device, weights_dir, st.progress(0.0, "starting"))
+            pair = _load(choice, st.progress(0.0, "starting"))
             status.update(label="Tiny GPT pair loaded", state="complete", expanded=False)
         return pair
 
-    return store()["pairs"].get_or_compute((draft, device, weights_dir), load, heavy=True, on_wait=queued)
+    return store()["pairs"].get_or_compute(choice, load, heavy=True, on_wait=queued)
 
 
 def _generation(pair, key: tuple, on_wait=None):
     """The seeded generation for ``key``, computed once; a visitor's (``on_wait`` given) takes a heavy slot."""
-    draft, device, weights_dir, prompt, n_tokens, scheme, temperature, seed = key
+    _, prompt, n_tokens, scheme, temperature, seed = key
 
     def make():
         from specsim.gpt import api
@@ -111,30 +85,28 @@ def _generation(pair, key: tuple, on_wait=None):
     return store()["gens"].get_or_compute(key, make, heavy=on_wait is not None, on_wait=on_wait)
 
 
-def generate(draft, device, weights_dir, prompt, n_tokens, scheme, temperature, seed):
+def generate(choice: Choice, prompt, n_tokens, scheme, temperature, seed):
     """(pair, one speculative generation): the tokens the page shows first, before anything is timed.
     Seeded, so it is the very generation ``run`` times afterwards (``bench.quick_measure`` makes the same
     call with a clock, and a clock changes no token)."""
-    pair = get_pair(draft, device, weights_dir)
-    return pair, _generation(pair, (draft, device, weights_dir, prompt, n_tokens, scheme, temperature, seed),
-                             queued)
+    pair = get_pair(choice)
+    return pair, _generation(pair, (choice, prompt, n_tokens, scheme, temperature, seed), queued)
 
 
 def preload() -> None:
     """The warm-up's part (``parts.warmup``): the pair and seeded generation the page opens with (``DEFAULTS``)
     put in the shared stores with no widget. Nothing is timed here (the page times its run itself, in the
     foreground), and no heavy slot is taken: no visitor is told to wait for work they did not ask for."""
-    d, weights_dir = DEFAULTS, os.environ.get("SPECSIM_WEIGHTS") or None
-    key = (d["gpt-draft"], d["gpt-device"], weights_dir)
-    pair = store()["pairs"].get_or_compute(key, lambda: _load(*key))
-    _generation(pair, key + (d["gpt-prompt"], d["gpt-n"], f"{d['gpt-kind']}:{d['gpt-gamma']}", d["gpt-temp"],
-                             d["gpt-seed"]))
+    d = DEFAULTS
+    choice = Choice(d["gpt-draft"], d["gpt-device"], os.environ.get("SPECSIM_WEIGHTS") or None, d["gpt-dtype"])
+    pair = store()["pairs"].get_or_compute(choice, lambda: _load(choice))
+    _generation(pair, (choice, d["gpt-prompt"], d["gpt-n"], f"{d['gpt-kind']}:{d['gpt-gamma']}", d["gpt-temp"],
+                       d["gpt-seed"]))
 
 
-def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
+def run(choice: Choice, prompt, n_tokens, gamma, temperature, seed):
     """(pair, ``bench.quick_measure`` result), computed once per settings for every session."""
-    key = (draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed)
-    pair = get_pair(draft, device, weights_dir)
+    pair = get_pair(choice)
 
     def measure():
         from specsim.gpt.measure import bench
@@ -146,4 +118,5 @@ def run(draft, device, weights_dir, prompt, n_tokens, gamma, temperature, seed):
             status.update(label="Generated and timed", state="complete", expanded=False)
         return result
 
+    key = (choice, prompt, n_tokens, gamma, temperature, seed)
     return pair, store()["runs"].get_or_compute(key, measure, heavy=True, on_wait=queued)

@@ -33,7 +33,7 @@ def show() -> None:
     elif run_it:
         weights_dir = os.environ.get("SPECSIM_WEIGHTS") or None
         try:
-            pair = gpt_runs.get_pair("distilled", "cpu", weights_dir)
+            pair = gpt_runs.get_pair(gpt_runs.Choice("distilled", "cpu", weights_dir))
 
             def bench():
                 from specsim.gpt.measure import serve_bench

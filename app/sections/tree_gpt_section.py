@@ -30,7 +30,7 @@ def _store() -> dict:
 
 def _pair():
     """The shipped pair with the distilled drafter on CPU, from the Tiny GPT page's bounded store."""
-    return gpt_runs.get_pair("distilled", "cpu", None)
+    return gpt_runs.get_pair(gpt_runs.Choice("distilled", "cpu"))
 
 
 def show(scheme) -> None:

@@ -5,13 +5,13 @@ loads once per (drafter, device) into a ``st.cache_resource`` store, with a prog
 ``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones. "Your own model pair"
 runs two Hugging Face causal-LM checkpoints (``specsim.gpt.hf.pair``) through the same decoder: off unless
 the operator sets ``SPECSIM_PAIRS_DIR``, and then only checkpoints listed from that directory
-(``gpt_runs.own_choices``). Every failure at the load boundary is one ``st.error`` line.
+(``own_pairs.own_choices``). Every failure at the load boundary is one ``st.error`` line.
 """
 import os
 
 import streamlit as st
 
-from parts import gpt_runs, memory, presenter, tokens, widgets
+from parts import gpt_runs, memory, own_pairs, presenter, tokens, widgets
 from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section, tryit
 from specsim import schemes
 from specsim.plots import gpt as plots_gpt
@@ -58,6 +58,11 @@ with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
     device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
+    dtype = st.radio("target's number format", ["float32", "bfloat16"], key="gpt-dtype", horizontal=True,
+                     help="bfloat16: the target and its KV cache in bfloat16 (plain decoding too), the drafter in "
+                          "float32. On a CPU with AVX-512 BF16 a verify pass over γ + 1 positions then costs little "
+                          "more than one step (v near 1); greedy text may part from float32's at near-ties "
+                          "(lesson 16)")
     seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
@@ -72,10 +77,10 @@ except ValueError as e:
 
 with st.sidebar.expander("Your own model pair"):
     own_target = own_draft = None
-    own_names = gpt_runs.own_choices()
-    if gpt_runs.pairs_dir() is None:
+    own_names = own_pairs.own_choices()
+    if own_pairs.pairs_dir() is None:
         st.caption("Off on this server. Whoever runs the app can offer Hugging Face causal-LM checkpoints by "
-                   f"setting `{gpt_runs.PAIRS_ENV}` to a directory of checkpoint directories; visitors then pick "
+                   f"setting `{own_pairs.PAIRS_ENV}` to a directory of checkpoint directories; visitors then pick "
                    "a target and a draft from that list (nothing else on the server is reachable).")
     elif not own_names:
         st.caption("The server's checkpoint directory holds no Hugging Face checkpoint (no subdirectory with a "
@@ -96,7 +101,7 @@ if own_target or own_draft:
     if not (own_target and own_draft):
         st.error("Your own model pair needs both checkpoints: the target's and the draft's.")
         st.stop()
-    draft = tuple(gpt_runs.own_path(x) for x in (own_target, own_draft))
+    draft = tuple(own_pairs.own_path(x) for x in (own_target, own_draft))
     if None in draft:  # a name that left the server's list since this session picked it
         st.error("That checkpoint is no longer offered by this server: pick another.")
         st.stop()
@@ -110,7 +115,7 @@ def at_the_boundary(compute):
     except Exception as e:  # noqa: BLE001  the load boundary
         message = widgets.one_line(e).replace("use --device cpu or auto",
                                               'choose device "cpu" or "auto" in the settings')
-        root = gpt_runs.pairs_dir()
+        root = own_pairs.pairs_dir()
         if root:
             message = message.replace(root + os.sep, "")  # name the checkpoint, not where the server keeps it
         st.error(f"Cannot run the tiny GPT: {message}")
@@ -118,14 +123,13 @@ def at_the_boundary(compute):
 
 
 # the generation first (text and chart on the screen), then the timing that the numbers below need
-pair, gen = at_the_boundary(lambda: gpt_runs.generate(draft, device, weights_dir, prompt, n_tokens, scheme.name,
-                                                       temperature, seed))
+choice = gpt_runs.Choice(draft, device, weights_dir, dtype)
+pair, gen = at_the_boundary(lambda: gpt_runs.generate(choice, prompt, n_tokens, scheme.name, temperature, seed))
 vocab = pair.vocab
 gpt_text_section.show(prompt, gen, vocab)
 presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round,
                                           scheme.depth), key="gpt-rounds")
-_, result = at_the_boundary(lambda: gpt_runs.run(draft, device, weights_dir, prompt, n_tokens, scheme.name,
-                                                 temperature, seed))
+_, result = at_the_boundary(lambda: gpt_runs.run(choice, prompt, n_tokens, scheme.name, temperature, seed))
 gen = result.generation
 if not scheme.plain:  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
     gpt_numbers_section.show_other(gen, result, n_tokens, pair.device)
