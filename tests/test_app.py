@@ -222,11 +222,14 @@ def test_tiny_gpt_page():
     assert not at.error, [e.value for e in at.error]
     figs = charts(at)
     assert len(figs) >= 4
+    metas = [f["layout"].get("meta") for f in figs]
+    assert "placeholder" not in metas  # the place the chart held while generating now holds the chart
     assert float(at.metric[0].value.split(" ± ")[0]) > 0  # measured alpha (± its standard error)
     at.text_area(key="gpt-prompt").set_value("caf\u00e9")
     generate(at).click().run()  # the form's Generate button
     assert not at.exception
     assert any("not in the vocabulary" in e.value for e in at.error)
+    assert all(f["layout"].get("meta") != "placeholder" for f in charts(at))  # no "generating…" left behind
 
 
 def test_lesson_from_the_url_and_its_page_links():

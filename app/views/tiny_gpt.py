@@ -108,11 +108,14 @@ if own_target or own_draft:
     st.info(f"Running your own pair: target **{md(own_target)}**, draft **{md(own_draft)}**.")
 
 
-def at_the_boundary(compute):
-    """``compute()``, or one ``st.error`` line and a stop: a bad prompt, device or checkpoint, never a traceback."""
+def at_the_boundary(compute, placeholder=None):
+    """``compute()``, or one ``st.error`` line (``placeholder`` emptied) and a stop: a bad prompt, device or
+    checkpoint, never a traceback."""
     try:
         return compute()
     except Exception as e:  # noqa: BLE001  the load boundary
+        if placeholder is not None:
+            placeholder.empty()
         message = widgets.one_line(e).replace("use --device cpu or auto",
                                               'choose device "cpu" or "auto" in the settings')
         root = own_pairs.pairs_dir()
@@ -122,13 +125,18 @@ def at_the_boundary(compute):
         st.stop()
 
 
-# the generation first (text and chart on the screen), then the timing that the numbers below need
+# the generation first (text and chart on the screen), then the timing that the numbers below need; the chart's
+# place holds a placeholder meanwhile, so a new browser loads its chart library while the models load
+text_slot, chart_slot = st.empty(), st.empty()
+chart_slot.plotly_chart(plots_gpt.placeholder("generating…"), key="gpt-rounds-placeholder")
 choice = gpt_runs.Choice(draft, device, weights_dir, dtype)
-pair, gen = at_the_boundary(lambda: gpt_runs.generate(choice, prompt, n_tokens, scheme.name, temperature, seed))
+pair, gen = at_the_boundary(lambda: gpt_runs.generate(choice, prompt, n_tokens, scheme.name, temperature, seed),
+                            chart_slot)
 vocab = pair.vocab
-gpt_text_section.show(prompt, gen, vocab)
+with text_slot.container():
+    gpt_text_section.show(prompt, gen, vocab)
 presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds], gen.accepted_per_round,
-                                          scheme.depth), key="gpt-rounds")
+                                          scheme.depth), key="gpt-rounds", where=chart_slot)
 _, result = at_the_boundary(lambda: gpt_runs.run(choice, prompt, n_tokens, scheme.name, temperature, seed))
 gen = result.generation
 if not scheme.plain:  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone

@@ -196,3 +196,13 @@ def tokens_per_round(emitted: Sequence[int], accepted: Sequence[int], gamma: int
     fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY)
     fig.update_layout(barmode="stack")
     return style(fig, "tokens per round", "round", "tokens emitted", height=280)
+
+
+def placeholder(text: str, height: int = 60) -> go.Figure:
+    """A low, empty figure that only says ``text``: it stands where a chart will be while its data is
+    computed (and makes a browser fetch its chart library meanwhile)."""
+    fig = go.Figure()
+    fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, font=dict(color=GREY))
+    fig.update_layout(height=height, margin=dict(l=0, r=0, t=0, b=0), meta="placeholder",
+                      xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return fig
