@@ -52,6 +52,17 @@ def test_a_difference_away_from_a_tie_fails_the_greedy_check(bf16, monkeypatch):
     assert not check.passed and "differs" in check.detail and "tie" not in check.detail
 
 
+def test_a_tie_excuses_only_one_of_plain_top_two(bf16, monkeypatch):
+    """Where plain's top two logits tie, the speculative text may hold the other of the two, never a third."""
+    monkeypatch.setattr(selfcheck, "TIE_EPS", 1e9)  # every position counts as a tie: only the character decides
+    ids = bf16.tokenizer.encode(PROMPT)
+    plain = api.plain_generate(bf16, PROMPT, 8, greedy=True).tokens
+    _, (first, second, third) = selfcheck.plain_top(bf16, ids, plain, 5, k=3)
+    assert first == plain[5]
+    assert selfcheck.bf16_tie(bf16, ids, plain, 5, second) is not None
+    assert selfcheck.bf16_tie(bf16, ids, plain, 5, third) is None
+
+
 def test_bf16_tie_is_none_for_float32(pair):
     assert selfcheck.bf16_tie(pair, pair.tokenizer.encode(PROMPT), [1, 2, 3], 2) is None
 

@@ -84,14 +84,15 @@ GREEDY_SCHEMES = {"distilled": ("chain:4", "block:4", "tree:2,2,1"), "eagle": ("
 
 def check_greedy(pair, schemes=GREEDY_SCHEMES["distilled"]) -> list:
     """One check per scheme: greedy speculative decoding with ``pair``'s drafter = plain greedy (a bfloat16
-    target: or the texts part where plain's top two logits tie, ``bf16_tie``)."""
+    target: or the texts part where plain's top two logits tie and the speculative text took the other
+    one, ``bf16_tie``)."""
     plain = api.plain_generate(pair, PROMPT, GREEDY_TOKENS, greedy=True).tokens
     who = "" if pair.draft_name == "distilled" else f"{pair.draft_name} "
     out = []
     for name in schemes:
         g = api.speculative_generate(pair, PROMPT, GREEDY_TOKENS, name, greedy=True)
         first = next((i for i, (a, b) in enumerate(zip(g.tokens, plain)) if a != b), None)
-        tie = None if first is None else bf16_tie(pair, pair.tokenizer.encode(PROMPT), plain, first)
+        tie = None if first is None else bf16_tie(pair, pair.tokenizer.encode(PROMPT), plain, first, g.tokens[first])
         detail = (f"{GREEDY_TOKENS} characters equal plain greedy in {g.target_passes} target passes"
                   if first is None else f"differs from plain greedy at character {first}" + (
                       f", a bfloat16 tie: plain's top two logits there {tie[0]} and {tie[1]} are within "
@@ -101,19 +102,28 @@ def check_greedy(pair, schemes=GREEDY_SCHEMES["distilled"]) -> list:
 
 
 @torch.inference_mode()
-def bf16_tie(pair, prompt_ids: list, plain: list, i: int) -> tuple | None:
-    """Plain decoding's top two logits at character ``i`` (recomputed the way plain decoding computes them:
-    the prompt prefilled, then one position per pass) when the target is bfloat16 and they lie within
-    ``TIE_EPS`` x eps x |the larger| of each other; else None (float32: never a tie)."""
+def plain_top(pair, prompt_ids: list, plain: list, i: int, k: int = 2) -> tuple[list, list]:
+    """Plain decoding's ``k`` largest logits at character ``i`` and their tokens, recomputed the way plain
+    decoding computes them: the prompt prefilled, then one position per pass."""
     target = pair.target
-    dtype = target.wte.weight.dtype
-    if dtype != torch.bfloat16:
-        return None
     ctx = Context([target], prompt_ids, target.wte.weight.device)
     for t in plain[:i]:
         target(ctx.pending, ctx.caches[0], last_only=True)
         ctx.pending = torch.tensor([[t]], device=ctx.device)
-    top = target(ctx.pending, ctx.caches[0], last_only=True)[0, -1].float().topk(2).values.tolist()
+    top = target(ctx.pending, ctx.caches[0], last_only=True)[0, -1].float().topk(k)
+    return top.values.tolist(), top.indices.tolist()
+
+
+def bf16_tie(pair, prompt_ids: list, plain: list, i: int, chosen: int | None = None) -> tuple | None:
+    """Plain decoding's top two logits at character ``i`` when the target is bfloat16, they lie within
+    ``TIE_EPS`` x eps x |the larger| of each other and ``chosen`` (the speculative text's character there,
+    if given) is one of those two; else None (float32: never a tie)."""
+    dtype = pair.target.wte.weight.dtype
+    if dtype != torch.bfloat16:
+        return None
+    top, tokens = plain_top(pair, prompt_ids, plain, i)
+    if chosen is not None and chosen not in tokens:
+        return None  # a third character: no rounding of two near-equal logits explains it
     return tuple(top) if top[0] - top[1] <= TIE_EPS * torch.finfo(dtype).eps * abs(top[0]) else None
 
 
