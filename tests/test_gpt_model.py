@@ -158,3 +158,30 @@ def test_forward_without_module_calls_equals_the_module_calls_bit_for_bit(dtype)
             idx = torch.randint(0, 96, (1, T))
             assert torch.equal(m(idx, c1), by_modules(idx, c2))
             assert torch.equal(c1.k[:, :, :, :26], c2.k[:, :, :, :26])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_one_position_step_equals_the_forward_pass_bit_for_bit(dtype):
+    """``GPT.stepper()`` (the token loop's lean pass) gives the forward pass's logits and cache, to the bit,
+    step after step from an empty cache and after a prefix; over the first K blocks and a head as well
+    (early exit); a step past the window is refused like the forward pass's."""
+    from specsim.gpt.drafters import EarlyExit, ExitHead
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(block_size=24, n_layer=3, n_head=4, n_embd=32)).eval().to(dtype)
+    head = ExitHead(32, rank=8).to(dtype)
+    torch.nn.init.normal_(head.up.weight, std=0.5)  # a trained exit: not the identity
+    tokens = torch.randint(0, 96, (24,), generator=torch.Generator().manual_seed(3)).tolist()
+    for model in (m, EarlyExit(m, 2), EarlyExit(m, 1, head)):
+        with torch.inference_mode():
+            for prefix in (0, 9):
+                c1, c2, step = model.new_cache(), model.new_cache(), model.stepper()
+                if prefix:
+                    model(torch.tensor([tokens[:prefix]]), c1)
+                    model(torch.tensor([tokens[:prefix]]), c2)
+                for t in tokens[prefix:]:
+                    want = model(torch.tensor([[t]]), c1, last_only=True)[0, -1]
+                    assert torch.equal(step(t, c2), want)
+                assert c1.length == c2.length == 24
+                assert torch.equal(c1.k, c2.k) and torch.equal(c1.v, c2.v)
+                with pytest.raises(ValueError, match="25 positions exceed the context window of 24"):
+                    step(tokens[0], c2)

@@ -40,6 +40,7 @@ import torch
 from .. import sampling as toy_sampling
 from ..rule import CORRECT
 from ..schemes import as_scheme
+from .model import one_position
 from .rounds import gpt_round
 from .rule import adjust
 from .trace import Generation, Round
@@ -138,12 +139,12 @@ def plain_generate(target, prompt_ids, n_tokens: int, sampling: Sampling = Sampl
     since = watch.now()
     ctx = Context([target], prompt_ids, device)
     watch.prefilled(since)
-    cache, out = ctx.caches[0], []
+    cache, out, step = ctx.caches[0], [], one_position(target)
     for _ in range(n_tokens):
         since = watch.now()
         if ctx.make_room(1):
             watch.prefilled(since)
-        logits = target(ctx.pending, cache, last_only=True)[0, -1]  # (V,)
+        logits = step(int(ctx.pending), cache)  # (V,): target(pending, cache, last_only=True)[0, -1], same bits
         ctx.pending = _sample(sampling.row(logits), gen).view(1, 1)
         out.append(int(ctx.pending))
         ctx.ids.append(out[-1])

@@ -58,6 +58,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .model import one_position
 from .specs import GALLERY, SPECS, parse_spec  # noqa: F401  (the names, without torch)
 
 
@@ -111,6 +112,7 @@ class ModelDrafter(Drafter):
         self.device = model.wte.weight.device
         self.fed = 0  # ids[:fed] are in the cache (or deliberately skipped, crop=False)
         self.passes = 0
+        self.step = one_position(model)  # one position without the forward pass's host costs
 
     def start(self, ids):
         self.cache.reset()
@@ -122,6 +124,8 @@ class ModelDrafter(Drafter):
         # first call: the unfed tail of ids ((1, 1), or (1, 2) one behind after a full acceptance); then the last draft
         feed = ids[self.fed:] if not path else [path[-1]]
         self.passes += 1
+        if len(feed) == 1:
+            return sampling.row(self.step(feed[0], self.cache))
         return sampling.row(self.model(torch.tensor([feed], device=self.device), self.cache, last_only=True)[0, -1])
 
     def keep(self, ids, kept, crop=True):
@@ -170,6 +174,10 @@ class EarlyExit(nn.Module):
     def _head(self, x):
         return self.target.lm_head(self.exit_head(x))  # (B, T, V)
 
+    def stepper(self):
+        """The target's one-position step over its first K blocks and this exit (``model.Step``)."""
+        return self.target.stepper(self.k, self._head if self.exit_head is not None else None)
+
     def forward(self, idx, cache=None, last_only=False, pos=None, mask=None):
         head = self._head if self.exit_head is not None else None
         return self.target(idx, cache, last_only, n_layers=self.k, pos=pos, mask=mask, head=head)  # (B, T, V)
@@ -187,6 +195,7 @@ class SharedExitDrafter(Drafter):
         self.cache = None
         self.passes = 0
         self.n = None  # the target's verified length while a round drafts on its cache
+        self.step = model.stepper()
 
     def attach(self, cache) -> None:
         self.cache = cache
@@ -198,10 +207,8 @@ class SharedExitDrafter(Drafter):
     def row(self, ids, path, sampling):
         if not path:  # the target's verified prefix; layers 0 .. K-1 are the drafter's too
             self.n = self.cache.length
-        feed = ids[-1:] if not path else [path[-1]]  # the last token, then each draft
         self.passes += 1
-        x = torch.tensor([feed], device=self.model.wte.weight.device)  # (1, 1)
-        return sampling.row(self.model(x, self.cache, last_only=True)[0, -1])
+        return sampling.row(self.step(path[-1] if path else ids[-1], self.cache))  # the last token, then each draft
 
     def done(self):
         if self.n is not None:

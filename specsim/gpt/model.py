@@ -241,6 +241,10 @@ class GPT(nn.Module):
         logits = F.linear(norm(self.ln_f, x), self.lm_head.weight)  # (B, T, V)
         return (logits, x) if hidden else logits
 
+    def stepper(self, n_layers: int | None = None, head: nn.Module | None = None) -> "Step":
+        """The token loop's one-position pass (``Step``), over the first ``n_layers`` blocks and ``head``."""
+        return Step(self, n_layers, head)
+
     def hidden_states(self, idx: torch.Tensor) -> list:
         """The residual stream after each block, no cache: [(B, T, C)] * n_layer."""
         x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))  # (B, T, C)
@@ -249,3 +253,55 @@ class GPT(nn.Module):
             x = block(x, None, i)  # (B, T, C)
             out.append(x)
         return out
+
+
+class Step:
+    """One new position after the cached ones: ``step(token, cache)`` is
+    ``model(torch.tensor([[token]]), cache, last_only=True)[0, -1]`` (V,), the same
+    kernels on the same numbers, so the same bits (``tests/test_gpt_model.py``
+    checks it), for the token loop.
+
+    A small model's one-position pass is mostly per-call cost on the host:
+    building the index tensors, module attribute lookups, splitting and
+    transposing q, k, v. Here the token and its position index the embedding
+    tables directly, the layers' parameters are looked up once, when the step
+    is made, and a single query needs no transpose. Made once per generation:
+    a step keeps the parameter objects it was made with (moving or casting the
+    model changes those in place; assigning a new parameter does not).
+    """
+
+    def __init__(self, model: GPT, n_layers: int | None = None, head: nn.Module | None = None):
+        cfg = model.config
+        mods = lambda b: (b.ln_1, b.attn.c_attn, b.attn.c_proj, b.ln_2, b.mlp.c_fc, b.mlp.c_proj)  # noqa: E731
+        self.layers = [sum(((m.weight, m.bias) for m in mods(b)), ()) for b in list(model.blocks)[:n_layers]]
+        self.shape, self.eps, self.heads, self.window = (cfg.n_embd,), model.ln_f.eps, cfg.n_head, cfg.block_size
+        self.wte, self.wpe, self.head = model.wte.weight, model.wpe.weight, head
+        self.ln_f, self.lm_head = (model.ln_f.weight, model.ln_f.bias), model.lm_head.weight
+
+    def __call__(self, token: int, cache: KVCache) -> torch.Tensor:
+        n, shape, eps = cache.length, self.shape, self.eps
+        C, nh = shape[0], self.heads
+        if n + 1 > self.window:
+            raise ValueError(f"{n + 1} positions exceed the context window of {self.window}")
+        x = (self.wte[token] + self.wpe[n]).view(1, 1, C)  # (1, 1, C)
+        for i, (g1, b1, wa, ba, wo, bo, g2, b2, wf, bf, wm, bm) in enumerate(self.layers):
+            qkv = F.linear(torch.layer_norm(x, shape, g1, b1, eps), wa, ba).view(3, 1, nh, 1, C // nh)  # q, k, v
+            cache.k[i, :, :, n:n + 1] = qkv[1]
+            cache.v[i, :, :, n:n + 1] = qkv[2]
+            y = F.scaled_dot_product_attention(qkv[0], cache.k[i, :, :, :n + 1], cache.v[i, :, :, :n + 1])
+            x = x + F.linear(y.view(1, 1, C), wo, bo)  # one query: (1, nh, 1, hs) is (1, 1, C) in memory
+            h = F.gelu(F.linear(torch.layer_norm(x, shape, g2, b2, eps), wf, bf), approximate="tanh")  # (1, 1, 4C)
+            x = x + F.linear(h, wm, bm)  # (1, 1, C)
+        cache.length = n + 1
+        if self.head is not None:
+            return self.head(x)[0, -1]  # (V,)
+        return F.linear(torch.layer_norm(x, shape, *self.ln_f, eps), self.lm_head)[0, -1]  # (V,)
+
+
+def one_position(model):
+    """``step(token, cache) -> logits (V,)``: the model's own lean step (``model.Step``) where it has one,
+    else its forward pass over that one token (a Hugging Face model, ``specsim.gpt.hf``)."""
+    if hasattr(model, "stepper"):
+        return model.stepper()
+    device = model.wte.weight.device
+    return lambda token, cache: model(torch.tensor([[token]], device=device), cache, last_only=True)[0, -1]

@@ -42,7 +42,8 @@ def adjust(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = N
         return torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
     if temperature <= 0:
         raise ValueError("temperature must be > 0 (use greedy for the argmax)")
-    logits = logits / temperature
+    if temperature != 1.0:  # x / 1.0 is x: skip the division, the same bits
+        logits = logits / temperature
     if top_k is not None and top_k < logits.size(-1):
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]  # (..., 1)
         logits = logits.masked_fill(logits < kth, float("-inf"))

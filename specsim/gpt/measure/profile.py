@@ -3,7 +3,7 @@
 Every round of chain decoding is split into seven parts, each summed over
 the rounds of interleaved repeats and reported per round:
 
-* ``draft compute``: the drafter's forward passes (the model call alone);
+* ``draft compute``: the drafter's passes (its one-position steps: the model's work alone);
 * ``draft host``: the rest of drafting (adjusting q, bringing it to the
   host, the scheme's draws, the drafter's bookkeeping);
 * ``verify compute``: the target's verify pass over gamma + 1 positions;
@@ -37,6 +37,7 @@ import torch.nn as nn
 from ... import formulas
 from .. import api
 from ..decode import Sampling, plain_generate, speculative_generate, sync_device
+from ..model import one_position
 from .bench import bench_clock, dtype_name, heldout_prompts
 
 PARTS = ("draft compute", "draft host", "verify compute", "verify host", "decide", "keep", "loop")
@@ -114,6 +115,19 @@ class Timed:
         self.seconds["prefill" if idx.size(1) >= PREFILL_POSITIONS else "round"] += self.clock() - t0
         return out
 
+    def stepper(self):
+        """The model's one-position step (``model.one_position``), timed as a round's call."""
+        step = one_position(self.model)
+
+        def timed(token, cache):
+            sync_device(self.device)
+            t0 = self.clock()
+            out = step(token, cache)
+            sync_device(self.device)
+            self.seconds["round"] += self.clock() - t0
+            return out
+        return timed
+
 
 def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> dict:
     """One speculative generation with both models timed; its seven parts and rounds."""
@@ -121,7 +135,7 @@ def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> d
     drafter = pair.drafter()
     timed = Timed(drafter.model, clock, device) if hasattr(drafter, "model") else None  # prompt lookup has none
     if timed is not None:
-        drafter.model = timed
+        drafter.model, drafter.step = timed, timed.stepper()
     g = speculative_generate(target, drafter, ids, n_tokens, gamma, sampling, seed, clock=clock)
     rounds = g.rounds
     total = {k: sum(r.seconds[k] for r in rounds) for k in ("draft", "verify", "decide", "keep")}
@@ -147,7 +161,7 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
     target, draft_model = pair.target, model_of(pair)
     caches = {"t": target.new_cache(), "d": draft_model.new_cache() if draft_model is not None else None}
     prompt = torch.tensor([ids[:-1]], device=device)
-    one = torch.tensor([ids[-1:]], device=device)
+    steps = {"t": one_position(target), "d": one_position(draft_model) if draft_model is not None else None}
     widths = {g: torch.tensor([ids[-1:] * (g + 1)], device=device) for g in gammas}
     with torch.inference_mode():
         target(prompt, caches["t"], last_only=True)
@@ -155,11 +169,11 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
             draft_model(prompt, caches["d"], last_only=True)
         n = {k: c.length for k, c in caches.items() if c is not None}
 
-        def timed(model, key, x, **kw):
+        def timed(model, key, x):  # x: a token (a step, as decoding takes it) or positions (a verify pass)
             sync_device(device)
             t0 = clock()
             for _ in range(calls):
-                model(x, caches[key], **kw)
+                model(x, caches[key])
                 caches[key].crop(n[key])
             sync_device(device)
             return (clock() - t0) / calls
@@ -167,9 +181,9 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
         best = {"target": float("inf"), "draft": float("inf") if draft_model else 0.0,
                 "verify": {g: float("inf") for g in gammas}}
         for _ in range(repeats):
-            best["target"] = min(best["target"], timed(target, "t", one, last_only=True))
+            best["target"] = min(best["target"], timed(steps["t"], "t", ids[-1]))
             if draft_model is not None:
-                best["draft"] = min(best["draft"], timed(draft_model, "d", one, last_only=True))
+                best["draft"] = min(best["draft"], timed(steps["d"], "d", ids[-1]))
             for g in gammas:
                 best["verify"][g] = min(best["verify"][g], timed(target, "t", widths[g]))
     return best
