@@ -49,3 +49,27 @@ def test_speedup_sweeps_alpha_and_cost():
     alpha_sweep, cost_sweep = animated(at)
     assert len(alpha_sweep) == len(frames.ALPHAS) and len(cost_sweep) == len(frames.COSTS)
     assert frames.ALPHAS[-1] == Fraction(99, 100)
+
+
+
+def test_a_second_visitor_draws_the_figures_the_first_one_built(monkeypatch):
+    """Building a figure validates every trace of every frame, so the built animations and the Speedup
+    page's maps are shared by every session: a second visit builds nothing and is shown the same figures,
+    and a new α builds only the figures that depend on α. (Settings no other test uses: fresh keys.)"""
+    import parts.animations as anim
+    from specsim.plots import charts as plots
+    built = []
+
+    def counting(kind, build):
+        return lambda *args, **kwargs: built.append(kind) or build(*args, **kwargs)
+
+    for kind, (frames_of, build) in list(anim.FIGURES.items()):
+        monkeypatch.setitem(anim.FIGURES, kind, (frames_of, counting(kind, build)))
+    monkeypatch.setattr(plots, "best_gamma_heatmaps", counting("map", plots.best_gamma_heatmaps))
+    first = open_page("views/speedup.py", params={"alpha": "0.37", "c": "0.07"}, timeout=120)
+    assert sorted(built) == ["cost", "map", "speedup"]
+    second = open_page("views/speedup.py", params={"alpha": "0.37", "c": "0.07"}, timeout=120)
+    assert sorted(built) == ["cost", "map", "speedup"]
+    assert charts(first) == charts(second)
+    second.slider(key="sp-alpha").set_value(0.38).run()
+    assert sorted(built) == ["cost", "cost", "map", "map", "speedup"]  # the c sweep at the new α, the new mark

@@ -1,10 +1,16 @@
 """Animations that play in the browser: the library computes every frame once, plotly plays them.
 
 Each ``show_*`` draws one figure of ``specsim.plots.anim`` from frames of
-``specsim.views.frames`` (cached per settings, so a rerun draws the same figure
-without sampling again). Play, Pause and the frame slider live inside the
+``specsim.views.frames``. Play, Pause and the frame slider live inside the
 figure: no frame reruns the page, none is skipped. A refusal of the library
 (too many rounds or frames) is one ``st.error`` line.
+
+Both the frames (``st.cache_data``, per settings: a rerun does not sample
+again) and the built figure (``_figure``) are cached. Building a figure
+validates every trace of every frame, 0.1-0.4 s an animation on one of this
+machine's cores, and it depends only on its settings, so it is built once
+per server and every session after draws that same object, read-only:
+``st.plotly_chart`` serialises a copy, presenter mode sizes a copy.
 """
 from __future__ import annotations
 
@@ -65,6 +71,19 @@ def _cost(alpha) -> dict:
     return frames.cost_frames(alpha)
 
 
+FIGURES = {"round": (_round, plots_anim.round_animation), "acceptance": (_acceptance, plots_anim.acceptance_animation),
+           "morph": (_morph, plots_anim.morph_animation), "proof": (_proof, plots_anim.proof_animation),
+           "speedup": (_speedup, plots_anim.speedup_animation), "cost": (_cost, plots_anim.speedup_animation)}
+
+
+@st.cache_resource(max_entries=48, show_spinner=False)
+def _figure(kind: str, args: tuple, speed: float):
+    """The animation ``kind`` of the frames ``FIGURES[kind][0](*args)`` at ``speed`` seconds a frame (shared:
+    never changed after it is built)."""
+    frames_of, build = FIGURES[kind]
+    return build(frames_of(*args), speed)
+
+
 def _pace(key: str) -> float:
     """The speed chosen beside a figure, as a multiple of its own pace."""
     memory.remember(f"{key}-speed", "normal", valid=lambda v: v in SPEEDS or v is None)  # kept across pages
@@ -72,9 +91,9 @@ def _pace(key: str) -> float:
                                        selection_mode="single") or "normal"]
 
 
-def _draw(build, key: str, pace: float, base: float) -> None:
+def _draw(kind: str, args: tuple, key: str, pace: float, base: float) -> None:
     try:
-        fig = build(base * pace)
+        fig = _figure(kind, args, base * pace)
     except (WorkRefused, ValueError) as e:
         st.error(str(e).splitlines()[0])
         return
@@ -89,8 +108,7 @@ def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -
     memory.remember(f"{key}-rounds", 1)
     rounds = c2.number_input("rounds to play", 1, 5, key=f"{key}-rounds",
                              help="1: this round, stopping at its end; more: the rounds that follow it too")
-    _draw(lambda s: plots_anim.round_animation(_round(model.to_json(), tuple(context), gamma, seed, int(rounds)), s),
-          key, pace, 0.8)
+    _draw("round", (model.to_json(), tuple(context), gamma, seed, int(rounds)), key, pace, 0.8)
 
 
 def show_acceptance(model, context, gamma: int, key: str = "anim-acceptance") -> None:
@@ -100,8 +118,7 @@ def show_acceptance(model, context, gamma: int, key: str = "anim-acceptance") ->
         pace = _pace(key)
     memory.remember(f"{key}-seed", 0)
     seed = int(c2.number_input("seed", 0, 2**31 - 1, key=f"{key}-seed"))
-    _draw(lambda s: plots_anim.acceptance_animation(_acceptance(model.to_json(), tuple(context), gamma, 1000, seed), s),
-          key, pace, 0.2)
+    _draw("acceptance", (model.to_json(), tuple(context), gamma, 1000, seed), key, pace, 0.2)
 
 
 def show_residual(vocab, p, q, key: str = "anim-residual") -> None:
@@ -112,12 +129,12 @@ def show_residual(vocab, p, q, key: str = "anim-residual") -> None:
         pace = _pace(key)
     memory.remember(f"{key}-seed", 0)
     seed = int(c2.number_input("seed of the rounds", 0, 2**31 - 1, key=f"{key}-seed"))
-    _draw(lambda s: plots_anim.morph_animation(_morph(vocab, p, q), s), f"{key}-morph", pace, 0.3)
-    _draw(lambda s: plots_anim.proof_animation(_proof(vocab, p, q, 2000, seed), s), f"{key}-proof", pace, 0.2)
+    _draw("morph", (vocab, p, q), f"{key}-morph", pace, 0.3)
+    _draw("proof", (vocab, p, q, 2000, seed), f"{key}-proof", pace, 0.2)
 
 
 def show_speedup(alpha, cost, key: str = "anim-speedup") -> None:
     """Play sweeps α at the chosen c, then c at the chosen α: the curve, the best γ and the map's cursor."""
     pace = _pace(key)
-    _draw(lambda s: plots_anim.speedup_animation(_speedup(cost), s), f"{key}-alpha", pace, 0.2)
-    _draw(lambda s: plots_anim.speedup_animation(_cost(alpha), s), f"{key}-cost", pace, 0.2)
+    _draw("speedup", (cost,), f"{key}-alpha", pace, 0.2)
+    _draw("cost", (alpha,), f"{key}-cost", pace, 0.2)

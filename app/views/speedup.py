@@ -6,6 +6,16 @@ from sections import tryit
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
 
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def best_gamma_map(max_gamma: int, mark: tuple):
+    """The two maps of the best γ over α and c, marked at ``mark``: built once per server and
+    shared, read-only, by every session (plotly validates both grids each time it builds them)."""
+    grid = cached.best_gamma_grid(max_gamma)
+    return plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
+                                     mark=mark, max_gamma=max_gamma)
+
+
 st.title("Speedup and the best γ")
 tryit.back_to_lesson()
 st.markdown(
@@ -49,9 +59,7 @@ st.markdown("Press **Play** inside a chart: the first sweeps α at your c, the s
 animations.show_speedup(alpha, cost)
 
 st.subheader("Best γ over α and c")
-grid = cached.best_gamma_grid(max_gamma)
-presenter.chart(plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
-                                          mark=(alpha_f, cost_f), max_gamma=max_gamma), key="sp-heat")
+presenter.chart(best_gamma_map(max_gamma, (alpha_f, cost_f)), key="sp-heat")
 
 st.subheader("Two reference tables: the formula at c = 1/20 and c = 1/5")
 for table in formulas.speedup_tables(max_gamma=max_gamma):
