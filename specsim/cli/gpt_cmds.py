@@ -284,18 +284,23 @@ def check_bench_work(args) -> None:
     bounds.check_gpt(tokens, drafted + [0], None, runs=BENCH_PROMPTS * repeats, limit=budget(args), lower=lower)
 
 
-def _pair(args):
-    gpt_hf_cmds.check_pair_args(args)
+def check_dtype(args) -> None:
+    """A --dtype other than float32 changes the shipped target alone: one line naming what it cannot join."""
     dtype = getattr(args, "dtype", "float32")
     if dtype != "float32":
         for flag, given in (("--target", args.target), ("--peer", getattr(args, "peer", None)),
                             ("--drafters", getattr(args, "drafters", None))):
             if given:
                 raise UsageError(f"--dtype {dtype} does not combine with {flag}: it applies to the shipped target")
+
+
+def _pair(args):
+    gpt_hf_cmds.check_pair_args(args)
+    check_dtype(args)
     if args.target is not None:
         return gpt_hf_cmds.own_pair(args)
     from ..gpt.api import load_pair
-    return load_pair(args.draft, args.device, dtype=dtype)
+    return load_pair(args.draft, args.device, dtype=getattr(args, "dtype", "float32"))
 
 
 @bounded(check_generate_work)
@@ -371,8 +376,7 @@ def cmd_bench(args) -> int:
     args.tokens = args.tokens or (200 if gallery else 150)  # the gamma bench: no run slides the window
     args.repeats = args.repeats or (3 if gallery else BENCH_REPEATS)
     if gallery:
-        if args.dtype != "float32":
-            raise UsageError(f"--dtype {args.dtype} does not combine with --drafters: it applies to one pair")
+        check_dtype(args)
         return _gallery(args)
     result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
     if args.json:
