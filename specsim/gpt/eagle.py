@@ -69,7 +69,7 @@ import torch.nn.functional as F
 
 from .config import GPTConfig
 from .drafters import ModelDrafter
-from .model import Block, KVCache
+from .model import Block, KVCache, block_step, block_weights
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,10 @@ class Eagle(nn.Module):
         w, b, head = self._head
         return F.linear(F.layer_norm(f, w.shape, w, b, t.ln_f.eps), head)  # (B, T, V)
 
+    def stepper(self) -> "EagleStep":
+        """The chain's one-slot step (``EagleStep``)."""
+        return EagleStep(self)
+
     def forward(self, idx, cache: EagleCache | None = None, last_only: bool = False, pos=None, mask=None):
         """Logits (B, T, V) for the new slots (``pos`` is not used: the features carry the positions).
 
@@ -279,3 +283,34 @@ class EagleDrafter(ModelDrafter):
         self.cache.crop(real)
         self.fed = real
         self.cache.queue = h  # the next feed, ids[real:], reads them
+
+
+class EagleStep:
+    """One new slot of a chain: ``step(token, cache)`` is ``eagle(torch.tensor([[token]]), cache,
+    last_only=True)[0, -1]`` (V,), the same kernels on the same numbers (``tests/test_gpt_eagle.py``
+    checks the bits), without the forward pass's host costs (see ``model.Step``). The slot reads the one
+    queued real feature if there is one, else the slot before it's predicted feature."""
+
+    def __init__(self, eagle: Eagle):
+        layer = eagle.layer
+        self.eagle, self.wte = eagle, eagle.wte.weight
+        self.fc, self.out = (layer.fc.weight, layer.fc.bias), (layer.out.weight, layer.out.bias)
+        self.block = block_weights(layer.block)
+
+    def __call__(self, token: int, cache: EagleCache) -> torch.Tensor:
+        n, dtype = cache.length, self.fc[0].dtype
+        if n + 1 > cache.capacity:
+            raise ValueError(f"{n + 1} positions exceed the context window of {cache.capacity}")
+        if cache.queue is not None:
+            if len(cache.queue) != 1:
+                raise ValueError(f"the eagle drafter holds real features for {len(cache.queue)} slots, fed 1")
+            f, cache.queue = cache.queue[None].to(dtype), None  # (1, 1, C)
+        elif n > 0:
+            f = cache.out[n - 1:n][None]  # (1, 1, C): the slot before drafts this one
+        else:
+            raise ValueError("the eagle drafter drafts from slots already scored: feed each draft after its parent")
+        e = self.wte[token].to(dtype).view(1, 1, -1)  # (1, 1, C)
+        x = F.linear(block_step(self.block, F.linear(torch.cat([f, e], dim=-1), *self.fc), cache, 0, n), *self.out)
+        cache.out[n:n + 1] = x[0]
+        cache.length = n + 1
+        return self.eagle.readout(x)[0, -1]  # (V,)

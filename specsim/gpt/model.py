@@ -255,6 +255,26 @@ class GPT(nn.Module):
         return out
 
 
+def block_weights(block: Block) -> tuple:
+    """A block's parameters in ``block_step``'s order, looked up once."""
+    mods = (block.ln_1, block.attn.c_attn, block.attn.c_proj, block.ln_2, block.mlp.c_fc, block.mlp.c_proj)
+    return sum(((m.weight, m.bias) for m in mods), ()) + (block.ln_1.eps, block.attn.n_head)
+
+
+def block_step(w: tuple, x: torch.Tensor, cache: KVCache, layer: int, n: int) -> torch.Tensor:
+    """``Block.forward`` for one new position x (1, 1, C) after n cached ones (``block_weights`` w):
+    the same kernels on the same numbers, without splitting and transposing q, k, v for T positions."""
+    g1, b1, wa, ba, wo, bo, g2, b2, wf, bf, wm, bm, eps, nh = w
+    C = x.size(-1)
+    qkv = F.linear(torch.layer_norm(x, (C,), g1, b1, eps), wa, ba).view(3, 1, nh, 1, C // nh)  # q, k, v
+    cache.k[layer, :, :, n:n + 1] = qkv[1]
+    cache.v[layer, :, :, n:n + 1] = qkv[2]
+    y = F.scaled_dot_product_attention(qkv[0], cache.k[layer, :, :, :n + 1], cache.v[layer, :, :, :n + 1])
+    x = x + F.linear(y.view(1, 1, C), wo, bo)  # one query: (1, nh, 1, hs) is (1, 1, C) in memory
+    h = F.gelu(F.linear(torch.layer_norm(x, (C,), g2, b2, eps), wf, bf), approximate="tanh")  # (1, 1, 4C)
+    return x + F.linear(h, wm, bm)  # (1, 1, C)
+
+
 class Step:
     """One new position after the cached ones: ``step(token, cache)`` is
     ``model(torch.tensor([[token]]), cache, last_only=True)[0, -1]`` (V,), the same
@@ -271,31 +291,23 @@ class Step:
     """
 
     def __init__(self, model: GPT, n_layers: int | None = None, head: nn.Module | None = None):
-        cfg = model.config
-        mods = lambda b: (b.ln_1, b.attn.c_attn, b.attn.c_proj, b.ln_2, b.mlp.c_fc, b.mlp.c_proj)  # noqa: E731
-        self.layers = [sum(((m.weight, m.bias) for m in mods(b)), ()) for b in list(model.blocks)[:n_layers]]
-        self.shape, self.eps, self.heads, self.window = (cfg.n_embd,), model.ln_f.eps, cfg.n_head, cfg.block_size
-        self.wte, self.wpe, self.head = model.wte.weight, model.wpe.weight, head
-        self.ln_f, self.lm_head = (model.ln_f.weight, model.ln_f.bias), model.lm_head.weight
+        self.layers = [block_weights(b) for b in list(model.blocks)[:n_layers]]
+        self.window, self.head = model.config.block_size, head
+        self.wte, self.wpe = model.wte.weight, model.wpe.weight
+        ln_f = model.ln_f
+        self.ln_f, self.lm_head = (ln_f.normalized_shape, ln_f.weight, ln_f.bias, ln_f.eps), model.lm_head.weight
 
     def __call__(self, token: int, cache: KVCache) -> torch.Tensor:
-        n, shape, eps = cache.length, self.shape, self.eps
-        C, nh = shape[0], self.heads
+        n = cache.length
         if n + 1 > self.window:
             raise ValueError(f"{n + 1} positions exceed the context window of {self.window}")
-        x = (self.wte[token] + self.wpe[n]).view(1, 1, C)  # (1, 1, C)
-        for i, (g1, b1, wa, ba, wo, bo, g2, b2, wf, bf, wm, bm) in enumerate(self.layers):
-            qkv = F.linear(torch.layer_norm(x, shape, g1, b1, eps), wa, ba).view(3, 1, nh, 1, C // nh)  # q, k, v
-            cache.k[i, :, :, n:n + 1] = qkv[1]
-            cache.v[i, :, :, n:n + 1] = qkv[2]
-            y = F.scaled_dot_product_attention(qkv[0], cache.k[i, :, :, :n + 1], cache.v[i, :, :, :n + 1])
-            x = x + F.linear(y.view(1, 1, C), wo, bo)  # one query: (1, nh, 1, hs) is (1, 1, C) in memory
-            h = F.gelu(F.linear(torch.layer_norm(x, shape, g2, b2, eps), wf, bf), approximate="tanh")  # (1, 1, 4C)
-            x = x + F.linear(h, wm, bm)  # (1, 1, C)
+        x = (self.wte[token] + self.wpe[n]).view(1, 1, -1)  # (1, 1, C)
+        for i, w in enumerate(self.layers):
+            x = block_step(w, x, cache, i, n)  # (1, 1, C)
         cache.length = n + 1
         if self.head is not None:
             return self.head(x)[0, -1]  # (V,)
-        return F.linear(torch.layer_norm(x, shape, *self.ln_f, eps), self.lm_head)[0, -1]  # (V,)
+        return F.linear(torch.layer_norm(x, *self.ln_f), self.lm_head)[0, -1]  # (V,)
 
 
 def one_position(model):
