@@ -55,3 +55,27 @@ def test_the_step_refuses_what_the_forward_pass_refuses():
             step(t, cache)
         with pytest.raises(ValueError, match="5 positions exceed the context window of 4"):
             step(0, cache)
+
+
+def test_the_float32_readout_follows_the_targets_weights():
+    """Beside a bfloat16 target the layer reads out through float32 copies of the target's final norm and
+    head: a change to those weights, in place or by a cast, is read at once, not a stale copy."""
+    torch.manual_seed(0)
+    target = GPT(GPTConfig(block_size=16, n_layer=1, n_head=2, n_embd=16)).eval().to(torch.bfloat16)
+    model = Eagle(target, EagleLayer(EagleConfig.for_target(target.config, width=8, n_head=2))).eval()
+    f = torch.randn(1, 3, 16)
+
+    def fresh():  # the copies made anew from the target's weights as they are now
+        w, b, head = (x.float() for x in (target.ln_f.weight, target.ln_f.bias, target.lm_head.weight))
+        return torch.nn.functional.linear(torch.nn.functional.layer_norm(f, (16,), w, b, 1e-5), head)
+
+    with torch.inference_mode():
+        assert torch.equal(model.readout(f), fresh())
+    with torch.no_grad():
+        target.ln_f.weight.mul_(2)  # in place
+        target.lm_head.weight.add_(0.5)
+    with torch.inference_mode():
+        assert torch.equal(model.readout(f), fresh())
+    target.half().to(torch.bfloat16)  # new tensors, as a cast makes
+    with torch.inference_mode():
+        assert torch.equal(model.readout(f), fresh())

@@ -194,15 +194,17 @@ class Eagle(nn.Module):
         """The target's final norm and head on the predicted features ``f``: logits (B, T, V).
 
         In the layer's dtype: the target's own modules when the dtypes agree; beside a bfloat16 target,
-        float32 copies of its norm and head, made once (at one position the bfloat16 kernels' fixed cost
+        float32 copies of its norm and head, made again only when those change (at one position the bfloat16 kernels' fixed cost
         outweighs the arithmetic: ``gpt bench --profile --draft eagle --dtype bfloat16`` shows the draft
         step). Either way the drafter's rows are q, whatever their rounding: the rule stays exact."""
         t = self.target
         if t.lm_head.weight.dtype == f.dtype:
             return t.lm_head(t.ln_f(f))  # (B, T, V)
-        if self._head is None or self._head[0].dtype != f.dtype:
-            self._head = tuple(w.detach().to(f.dtype) for w in (t.ln_f.weight, t.ln_f.bias, t.lm_head.weight))
-        w, b, head = self._head
+        src = (t.ln_f.weight, t.ln_f.bias, t.lm_head.weight)
+        made_from = (f.dtype,) + tuple((w.data_ptr(), w._version) for w in src)  # new data or written in place
+        if self._head is None or self._head[0] != made_from:
+            self._head = (made_from, tuple(w.detach().to(f.dtype) for w in src))
+        w, b, head = self._head[1]
         return F.linear(F.layer_norm(f, w.shape, w, b, t.ln_f.eps), head)  # (B, T, V)
 
     def stepper(self) -> "EagleStep":
