@@ -61,3 +61,16 @@ def test_profile_cli_reports_every_part_per_gamma(cli_json):
 def test_profile_refuses_what_it_does_not_split_in_one_line(cli, flag):
     code, out, err = cli("gpt", "bench", "--profile", *flag)
     assert code == 2 and "--profile and" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("draft", ["distilled", "eagle", "early-exit:2", "lookup:2"])
+def test_costs_apart_start_every_drafter_as_decoding_starts_it(draft):
+    """The drafter's step is timed after the drafter started on the prompt as decoding starts it (the
+    EAGLE drafter reads the target's features first; it used to be fed the prompt bare and refused)."""
+    import time
+    from specsim.gpt import api
+    pair = api.load_pair(draft, device="cpu")
+    best = prof.costs_apart(pair, pair.tokenizer.encode(PROMPT), [2], time.perf_counter, torch.device("cpu"),
+                            repeats=1, calls=2)
+    assert best["target"] > 0 and best["verify"][2] > 0
+    assert (best["draft"] > 0) == (draft != "lookup:2")  # prompt lookup has no model: no cost

@@ -157,16 +157,23 @@ def model_of(pair):
 def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int = 30) -> dict:
     """Seconds of a target step, a drafter step and a verify pass of gamma + 1 positions, each timed on
     its own over the prompt's warm cache, interleaved, the minimum over ``repeats`` of the mean of
-    ``calls`` calls (the caches are cropped back after each call)."""
-    target, draft_model = pair.target, model_of(pair)
-    caches = {"t": target.new_cache(), "d": draft_model.new_cache() if draft_model is not None else None}
-    prompt = torch.tensor([ids[:-1]], device=device)
-    steps = {"t": one_position(target), "d": one_position(draft_model) if draft_model is not None else None}
+    ``calls`` calls (the caches are cropped back after each call).
+
+    The drafter starts on the prompt as decoding starts it (the EAGLE drafter reads the target's features
+    of it) and takes the prompt's last token, so each timed step is a draft after another draft. Early
+    exit gets a cache of its own here (it shares the target's when decoding a chain)."""
+    target, drafter = pair.target, pair.drafter()
+    if hasattr(drafter, "own_cache"):
+        drafter = drafter.own_cache()
+    drafter = drafter if hasattr(drafter, "cache") else None  # prompt lookup: no model, no cost
+    caches = {"t": target.new_cache(), "d": drafter.cache if drafter else None}
+    steps = {"t": one_position(target), "d": drafter.step if drafter else None}
     widths = {g: torch.tensor([ids[-1:] * (g + 1)], device=device) for g in gammas}
     with torch.inference_mode():
-        target(prompt, caches["t"], last_only=True)
-        if draft_model is not None:
-            draft_model(prompt, caches["d"], last_only=True)
+        target(torch.tensor([ids[:-1]], device=device), caches["t"], last_only=True)
+        if drafter:
+            drafter.start(ids)
+            drafter.step(ids[-1], drafter.cache)
         n = {k: c.length for k, c in caches.items() if c is not None}
 
         def timed(model, key, x):  # x: a token (a step, as decoding takes it) or positions (a verify pass)
@@ -178,11 +185,11 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
             sync_device(device)
             return (clock() - t0) / calls
 
-        best = {"target": float("inf"), "draft": float("inf") if draft_model else 0.0,
+        best = {"target": float("inf"), "draft": float("inf") if drafter else 0.0,
                 "verify": {g: float("inf") for g in gammas}}
         for _ in range(repeats):
             best["target"] = min(best["target"], timed(steps["t"], "t", ids[-1]))
-            if draft_model is not None:
+            if drafter:
                 best["draft"] = min(best["draft"], timed(steps["d"], "d", ids[-1]))
             for g in gammas:
                 best["verify"][g] = min(best["verify"][g], timed(target, "t", widths[g]))
