@@ -19,7 +19,7 @@ def tiny_data():
 
 def test_stages_train_save_and_reload(tmp_path):
     torch.set_num_threads(1)
-    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5, eagle_steps=30,
+    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5, eagle_steps=30, eagle_more_steps=5,
                     target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2, exit_rank=4,
                     target_preset="tiny-2", draft_preset="tiny")
     out = str(tmp_path)
@@ -42,6 +42,12 @@ def test_stages_train_save_and_reload(tmp_path):
     assert sorted(heads) == [1] and set(entries["exit_heads"]["notes"]["teacher_forced_alpha"]) == {"1"}
     with pytest.raises(ValueError, match="target_more continues a target that had one phase"):
         run_stage("target_more", out, recipe, progress=False, data=tiny_data())
+    eagle = entries["eagle_more"]["notes"]  # the second phase rewrote the eagle entry, from the first's weights
+    assert [p["steps"] for p in eagle["phases"]] == [30, 5] and eagle["steps"] == 35 and eagle["init"] == "eagle"
+    assert eagle["tv_weight"] == 4.0 and 0 <= eagle["final_tv"] <= 1 and 0 < eagle["teacher_forced_alpha"] <= 1
+    assert manifest["models"]["eagle"]["notes"] == eagle
+    with pytest.raises(ValueError, match="eagle_more continues a layer that had one phase"):
+        run_stage("eagle_more", out, recipe, progress=False, data=tiny_data())
 
 
 def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, stopped_after_first_checkpoint):
