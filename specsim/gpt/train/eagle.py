@@ -4,9 +4,11 @@ The layer itself, its cache and its drafter live in ``specsim.gpt.eagle``;
 this module only trains and measures it:
 
 * ``train_eagle``: smooth L1 on the target's final features plus a KL term
-  on the read-out, with every window also trained as the 2nd, 3rd, ... draft
-  of a chain on the layer's own predicted features (``unrolled``, laid out
-  by ``unroll_mask``);
+  on the read-out (and, optionally, its total variation 1 - alpha: the
+  rejection rate itself, which KL only bounds through Pinsker's inequality),
+  with every window also trained as the 2nd, 3rd, ... draft of a chain on the
+  layer's own predicted features (``unrolled``, laid out by
+  ``unroll_mask``), from a fresh layer or from a trained one (``init``);
 * ``window_alphas``: teacher-forced alpha window by window, for its spread.
 """
 from __future__ import annotations
