@@ -217,7 +217,8 @@ def _eagle_stage(run: Run, stage: str) -> tuple:
     from .eagle import train_eagle
     rc, target = run.recipe, run.load("target")
     more = stage == "eagle_more"
-    init, phases = (load_eagle(run.out_dir, device=run.device), _eagle_phases(run.out_dir)) if more else (None, [])
+    phases = _eagle_phases(run.out_dir) if more else []  # first: one line if there is no layer to continue
+    init = load_eagle(run.out_dir, device=run.device) if more else None
     steps, lr = (rc.eagle_more_steps, rc.eagle_more_lr) if more else (rc.eagle_steps, rc.eagle_lr)
     layer, notes = train_eagle(target, run.train_ids, run.val_ids, steps, rc.target_batch,
                                lr=lr, seed=rc.seed, width=rc.eagle_width, n_head=rc.eagle_heads,
