@@ -203,3 +203,38 @@ def test_unrolled_training_rows_are_the_chain_drafts_of_decoding(tiny):
                 model(x[:, m + depth:m + depth + 1], d.cache)
                 worst = max(worst, _gap(d.cache.out[m + depth], rows[depth, m + depth]))
     assert worst <= CACHE_ATOL
+
+
+def test_the_total_variation_term_is_one_minus_alpha_of_the_read_out(tiny):
+    """At depth 1 the training loss's third term is 1 - alpha (``rule.alpha``, the decoder's own) of the
+    target's row and the layer's read-out, averaged over the window's positions, with the target's pass
+    in the training's number format (bfloat16 autocast where the CPU runs it natively); tolerance 1e-5
+    for summation order."""
+    from specsim.gpt.rule import alpha
+    from specsim.gpt.train.eagle import eagle_losses
+    from specsim.gpt.train.loop import native_bf16
+    target, layer, _ = tiny
+    x = torch.tensor([[(i * 3 + i // 11) % 13 + 10 for i in range(32)]])
+    with torch.no_grad():
+        _, _, tv = eagle_losses(target.eval(), layer.eval(), x, torch.Generator().manual_seed(0))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=native_bf16(torch.device("cpu"))):
+            logits, h = target(x, hidden=True)
+        f = torch.cat([torch.zeros_like(h[:, :1]), h[:, :-1]], dim=1).float()
+        q = torch.softmax(target.lm_head(target.ln_f(layer(f, target.wte(x)))), dim=-1)
+        want = 1 - alpha(torch.softmax(logits.float(), dim=-1), q).mean().item()
+    assert 0 < tv.item() < 1
+    assert tv.item() == pytest.approx(want, abs=1e-5)
+
+
+def test_training_on_from_a_layer_starts_from_its_weights_and_leaves_it_alone(tiny):
+    """``init``: the run trains a copy of the given layer (its width and heads, not the ones passed), never
+    the layer itself."""
+    target, layer, _ = tiny
+    before = {k: v.clone() for k, v in layer.state_dict().items()}
+    data = torch.tensor([(i * 3 + i // 11) % 13 + 10 for i in range(800)])
+    more, notes = train_eagle(target, data, data, steps=2, batch_size=2, block=16, lr=1e-3, width=64, n_head=8,
+                              tv_weight=1.0, init=layer, progress=False)
+    assert (more.config.width, more.config.n_head) == (layer.config.width, layer.config.n_head)
+    assert all(torch.equal(v, layer.state_dict()[k]) for k, v in before.items())  # the original untouched
+    assert any(not torch.equal(v, more.state_dict()[k]) for k, v in before.items())  # the copy trained
+    assert notes["tv_weight"] == 1.0 and 0 <= notes["final_tv"] <= 1 and "(1 - alpha)" in notes["loss"]

@@ -20,6 +20,7 @@ def tiny_data():
 def test_stages_train_save_and_reload(tmp_path):
     torch.set_num_threads(1)
     recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5, eagle_steps=30,
+                    eagle_more_steps=5,
                     target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2, exit_rank=4,
                     target_preset="tiny-2", draft_preset="tiny")
     out = str(tmp_path)
@@ -42,6 +43,12 @@ def test_stages_train_save_and_reload(tmp_path):
     assert sorted(heads) == [1] and set(entries["exit_heads"]["notes"]["teacher_forced_alpha"]) == {"1"}
     with pytest.raises(ValueError, match="target_more continues a target that had one phase"):
         run_stage("target_more", out, recipe, progress=False, data=tiny_data())
+    eagle = entries["eagle_more"]["notes"]  # the second phase rewrote the eagle entry, from the first's weights
+    assert [p["steps"] for p in eagle["phases"]] == [30, 5] and eagle["steps"] == 35 and eagle["init"] == "eagle"
+    assert eagle["tv_weight"] == 4.0 and 0 <= eagle["final_tv"] <= 1 and 0 < eagle["teacher_forced_alpha"] <= 1
+    assert manifest["models"]["eagle"]["notes"] == eagle
+    with pytest.raises(ValueError, match="eagle_more continues a layer that had one phase"):
+        run_stage("eagle_more", out, recipe, progress=False, data=tiny_data())
 
 
 def test_an_interrupted_run_resumed_ends_with_the_same_weights(tmp_path, stopped_after_first_checkpoint):
@@ -122,3 +129,16 @@ def test_cli_trains_the_eagle_stage_and_says_what_it_reached(tmp_path, cli):
     notes = json.loads((tmp_path / "manifest.json").read_text())["models"]["eagle"]["notes"]
     assert notes["steps"] == 2 and line.startswith("eagle: 346240 parameters, smooth L1 ")
     assert f"teacher-forced alpha {notes['teacher_forced_alpha']} +- {notes['teacher_forced_alpha_se']}" in line
+
+
+def test_cli_eagle_more_without_an_eagle_layer_is_one_line(tmp_path, cli):
+    """`gpt train --stage eagle_more --eagle-more-steps N` where no eagle layer was trained: exit 2, one line."""
+    import shutil
+    shutil.copy(str(weights.default_dir().joinpath("target.safetensors")), tmp_path / "target.safetensors")
+    manifest = json.loads(weights.default_dir().joinpath("manifest.json").read_text())
+    manifest["models"] = {"target": manifest["models"]["target"]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    code, out, err = cli("gpt", "train", "--stage", "eagle_more", "--out", str(tmp_path), "--eagle-more-steps", "1",
+                         "--device", "cpu")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "eagle_more continues a trained eagle layer" in err and "run --stage eagle first" in err

@@ -82,6 +82,21 @@ def test_the_weights_report_lists_every_model_of_the_manifest_and_sums_their_byt
     assert eagle["teacher_forced_alpha"] == m["models"]["eagle"]["notes"]["teacher_forced_alpha"]
 
 
+def test_the_weights_report_shows_both_phases_of_an_eagle_layer_trained_on():
+    """An eagle entry with two phases (stage ``eagle_more``): steps of each, the second phase's loss term."""
+    import copy
+
+    from specsim.gpt import weights_report
+    m = copy.deepcopy(weights_report.manifest())
+    n = m["models"]["eagle"]["notes"]
+    first = {k: v for k, v in n.items() if k != "phases"} | {"steps": 2500, "batch": 8}
+    n |= {"phases": [first, dict(first, steps=300, lr=5e-4, tv_weight=4.0)], "tv_weight": 4.0, "steps": 2800}
+    eagle = next(r for r in weights_report.rows(m) if r["model"] == "eagle")
+    assert eagle["steps"] == "2500 x 8 + 300 x 8" and eagle["loss"].endswith("(+ 4 x (1 - alpha) in phase 2)")
+    line = next(x for x in weights_report.footer_lines(m) if x.startswith("eagle:"))
+    assert "then 300 more steps from that layer (learning rate 0.0005, cosine) with 4 x (1 - alpha)" in line
+
+
 def test_a_write_interrupted_midway_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     """What gpt train writes (weights, manifest, corpus) goes through atomic_write: a signal mid-write (here an
     exception from the write itself) leaves the previous file whole and nothing half-written beside it."""

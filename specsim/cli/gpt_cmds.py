@@ -164,10 +164,11 @@ def _register_train(sub) -> None:
                                      "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
     t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
-                                       "exit_heads", "eagle"], default="all")
+                                       "exit_heads", "eagle", "eagle_more"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
     for name in TRAIN_STEPS:
-        t.add_argument(f"--{name}-steps", type=int_in_range(f"{name}-steps", 1, 10**6), default=None)
+        flag = f"{name.replace('_', '-')}-steps"
+        t.add_argument(f"--{flag}", type=int_in_range(flag, 1, 10**6), default=None)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.add_argument("--threads", type=int_in_range("threads", 1, 256), default=1,
                    help="torch CPU threads (default 1: the shipped weights were trained on one, and another "
@@ -528,7 +529,7 @@ def cmd_weights(args) -> int:
     return 0
 
 
-TRAIN_STEPS = ("target", "more", "draft", "distill", "exit", "eagle")  # --NAME-steps sets Recipe.NAME_steps
+TRAIN_STEPS = ("target", "more", "draft", "distill", "exit", "eagle", "eagle_more")  # --NAME-steps: Recipe.NAME_steps
 
 
 def train_summary(stage: str, notes: dict) -> str:
@@ -540,8 +541,11 @@ def train_summary(stage: str, notes: dict) -> str:
     alpha = (f", teacher-forced alpha {notes['teacher_forced_alpha']}"
              + (f" +- {notes['teacher_forced_alpha_se']}" if "teacher_forced_alpha_se" in notes else "")
              if "teacher_forced_alpha" in notes else "")
-    if stage == "eagle":
-        return f"smooth L1 {notes['final_smooth_l1']}, KL {notes['final_kl']}{alpha}"
+    if stage.startswith("eagle"):  # final losses are absent when a run was resumed at its last step
+        losses = ", ".join(f"{what} {notes[key]}" for what, key in
+                           (("smooth L1", "final_smooth_l1"), ("KL", "final_kl"), ("1 - alpha", "final_tv"))
+                           if key in notes)
+        return (losses or "losses not recorded (resumed at its last step)") + alpha
     return f"train loss {notes['final_train_loss']}, validation loss {notes['val_loss']}{alpha}"
 
 

@@ -39,7 +39,9 @@ Acceleration of Large Language Models via Training-Time Test",
 arXiv:2503.01840, 2025) trains on the drafts themselves: here ``unroll`` = k
 also scores every slot as the 2nd .. k-th draft of a chain, reading the
 layer's own predicted features (``unrolled``). The shipped layer is trained
-the second way (``train.recipe.Recipe``: ``eagle_unroll`` 3, no noise).
+the second way (``train.recipe.Recipe``: ``eagle_unroll`` 3, no noise),
+then trained on from that layer with the total variation 1 - alpha of the
+read-out added to the loss (the stage ``eagle_more``).
 
 Without a cache the module is the teacher-forced drafter (its inputs are the
 target's real features at every slot), which is what

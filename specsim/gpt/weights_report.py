@@ -40,8 +40,10 @@ def rows(m: dict) -> list:
         recipe = n.get("recipe", {})
         if name == "eagle":  # one layer over the target's features, read out through the target's own head
             shape = f"1 x w{c['width']} on d{c['n_embd']} features, {c['n_head']} heads"
-            steps = f"{n['steps']} x {n['batch']}"
+            steps = " + ".join(f"{p['steps']} x {p['batch']}" for p in _phases(n))
             loss = f"smooth L1 + {n['kl_weight']:g} x KL"
+            if n.get("tv_weight"):  # a second phase with the total variation (1 - alpha) as a third term
+                loss += f" (+ {n['tv_weight']:g} x (1 - alpha) in phase 2)"
             val, tf = None, n.get("teacher_forced_alpha")
         elif name == "exit_heads":
             batch = recipe.get("target_batch", "?")
@@ -107,6 +109,10 @@ def footer_lines(m: dict) -> list:
         same = n.get("distilled_same_windows", {})
         line = (f"eagle: teacher-forced alpha {n['teacher_forced_alpha']:.4f} +- {n['teacher_forced_alpha_se']:.4f} "
                 f"on {n['alpha_windows']} held-out windows, drafts unrolled to depth {n['unroll']} in training")
+        if len(_phases(n)) > 1:
+            more = _phases(n)[-1]
+            line += (f", then {more['steps']} more steps from that layer (learning rate {more['lr']:g}, cosine) "
+                     f"with {more['tv_weight']:g} x (1 - alpha) added to the loss")
         if same:
             line += (f"; draft_distilled on the same windows {same['teacher_forced_alpha']:.4f} +- "
                      f"{same['teacher_forced_alpha_se']:.4f}")

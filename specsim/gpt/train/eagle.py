@@ -4,9 +4,11 @@ The layer itself, its cache and its drafter live in ``specsim.gpt.eagle``;
 this module only trains and measures it:
 
 * ``train_eagle``: smooth L1 on the target's final features plus a KL term
-  on the read-out, with every window also trained as the 2nd, 3rd, ... draft
-  of a chain on the layer's own predicted features (``unrolled``, laid out
-  by ``unroll_mask``);
+  on the read-out (and, optionally, its total variation 1 - alpha: the
+  rejection rate itself, which KL only bounds through Pinsker's inequality),
+  with every window also trained as the 2nd, 3rd, ... draft of a chain on the
+  layer's own predicted features (``unrolled``, laid out by
+  ``unroll_mask``), from a fresh layer or from a trained one (``init``);
 * ``window_alphas``: teacher-forced alpha window by window, for its spread.
 """
 from __future__ import annotations
@@ -69,9 +71,10 @@ def unrolled(layer: EagleLayer, f: torch.Tensor, e: torch.Tensor, depths: int) -
 
 
 def eagle_losses(target, layer: EagleLayer, x: torch.Tensor, gen: torch.Generator, noise: float = 0.0,
-                 unroll: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
-    """One batch's two losses on windows ``x`` (B, T): smooth L1 of the predicted features against the
-    target's, and KL(p || q) of their read-out, both averaged over the ``unroll`` draft depths.
+                 unroll: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One batch's three losses on windows ``x`` (B, T): smooth L1 of the predicted features against the
+    target's, KL(p || q) of their read-out and its total variation 1 - alpha = 1 - sum_x min(p, q) (the
+    rejection rate itself), each averaged over the ``unroll`` draft depths.
     ``noise`` perturbs the second half of the windows' input features (drawn from ``gen``)."""
     device, vocab = x.device, target.config.vocab_size
     with torch.no_grad(), torch.autocast(device.type, dtype=torch.bfloat16, enabled=native_bf16(device)):
@@ -86,15 +89,20 @@ def eagle_losses(target, layer: EagleLayer, x: torch.Tensor, gen: torch.Generato
     reg = F.smooth_l1_loss(pred, h.repeat(1, unroll, 1))
     log_q = F.log_softmax(target.lm_head(target.ln_f(pred)).reshape(-1, vocab), dim=-1)
     log_p_rows = log_p.view(*x.shape, -1).repeat(1, unroll, 1).reshape(log_q.shape)  # p for every depth
-    return reg, F.kl_div(log_q, log_p_rows, log_target=True, reduction="batchmean")
+    tv = 1 - torch.minimum(log_p_rows.exp(), log_q.exp()).sum(-1).mean()
+    return reg, F.kl_div(log_q, log_p_rows, log_target=True, reduction="batchmean"), tv
 
 
 def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps: int, batch_size: int = 8,
                 block: int = 256, lr: float = 2e-3, warmup: int = 50, seed: int = 0, width: int = 128,
-                n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, unroll: int = 1, device="cpu",
-                progress: bool = True, checkpoint: str | None = None,
-                checkpoint_every: int = 50) -> tuple[EagleLayer, dict]:
-    """Train an ``EagleLayer`` on the frozen target: smooth L1 on the features plus ``kl_weight`` x KL(p || q).
+                n_head: int = 4, kl_weight: float = 1.0, noise: float = 0.0, unroll: int = 1,
+                tv_weight: float = 0.0, init: EagleLayer | None = None, device="cpu", progress: bool = True,
+                checkpoint: str | None = None, checkpoint_every: int = 50) -> tuple[EagleLayer, dict]:
+    """Train an ``EagleLayer`` on the frozen target: smooth L1 on the features plus ``kl_weight`` x KL(p || q)
+    plus ``tv_weight`` x (1 - alpha) of the read-out.
+
+    ``init``: a trained layer to start from (its width and heads replace
+    ``width`` and ``n_head``; it is copied, not changed) instead of a fresh one.
 
     ``noise``: the standard deviation of Gaussian noise added to the input
     features of the second half of each batch's windows (drawn from the
@@ -113,12 +121,17 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     device = torch.device(device)
     block = min(block, target.config.block_size, len(train_data) - 2)
     torch.manual_seed(seed)
+    if init is not None:
+        width, n_head = init.config.width, init.config.n_head
     config = EagleConfig.for_target(target.config, width, n_head)
     layer = EagleLayer(config).to(device).train()
+    if init is not None:
+        layer.load_state_dict(init.state_dict())
     opt = torch.optim.AdamW(layer.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, target) | {
-        "kl_weight": kl_weight, "noise": noise, "unroll": unroll}
+        "kl_weight": kl_weight, "noise": noise, "unroll": unroll} | (
+        {"tv_weight": tv_weight, "init": init is not None} if tv_weight or init is not None else {})
     losses, curve, start, before, parts = [], [], 0, 0.0, []
     if checkpoint and os.path.exists(checkpoint):
         losses, curve, start, before = train_checkpoint.resume(checkpoint, key, layer, opt, gen)
@@ -129,14 +142,14 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
             x, _ = windows(train_data, batch_size, block, gen)
-            reg, kl = eagle_losses(target, layer, x.to(device), gen, noise, unroll)
-            loss = reg + kl_weight * kl
+            reg, kl, tv = eagle_losses(target, layer, x.to(device), gen, noise, unroll)
+            loss = reg + kl_weight * kl + tv_weight * tv
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
             opt.step()
             losses.append(loss.item())
-            parts.append((reg.item(), kl.item()))
+            parts.append((reg.item(), kl.item(), tv.item()))
             if (step + 1) % every == 0 or step + 1 == steps:
                 recent = losses[-every:]
                 curve.append((step + 1, sum(recent) / len(recent)))
@@ -147,19 +160,20 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     layer.eval()
     notes = eagle_notes(steps=steps, batch=batch_size, block=block, lr=lr, seed=seed, width=width, n_head=n_head,
                         kl_weight=kl_weight, noise=noise, unroll=unroll, seconds=round(before + time.time() - t0, 1),
-                        parts=parts, curve=curve)
+                        parts=parts, curve=curve, **({"tv_weight": tv_weight} if tv_weight else {}))
     return layer, notes
 
 
 def eagle_notes(parts: list, curve: list, **run) -> dict:
     """A run's notes for the manifest: its settings (``run``), what its loss was, the mean of the last 20
-    steps' (smooth L1, KL) ``parts`` and the ``curve`` of (step, mean loss)."""
-    tail = parts[-20:] or [(float("nan"), float("nan"))]
-    noise, unroll = run["noise"], run["unroll"]
-    loss = (f"smooth L1 on the target's final features + {run['kl_weight']} x KL(p || q) of the read-out, "
-            "target frozen" + (f", Gaussian noise (sd {noise}) on half the windows' features" if noise else "")
+    steps' (smooth L1, KL, 1 - alpha) ``parts`` and the ``curve`` of (step, mean loss)."""
+    tail = parts[-20:]  # none when the run was resumed from a checkpoint at its last step
+    noise, unroll, tv = run["noise"], run["unroll"], run.get("tv_weight", 0)
+    loss = (f"smooth L1 on the target's final features + {run['kl_weight']} x KL(p || q) of the read-out"
+            + (f" + {tv} x (1 - alpha) of the read-out" if tv else "") + ", target frozen"
+            + (f", Gaussian noise (sd {noise}) on half the windows' features" if noise else "")
             + (f", drafts unrolled to depth {unroll} on the layer's own features" if unroll > 1 else ""))
-    return {**run, "loss": loss,
-            "final_smooth_l1": round(sum(r for r, _ in tail) / len(tail), 4),
-            "final_kl": round(sum(k for _, k in tail) / len(tail), 4),
+    final = {name: round(sum(r[i] for r in tail) / len(tail), 4)
+             for i, name in enumerate(("final_smooth_l1", "final_kl", "final_tv")[:3 if tv else 2]) if tail}
+    return {**run, "loss": loss, **final,
             "curve": [[s, round(v, 4)] for s, v in curve]}

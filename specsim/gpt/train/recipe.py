@@ -21,7 +21,12 @@ Stages, in order:
   3rd draft of a chain on the layer's own predicted features (``eagle_unroll``,
   EAGLE-3's training-time test); its notes record the teacher-forced alpha with a
   standard error over validation windows, beside the distilled drafter's on
-  the same windows.
+  the same windows;
+* ``eagle_more``: a second phase from the ``eagle`` layer, ``eagle_more_steps``
+  steps with a new warm-up and cosine decay from ``eagle_more_lr``, the same
+  losses plus ``eagle_tv_weight`` x (1 - alpha) of the read-out (the
+  rejection rate itself, which the KL term only bounds); its notes keep both
+  phases and the alpha after the second.
 
 Each stage writes its safetensors file and updates the manifest in
 ``out_dir``; later stages load the target from there. Every stage saves a
@@ -44,7 +49,7 @@ from ..tokenizer import ASCII_VOCAB, CharTokenizer
 from .loop import teacher_forced_alpha, train_exit_heads, train_lm
 from ..weights import load_gpt, read_manifest, save_eagle, save_exit_heads, save_model, update_manifest
 
-STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads", "eagle")
+STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads", "eagle", "eagle_more")
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,9 @@ class Recipe:
     eagle_kl_weight: float = 4.0
     eagle_noise: float = 0.0
     eagle_unroll: int = 3
+    eagle_more_steps: int = 2800
+    eagle_more_lr: float = 5e-4
+    eagle_tv_weight: float = 4.0
     seed: int = 0
     target_preset: str = "target"
     draft_preset: str = "draft"
@@ -202,27 +210,61 @@ def _exit_heads_stage(run: Run, stage: str) -> tuple:
 
 
 def _eagle_stage(run: Run, stage: str) -> tuple:
-    """The ``eagle`` stage: train, measure alpha +- SE (and the distilled drafter's, when present), save."""
-    from ...stats import mean_se
+    """The ``eagle`` stage (a fresh layer) or ``eagle_more`` (the ``eagle`` layer trained on with the
+    total-variation term): train, measure alpha +- SE (and the distilled drafter's, when present), save."""
     from ..eagle import Eagle
-    from .eagle import train_eagle, window_alphas
+    from ..weights import load_eagle
+    from .eagle import train_eagle
     rc, target = run.recipe, run.load("target")
-    layer, notes = train_eagle(target, run.train_ids, run.val_ids, rc.eagle_steps, rc.target_batch,
-                               lr=rc.eagle_lr, seed=rc.seed, width=rc.eagle_width, n_head=rc.eagle_heads,
+    more = stage == "eagle_more"
+    phases = _eagle_phases(run.out_dir) if more else []  # first: one line if there is no layer to continue
+    init = load_eagle(run.out_dir, device=run.device) if more else None
+    steps, lr = (rc.eagle_more_steps, rc.eagle_more_lr) if more else (rc.eagle_steps, rc.eagle_lr)
+    layer, notes = train_eagle(target, run.train_ids, run.val_ids, steps, rc.target_batch,
+                               lr=lr, seed=rc.seed, width=rc.eagle_width, n_head=rc.eagle_heads,
                                kl_weight=rc.eagle_kl_weight, noise=rc.eagle_noise, unroll=rc.eagle_unroll,
+                               tv_weight=rc.eagle_tv_weight if more else 0.0, init=init,
                                device=run.device, progress=run.progress, checkpoint=run.ckpt)
+    if more:
+        notes["init"] = "eagle"
+        notes["phases"] = phases + [dict(notes, recipe=run.recipe_dict())]
+        notes["steps"] = sum(p["steps"] for p in notes["phases"])
+        notes["seconds"] = round(sum(p["seconds"] for p in notes["phases"]), 1)
+    notes |= _alpha_notes(run, target, Eagle(target, layer).eval())
+    return "eagle", save_eagle(layer, run.out_dir, notes | {"recipe": run.recipe_dict()})
+
+
+def _eagle_phases(out_dir: str) -> list:
+    """The one phase of the ``eagle`` layer in ``out_dir`` that ``eagle_more`` continues (its notes and
+    recipe, less its alphas), or one line if it has none or was already continued."""
+    entry = read_manifest(out_dir)["models"].get("eagle")
+    notes = entry.get("notes") if isinstance(entry, dict) else None
+    if not isinstance(notes, dict) or "steps" not in notes:
+        raise ValueError(f"eagle_more continues a trained eagle layer; {out_dir} has none (run --stage eagle first)")
+    if notes.get("phases"):
+        raise ValueError(f"eagle_more continues a layer that had one phase; {out_dir} has "
+                         f"{len(notes['phases'])} recorded (run --stage eagle first)")
+    skip = ("recipe", "teacher_forced_alpha", "teacher_forced_alpha_se", "alpha_windows", "distilled_same_windows")
+    return [{k: v for k, v in notes.items() if k not in skip} | {"recipe": notes.get("recipe", {})}]
+
+
+def _alpha_notes(run: Run, target, eagle) -> dict:
+    """Teacher-forced alpha +- SE of ``eagle`` window by window (and of the distilled drafter on the same
+    windows, when present)."""
+    from ...stats import mean_se
+    from .eagle import window_alphas
     block = target.config.block_size
-    alphas = window_alphas(target, Eagle(target, layer).eval(), run.val_ids, block, device=run.device)
+    alphas = window_alphas(target, eagle, run.val_ids, block, device=run.device)
     est = mean_se(alphas)
-    notes["teacher_forced_alpha"] = round(est.value, 4)
-    notes["teacher_forced_alpha_se"] = round(est.se, 4)
-    notes["alpha_windows"] = len(alphas)
+    notes = {"teacher_forced_alpha": round(est.value, 4), "teacher_forced_alpha_se": round(est.se, 4),
+             "alpha_windows": len(alphas)}
     if "draft_distilled" in read_manifest(run.out_dir)["models"]:
         d = mean_se(window_alphas(target, run.load("draft_distilled"), run.val_ids, block, device=run.device))
         notes["distilled_same_windows"] = {"teacher_forced_alpha": round(d.value, 4),
                                            "teacher_forced_alpha_se": round(d.se, 4)}
-    return "eagle", save_eagle(layer, run.out_dir, notes | {"recipe": run.recipe_dict()})
+    return notes
 
 
 STAGE_RUNS = {"target": _target_stage, "target_more": _target_more_stage, "draft_trained": _draft_stage,
-              "draft_distilled": _draft_stage, "exit_heads": _exit_heads_stage, "eagle": _eagle_stage}
+              "draft_distilled": _draft_stage, "exit_heads": _exit_heads_stage, "eagle": _eagle_stage,
+              "eagle_more": _eagle_stage}
