@@ -25,8 +25,10 @@ Stages, in order:
 * ``eagle_more``: a second phase from the ``eagle`` layer, ``eagle_more_steps``
   steps with a new warm-up and cosine decay from ``eagle_more_lr``, the same
   losses plus ``eagle_tv_weight`` x (1 - alpha) of the read-out (the
-  rejection rate itself, which the KL term only bounds); its notes keep both
-  phases and the alpha after the second.
+  rejection rate itself, which the KL term only bounds); its notes keep every
+  phase, with the teacher-forced alpha each one ended at. Run again, it trains
+  the layer on for one more such phase (phase k draws its batches with seed
+  ``seed + k - 2``, so a repeat does not replay the previous phase's batches).
 
 Each stage writes its safetensors file and updates the manifest in
 ``out_dir``; later stages load the target from there. Every stage saves a
@@ -220,11 +222,13 @@ def _eagle_stage(run: Run, stage: str) -> tuple:
     phases = _eagle_phases(run.out_dir) if more else []  # first: one line if there is no layer to continue
     init = load_eagle(run.out_dir, device=run.device) if more else None
     steps, lr = (rc.eagle_more_steps, rc.eagle_more_lr) if more else (rc.eagle_steps, rc.eagle_lr)
+    seed = rc.seed + max(0, len(phases) - 1)
     layer, notes = train_eagle(target, run.train_ids, run.val_ids, steps, rc.target_batch,
-                               lr=lr, seed=rc.seed, width=rc.eagle_width, n_head=rc.eagle_heads,
+                               lr=lr, seed=seed, width=rc.eagle_width, n_head=rc.eagle_heads,
                                kl_weight=rc.eagle_kl_weight, noise=rc.eagle_noise, unroll=rc.eagle_unroll,
                                tv_weight=rc.eagle_tv_weight if more else 0.0, init=init,
                                device=run.device, progress=run.progress, checkpoint=run.ckpt)
+    notes["device"] = torch.device(run.device).type
     if more:
         notes["init"] = "eagle"
         notes["phases"] = phases + [dict(notes, recipe=run.recipe_dict())]
@@ -235,17 +239,21 @@ def _eagle_stage(run: Run, stage: str) -> tuple:
 
 
 def _eagle_phases(out_dir: str) -> list:
-    """The one phase of the ``eagle`` layer in ``out_dir`` that ``eagle_more`` continues (its notes and
-    recipe, less its alphas), or one line if it has none or was already continued."""
+    """The phases of the ``eagle`` layer in ``out_dir`` that ``eagle_more`` continues (each one's notes
+    and recipe, the last with the teacher-forced alpha it ended at), or one line if there is no layer."""
     entry = read_manifest(out_dir)["models"].get("eagle")
     notes = entry.get("notes") if isinstance(entry, dict) else None
     if not isinstance(notes, dict) or "steps" not in notes:
         raise ValueError(f"eagle_more continues a trained eagle layer; {out_dir} has none (run --stage eagle first)")
-    if notes.get("phases"):
-        raise ValueError(f"eagle_more continues a layer that had one phase; {out_dir} has "
-                         f"{len(notes['phases'])} recorded (run --stage eagle first)")
     skip = ("recipe", "teacher_forced_alpha", "teacher_forced_alpha_se", "alpha_windows", "distilled_same_windows")
-    return [{k: v for k, v in notes.items() if k not in skip} | {"recipe": notes.get("recipe", {})}]
+    phases = notes.get("phases") or [{k: v for k, v in notes.items() if k not in skip} | {"recipe": notes.get("recipe", {})}]
+    if not isinstance(phases, list) or not all(isinstance(p, dict) for p in phases):
+        raise ValueError(f"the eagle entry of {out_dir}/manifest.json has phases that are not a list of objects")
+    phases = [dict(p) for p in phases]
+    for key in ("teacher_forced_alpha", "teacher_forced_alpha_se"):
+        if key in notes:
+            phases[-1].setdefault(key, notes[key])
+    return phases
 
 
 def _alpha_notes(run: Run, target, eagle) -> dict:
