@@ -82,19 +82,31 @@ def test_the_weights_report_lists_every_model_of_the_manifest_and_sums_their_byt
     assert eagle["teacher_forced_alpha"] == m["models"]["eagle"]["notes"]["teacher_forced_alpha"]
 
 
-def test_the_weights_report_shows_both_phases_of_an_eagle_layer_trained_on():
-    """An eagle entry with two phases (stage ``eagle_more``): steps of each, the second phase's loss term."""
+def test_the_weights_report_shows_every_phase_of_an_eagle_layer_trained_on():
+    """An eagle entry with one phase, then two and three (stage ``eagle_more`` run again): steps of each, which
+    phases had the total-variation term, the alpha each later phase ended at and where it ran."""
     import copy
 
     from specsim.gpt import weights_report
     m = copy.deepcopy(weights_report.manifest())
     n = m["models"]["eagle"]["notes"]
-    first = {k: v for k, v in n.items() if k != "phases"} | {"steps": 2500, "batch": 8}
-    n |= {"phases": [first, dict(first, steps=300, lr=5e-4, tv_weight=4.0)], "tv_weight": 4.0, "steps": 2800}
-    eagle = next(r for r in weights_report.rows(m) if r["model"] == "eagle")
-    assert eagle["steps"] == "2500 x 8 + 300 x 8" and eagle["loss"].endswith("(+ 4 x (1 - alpha) in phase 2)")
-    line = next(x for x in weights_report.footer_lines(m) if x.startswith("eagle:"))
-    assert "then 300 more steps from that layer (learning rate 0.0005, cosine) with 4 x (1 - alpha)" in line
+    first = {k: v for k, v in n.items() if k not in ("phases", "tv_weight", "device")} | {"steps": 2500, "batch": 8}
+    n.pop("phases")
+
+    def report(*phases):
+        n["phases"] = list(phases)
+        row = next(r for r in weights_report.rows(m) if r["model"] == "eagle")
+        return row, next(x for x in weights_report.footer_lines(m) if x.startswith("eagle:"))
+
+    row, line = report(first)
+    assert row["steps"] == "2500 x 8" and "alpha)" not in row["loss"] and "phase 2" not in line
+    second = dict(first, steps=300, lr=5e-4, tv_weight=4.0, seed=0)
+    row, line = report(first, second)
+    assert row["steps"] == "2500 x 8 + 300 x 8" and row["loss"].endswith("(+ 4 x (1 - alpha) in phase 2)")
+    assert "phase 2: 300 more steps from the layer before (learning rate 0.0005, cosine, seed 0) with 4 x" in line
+    row, line = report(first, second | {"teacher_forced_alpha": 0.81}, dict(second, steps=70, seed=1, device="cuda"))
+    assert row["steps"] == "2500 x 8 + 300 x 8 + 70 x 8" and row["loss"].endswith("in phases 2-3)")
+    assert "added to the loss, alpha 0.8100 after it; phase 3: 70 more steps" in line and "seed 1 on cuda)" in line
 
 
 def test_a_write_interrupted_midway_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):

@@ -42,8 +42,10 @@ def rows(m: dict) -> list:
             shape = f"1 x w{c['width']} on d{c['n_embd']} features, {c['n_head']} heads"
             steps = " + ".join(f"{p['steps']} x {p['batch']}" for p in _phases(n))
             loss = f"smooth L1 + {n['kl_weight']:g} x KL"
-            if n.get("tv_weight"):  # a second phase with the total variation (1 - alpha) as a third term
-                loss += f" (+ {n['tv_weight']:g} x (1 - alpha) in phase 2)"
+            later = [i for i, p in enumerate(_phases(n), 1) if p.get("tv_weight")]
+            if later:  # phases trained on with the total variation (1 - alpha) as a third term
+                which = f"phase {later[0]}" if len(later) == 1 else f"phases {later[0]}-{later[-1]}"
+                loss += f" (+ {_phases(n)[later[-1] - 1]['tv_weight']:g} x (1 - alpha) in {which})"
             val, tf = None, n.get("teacher_forced_alpha")
         elif name == "exit_heads":
             batch = recipe.get("target_batch", "?")
@@ -109,10 +111,12 @@ def footer_lines(m: dict) -> list:
         same = n.get("distilled_same_windows", {})
         line = (f"eagle: teacher-forced alpha {n['teacher_forced_alpha']:.4f} +- {n['teacher_forced_alpha_se']:.4f} "
                 f"on {n['alpha_windows']} held-out windows, drafts unrolled to depth {n['unroll']} in training")
-        if len(_phases(n)) > 1:
-            more = _phases(n)[-1]
-            line += (f", then {more['steps']} more steps from that layer (learning rate {more['lr']:g}, cosine) "
-                     f"with {more['tv_weight']:g} x (1 - alpha) added to the loss")
+        for i, more in enumerate(_phases(n)[1:], 2):
+            ended = (f", alpha {more['teacher_forced_alpha']:.4f} after it" if "teacher_forced_alpha" in more else "")
+            where = f" on {more['device']}" if more.get("device") else ""
+            line += (f"; phase {i}: {more['steps']} more steps from the layer before (learning rate {more['lr']:g}, "
+                     f"cosine, seed {more.get('seed', '?')}{where}) with {more['tv_weight']:g} x (1 - alpha) "
+                     f"added to the loss{ended}")
         if same:
             line += (f"; draft_distilled on the same windows {same['teacher_forced_alpha']:.4f} +- "
                      f"{same['teacher_forced_alpha_se']:.4f}")
