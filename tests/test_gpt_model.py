@@ -143,7 +143,7 @@ def test_forward_without_module_calls_equals_the_module_calls_bit_for_bit(dtype)
             shape = (1, T, a.n_head, a.n_embd // a.n_head)
             q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
             cache.k[i, :, :, n:n + T], cache.v[i, :, :, n:n + T] = k, v
-            y = attend(q, cache.k[i, :, :, :n + T], cache.v[i, :, :, :n + T], mask)
+            y = attend(q.to(cache.k.dtype), cache.k[i, :, :, :n + T], cache.v[i, :, :, :n + T], mask).to(x.dtype)
             x = x + a.c_proj(y.transpose(1, 2).reshape(1, T, a.n_embd))
             x = x + b.mlp.c_proj(F.gelu(b.mlp.c_fc(b.ln_2(x)), approximate="tanh"))
         cache.length = n + T
@@ -185,3 +185,22 @@ def test_one_position_step_equals_the_forward_pass_bit_for_bit(dtype):
                 assert torch.equal(c1.k, c2.k) and torch.equal(c1.v, c2.v)
                 with pytest.raises(ValueError, match="25 positions exceed the context window of 24"):
                     step(tokens[0], c2)
+
+
+def test_a_bfloat16_model_on_a_cpu_keeps_its_cache_in_float32_holding_bfloat16_values():
+    """``cache_dtype``: the keys and values of a bfloat16 model on a CPU are stored in float32 (its attention
+    kernel for one bfloat16 query is slow), and every stored number is still a bfloat16 (the cast is exact),
+    so the cache holds what a bfloat16 cache would; a float32 model's cache stays float32, and attention
+    reads in float32 but hands the next layer bfloat16 again."""
+    from specsim.gpt.model import cache_dtype
+    torch.manual_seed(0)
+    m = GPT(PRESETS["tiny"]).eval().to(torch.bfloat16)
+    assert cache_dtype(m.wte.weight) == torch.float32 and cache_dtype(torch.zeros(1)) == torch.float32
+    assert cache_dtype(torch.zeros(1, dtype=torch.float16)) == torch.float16
+    with torch.inference_mode():
+        cache = m.new_cache()
+        logits = m(torch.randint(0, 96, (1, 12)), cache)
+        n = cache.length
+        for t in (cache.k[:, :, :, :n], cache.v[:, :, :, :n]):
+            assert t.dtype == torch.float32 and torch.equal(t, t.to(torch.bfloat16).float()) and t.abs().max() > 0
+        assert logits.dtype == torch.bfloat16
