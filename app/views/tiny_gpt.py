@@ -60,9 +60,9 @@ with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its
     device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     dtype = st.radio("target's number format", ["float32", "bfloat16"], key="gpt-dtype", horizontal=True,
                      help="bfloat16: the target's weights and its cached keys and values in bfloat16 (plain "
-                          "decoding too), the drafter in float32. On a CPU with AVX-512 BF16 a verify pass over γ + 1 positions then costs little "
-                          "more than one step (v near 1); greedy text may part from float32's at near-ties "
-                          "(lesson 16)")
+                          "decoding too), the drafter in float32. On a CPU with AVX-512 BF16 a verify pass over "
+                          "γ + 1 positions then costs less than in float32 (a smaller v); greedy text may part "
+                          "from float32's at near-ties (lesson 16)")
     seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
