@@ -1,13 +1,13 @@
 """Time torch's CPU attention kernel for one query over S cached keys, bfloat16 against float32 (a script,
-not collected by pytest): why a bfloat16 model on a CPU keeps its KV cache in float32
-(``specsim.gpt.model.cache_dtype``).
+not collected by pytest): why a bfloat16 model on a CPU attends over its cache in float32
+(``specsim.gpt.model.cached_attention``).
 
     python tests/bench_attention.py [--threads 1] [--keys 32,128,256]
 
 Prints JSON: per S, the best of 5 repeats of the mean time per call (µs) of
 ``scaled_dot_product_attention`` with the shipped target's head shape (6 heads of 64), one query and
 six (the verify pass of gamma = 5, with its lower-right mask), in bfloat16 and in float32, and their
-ratio. A benchmark: run it on a quiet machine and read the ratios, not the absolute times.
+ratio; and ``T1_cached``: ``cached_attention`` of one bfloat16 query (float32 with its casts). A benchmark: run it on a quiet machine and read the ratios, not the absolute times.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+from specsim.gpt.model import cached_attention
 
 
 def per_call_us(f, calls: int = 200, repeats: int = 5) -> float:
@@ -46,6 +48,9 @@ def main(threads: int, keys: list) -> dict:
                     row[f"T{T}_{str(dtype)[6:]}"] = round(per_call_us(
                         lambda: F.scaled_dot_product_attention(a, b, c, attn_mask=mask)), 1)
                 row[f"T{T}_ratio"] = round(row[f"T{T}_bfloat16"] / row[f"T{T}_float32"], 2)
+                if T == 1:
+                    a, b, c = (x.to(torch.bfloat16) for x in (q, k, v))
+                    row["T1_cached"] = round(per_call_us(lambda: cached_attention(a, b, c)), 1)
             out["us"][S] = row
     return out
 

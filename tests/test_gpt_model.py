@@ -8,7 +8,7 @@ from torch.nn.attention.bias import causal_lower_right
 
 from specsim.schemes import masks
 from specsim.gpt.config import GPTConfig, PRESETS
-from specsim.gpt.model import GPT, attend, lower_right_mask
+from specsim.gpt.model import GPT, attend, cached_attention, lower_right_mask
 
 TOL = 1e-5  # float32: cached and uncached paths differ only by summation order
 
@@ -143,7 +143,7 @@ def test_forward_without_module_calls_equals_the_module_calls_bit_for_bit(dtype)
             shape = (1, T, a.n_head, a.n_embd // a.n_head)
             q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
             cache.k[i, :, :, n:n + T], cache.v[i, :, :, n:n + T] = k, v
-            y = attend(q.to(cache.k.dtype), cache.k[i, :, :, :n + T], cache.v[i, :, :, :n + T], mask).to(x.dtype)
+            y = cached_attention(q, cache.k[i, :, :, :n + T], cache.v[i, :, :, :n + T], mask)
             x = x + a.c_proj(y.transpose(1, 2).reshape(1, T, a.n_embd))
             x = x + b.mlp.c_proj(F.gelu(b.mlp.c_fc(b.ln_2(x)), approximate="tanh"))
         cache.length = n + T
@@ -187,20 +187,23 @@ def test_one_position_step_equals_the_forward_pass_bit_for_bit(dtype):
                     step(tokens[0], c2)
 
 
-def test_a_bfloat16_model_on_a_cpu_keeps_its_cache_in_float32_holding_bfloat16_values():
-    """``cache_dtype``: the keys and values of a bfloat16 model on a CPU are stored in float32 (its attention
-    kernel for one bfloat16 query is slow), and every stored number is still a bfloat16 (the cast is exact),
-    so the cache holds what a bfloat16 cache would; a float32 model's cache stays float32, and attention
-    reads in float32 but hands the next layer bfloat16 again."""
-    from specsim.gpt.model import cache_dtype
+def test_bfloat16_attention_over_a_cache_on_a_cpu_runs_in_float32_and_is_rounded_back():
+    """``cached_attention``: bfloat16 numbers on a CPU give exactly the float32 attention over the same
+    (exactly widened) numbers, rounded to bfloat16, one query or six under a mask; float32 is ``attend``
+    untouched; and a bfloat16 model's step and its one-position forward pass agree to the bit."""
+    g = torch.Generator().manual_seed(0)
+    for T, mask in ((1, None), (6, lower_right_mask(6, 40))):
+        q, k, v = (torch.randn(1, 6, n, 64, generator=g) for n in (T, 40, 40))
+        half = [t.to(torch.bfloat16) for t in (q, k, v)]
+        expected = attend(*(t.float() for t in half), mask).to(torch.bfloat16)
+        got = cached_attention(*half, mask)
+        assert got.dtype == torch.bfloat16 and torch.equal(got, expected)
+        assert torch.equal(cached_attention(q, k, v, mask), attend(q, k, v, mask))
     torch.manual_seed(0)
     m = GPT(PRESETS["tiny"]).eval().to(torch.bfloat16)
-    assert cache_dtype(m.wte.weight) == torch.float32 and cache_dtype(torch.zeros(1)) == torch.float32
-    assert cache_dtype(torch.zeros(1, dtype=torch.float16)) == torch.float16
     with torch.inference_mode():
-        cache = m.new_cache()
-        logits = m(torch.randint(0, 96, (1, 12)), cache)
-        n = cache.length
-        for t in (cache.k[:, :, :, :n], cache.v[:, :, :, :n]):
-            assert t.dtype == torch.float32 and torch.equal(t, t.to(torch.bfloat16).float()) and t.abs().max() > 0
-        assert logits.dtype == torch.bfloat16
+        c1, c2 = m.new_cache(), m.new_cache()
+        prefix = torch.randint(0, 96, (1, 9))
+        m(prefix, c1), m(prefix, c2)
+        assert c1.k.dtype == torch.bfloat16  # the cache keeps the model's format
+        assert torch.equal(m.stepper()(5, c1), m(torch.tensor([[5]]), c2, last_only=True)[0, -1])

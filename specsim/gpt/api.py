@@ -152,8 +152,8 @@ def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None, 
     The target is loaded once per dtype and shared by every spec (early exit uses its layers).
 
     ``dtype``: the target's number format, "float32" (the default) or "bfloat16" (the float16 weights
-    file rounded to bfloat16; its KV cache holds bfloat16 values, in float32 on a CPU:
-    ``model.cache_dtype``). Only the target changes: the rows p are
+    file rounded to bfloat16; the KV cache follows the model, and on a CPU attention over it runs in
+    float32: ``model.cached_attention``). Only the target changes: the rows p are
     still computed from its logits cast up to float32 (``rule.adjust``), so the acceptance rule reads the
     same kind of numbers. The small drafters and the EAGLE layer stay float32, because that is faster:
     on one CPU thread (AVX-512 with BF16, torch 2.13) a distilled drafter step is slower in bfloat16 (at

@@ -167,9 +167,9 @@ class EarlyExit(nn.Module):
         self.wte = target.wte
 
     def new_cache(self):
-        from .model import KVCache, cache_dtype
+        from .model import KVCache
         p = self.wte.weight
-        return KVCache(self.config, device=p.device, dtype=cache_dtype(p))
+        return KVCache(self.config, device=p.device, dtype=p.dtype)
 
     def _head(self, x):
         return self.target.lm_head(self.exit_head(x))  # (B, T, V)

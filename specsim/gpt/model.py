@@ -76,19 +76,6 @@ class KVCache:
         self.length = 0
 
 
-def cache_dtype(p: torch.Tensor) -> torch.dtype:
-    """The number format of a KV cache beside parameters ``p``: theirs, except a bfloat16 model on a CPU,
-    whose keys and values are kept (exactly: every bfloat16 is a float32) and attended over in float32.
-
-    Why: torch's CPU attention kernel is slow for one bfloat16 query, linear in the keys and several times
-    the float32 kernel over the same keys (``python tests/bench_attention.py`` measures both), and one
-    query per pass is what plain decoding and every draft step run. Scores and their softmax come out a
-    little more exact, and the layer's output is rounded back to bfloat16 before its projection."""
-    if p.dtype == torch.bfloat16 and p.device.type == "cpu":
-        return torch.float32
-    return p.dtype
-
-
 def lower_right_mask(T: int, S: int, device=None) -> torch.Tensor:
     """``causal_lower_right(T, S)`` as a dense (T, S) boolean tensor: query i sees keys 0 .. S - T + i.
 
@@ -118,6 +105,21 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torc
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
     from torch.nn.attention.bias import causal_lower_right  # only here: its import is slow (see lower_right_mask)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(T, S))
+
+
+def cached_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask=None) -> torch.Tensor:
+    """``attend`` for a pass over a KV cache (the token loop: plain steps, draft steps, verify passes).
+
+    On a CPU, bfloat16 numbers are attended in float32 and the result is rounded back to bfloat16:
+    torch's CPU attention kernel is slow for a single bfloat16 query, linear in the keys and several
+    times the float32 kernel over the same keys even counting the casts (``python
+    tests/bench_attention.py`` times both), and one query is what every plain decoding step runs. A
+    verify pass attends in float32 too (a little dearer than its bfloat16 kernel), so that it and a
+    plain step differ only by their matrix products' rounding. Passes without a cache (training, whose
+    numbers must not change) keep ``attend`` as it is."""
+    if q.dtype == torch.bfloat16 and q.device.type == "cpu":
+        return attend(q.float(), k.float(), v.float(), mask).to(q.dtype)
+    return attend(q, k, v, mask)
 
 
 def linear(m: nn.Linear, x: torch.Tensor) -> torch.Tensor:
@@ -153,8 +155,9 @@ class CausalSelfAttention(nn.Module):
             cache.v[layer, :, :, n:n + T] = v
             k = cache.k[layer, :, :, :n + T]  # (B, nh, n + T, hs)
             v = cache.v[layer, :, :, :n + T]  # (B, nh, n + T, hs)
-            q = q.to(k.dtype)  # a float32 cache beside a bfloat16 model on CPU: attend in float32 (cache_dtype)
-        y = attend(q, k, v, mask).to(x.dtype)  # (B, nh, T, hs)
+            y = cached_attention(q, k, v, mask)  # (B, nh, T, hs)
+        else:
+            y = attend(q, k, v, mask)  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, C)  # (B, T, C)
         return linear(self.c_proj, y)
 
@@ -211,7 +214,7 @@ class GPT(nn.Module):
 
     def new_cache(self) -> KVCache:
         p = self.wte.weight
-        return KVCache(self.config, device=p.device, dtype=cache_dtype(p))
+        return KVCache(self.config, device=p.device, dtype=p.dtype)
 
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None, last_only: bool = False,
                 n_layers: int | None = None, pos: torch.Tensor | None = None, mask: torch.Tensor | None = None,
@@ -283,8 +286,7 @@ def block_step(w: tuple, x: torch.Tensor, cache: KVCache, layer: int, n: int) ->
     qkv = F.linear(torch.layer_norm(x, (C,), g1, b1, eps), wa, ba).view(3, 1, nh, 1, C // nh)  # q, k, v
     cache.k[layer, :, :, n:n + 1] = qkv[1]
     cache.v[layer, :, :, n:n + 1] = qkv[2]
-    k, v = cache.k[layer, :, :, :n + 1], cache.v[layer, :, :, :n + 1]
-    y = F.scaled_dot_product_attention(qkv[0].to(k.dtype), k, v).to(x.dtype)
+    y = cached_attention(qkv[0], cache.k[layer, :, :, :n + 1], cache.v[layer, :, :, :n + 1])
     x = x + F.linear(y.view(1, 1, C), wo, bo)  # one query: (1, nh, 1, hs) is (1, 1, C) in memory
     h = F.gelu(F.linear(torch.layer_norm(x, (C,), g2, b2, eps), wf, bf), approximate="tanh")  # (1, 1, 4C)
     return x + F.linear(h, wm, bm)  # (1, 1, C)
