@@ -124,6 +124,22 @@ def test_play_moves_one_event_per_tick_and_never_skips_one(monkeypatch):
     assert shown == [1, 2, 3, 4, 4, 4, 5]
 
 
+def test_a_stale_slider_value_sent_while_playing_does_not_step_play_back():
+    """The browser's clock tick can carry the slider's value from before the newest event reached it (seen in
+    Chromium as steps 28, 29, 28, 29): while playing, a change back to an event just shown is ignored; paused,
+    the slider moves the player as always."""
+    at = open_stepper({"scheme": "chain:3"})
+    for _ in range(2):
+        at.button(key="stepper-next").click().run()
+    at.button(key="stepper-play").click().run()
+    assert at.session_state["stepper"]["playing"] and (player(at).round, player(at).event) == (0, 2)
+    at.slider(key="stepper-slider-0").set_value(2).run()  # the event shown before this one: a stale echo
+    assert not at.exception and player(at).event == 2
+    assert not at.session_state["stepper"]["playing"]  # a full run of the page stops Play (see the next test)
+    at.slider(key="stepper-slider-0").set_value(1).run()  # paused: the slider moves the player
+    assert player(at).event == 0
+
+
 def test_play_stops_when_the_page_is_left_and_resumes_nowhere():
     at = open_stepper({"scheme": "chain:3"})
     at.button(key="stepper-next").click().run()

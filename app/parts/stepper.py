@@ -62,12 +62,13 @@ def _play_pause(key: str) -> None:
 
 
 def _slide(key: str, slider_key: str) -> None:
-    """The slider moved. Its key names its round; a change that arrives after Play has moved on to
-    the next round (and dropped that key) is stale and ignored."""
-    value = st.session_state.get(slider_key)
-    pl = st.session_state[key]["player"]
-    if value is not None and slider_key == f"{key}-slider-{pl.round}":
-        pl.event = value - 1
+    """The slider moved. Stale changes are ignored: one for a round Play has left (its key is gone), and,
+    while playing, one back to an event Play showed last (the browser's clock tick can carry the slider's
+    value from before the newest event reached it: taken, it would step Play back)."""
+    s, value = st.session_state[key], st.session_state.get(slider_key)
+    if value is not None and slider_key == f"{key}-slider-{s['player'].round}":
+        if not (s["playing"] and (slider_key, value) in s.get("shown", ())):
+            s["player"].event = value - 1
 
 
 EARLY = 0.8  # a tick that comes sooner than this fraction of the pace after the last event does not advance
@@ -109,6 +110,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     for other in (j - 1, j + 1):
         st.session_state.pop(f"{key}-slider-{other}", None)
     st.session_state[slider_key] = e + 1
+    s["shown"] = list(dict.fromkeys(s.get("shown", []) + [(slider_key, e + 1)]))[-3:]  # its last values (_slide)
     st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=_slide, args=(key, slider_key))
     names = tree_view.sibling_paths(trace.parents)
     st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
