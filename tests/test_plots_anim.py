@@ -75,6 +75,20 @@ def test_round_frames_show_what_each_event_is_about():
     assert list(p_bars.y) == [float(x) for x in t.p_rows[1]] and list(p_bars.text) == ["1/5", "1/2", "3/10"]
 
 
+def test_the_acceptance_bar_is_red_only_at_a_rejection_so_its_legend_is_not_the_residuals_red():
+    """min(1, p/q): green in the legend (the figure's own colour), and in every frame except a rejection,
+    where the bar is red; events without a test draw no bar and stay green."""
+    from specsim.plots.colors import OVERLAP_COLOR, RESIDUAL_COLOR
+    data = frames.round_frames(SEED, A, 3, seed=0)  # draft b a a; accept b; reject a; correct b
+    fig = plots_anim.round_animation(data, speed=0.5)
+    i = next(k for k, t in enumerate(fig.data) if t.name == "min(1, p/q)")
+    assert fig.data[i].marker.color == OVERLAP_COLOR
+    colours = [f.data[i].marker.color for f in fig.frames]
+    kinds = [f["kind"] for f in data["frames"]]
+    assert "reject" in kinds and "accept" in kinds
+    assert colours == [RESIDUAL_COLOR if k == "reject" else OVERLAP_COLOR for k in kinds]
+
+
 def test_bonus_round_marks_the_closing_token_as_bonus():
     seed = next(s for s in range(50) if sampling.trace_round(SEED, A, 2, s).accepted == 2)
     fr = frames.round_frames(SEED, A, 2, seed=seed)["frames"]

@@ -151,6 +151,7 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
         fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
                     insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", row=2, col=1)
     fig.add_bar(x=[], y=["u vs"], orientation="h", name="min(1, p/q)", row=3, col=1, textposition="inside", width=0.7,
+                marker_color=OVERLAP_COLOR,  # green in the legend, as on the stepper's own chart
                 insidetextanchor="start", hovertemplate="keep with probability %{text}<extra></extra>")
     fig.add_scatter(x=[], y=["u vs"], mode="markers+text", name="u", textposition="top center", row=3, col=1,
                     marker=dict(symbol="line-ns", size=26, line=dict(width=4, color=BLACK)),
@@ -175,7 +176,7 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
             go.Scatter(text=[words[s["status"]] for s in strip]),
             *bars,
             go.Bar(x=[float(f["acceptance"]) if test else 0], text=[exact_dec(f["acceptance"]) if test else ""],
-                   marker_color=OVERLAP_COLOR if kept else RESIDUAL_COLOR),
+                   marker_color=RESIDUAL_COLOR if test and not kept else OVERLAP_COLOR),  # red only when rejected
             go.Scatter(x=[f["u"] if test else None], text=[f"u = {f['u']:.3f}" if test else ""]),
         ])
     fig.update_layout(barmode="group", bargap=0.25)
