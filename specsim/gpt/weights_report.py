@@ -42,10 +42,11 @@ def rows(m: dict) -> list:
             shape = f"1 x w{c['width']} on d{c['n_embd']} features, {c['n_head']} heads"
             steps = " + ".join(f"{p['steps']} x {p['batch']}" for p in _phases(n))
             loss = f"smooth L1 + {n['kl_weight']:g} x KL"
-            later = [i for i, p in enumerate(_phases(n), 1) if p.get("tv_weight")]
+            later = [(i, p["tv_weight"]) for i, p in enumerate(_phases(n), 1) if p.get("tv_weight")]
             if later:  # phases trained on with the total variation (1 - alpha) as a third term
-                which = f"phase {later[0]}" if len(later) == 1 else f"phases {later[0]}-{later[-1]}"
-                loss += f" (+ {_phases(n)[later[-1] - 1]['tv_weight']:g} x (1 - alpha) in {which})"
+                (first, _), (last, weight) = later[0], later[-1]
+                which = f"phase {first}" if first == last else f"phases {first}-{last}"
+                loss += f" (+ {weight:g} x (1 - alpha) in {which})"
             val, tf = None, n.get("teacher_forced_alpha")
         elif name == "exit_heads":
             batch = recipe.get("target_batch", "?")
