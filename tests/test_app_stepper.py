@@ -110,34 +110,92 @@ def test_reset_while_playing_stops_at_the_first_event():
 
 # -- Play shows every event and stops when the page is left ------------------------------------
 
-def test_play_moves_one_event_per_tick_and_never_skips_one(monkeypatch):
-    """A slow rerun (5 s late) shows the event longer, it does not jump ahead; ticks that come too early
-    (piled up behind a slow run) do not advance at all."""
-    from parts import stepper
+class FakeClock:
+    """time.monotonic and time.sleep for play_clock: sleeping moves the clock; ``late`` adds to each run's start."""
+    def __init__(self):
+        self.now = 100.0
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, dt):
+        assert 0 < dt <= 0.05 + 1e-12  # the hold sleeps in short slices, looking for clicks between them
+        self.now += dt
+
+
+class Rerun(Exception):
+    pass
+
+
+def play_runs(monkeypatch, delays, pending_at=None, speed=0.3):
+    """Play's fragment runs on a fake clock: each run starts ``delays[k]`` seconds after the last one asked
+    for it; returns [(start, step shown)] and the state. ``pending_at``: the run during whose hold a click
+    waits."""
+    from parts import play_clock
     from specsim.views import replay
+    clock = FakeClock()
+    monkeypatch.setattr(play_clock.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(play_clock.time, "sleep", clock.sleep)
+    monkeypatch.setattr(play_clock.st, "rerun", lambda scope: (_ for _ in ()).throw(Rerun(scope)))
     s = {"player": replay.Player(SEED, ("a",), Chain(3), 0), "clock": None}
     shown = []
-    for now in (0.0, 0.31, 0.62, 5.6, 5.65, 5.7, 5.95):
-        monkeypatch.setattr(stepper.time, "monotonic", lambda now=now: now)
-        stepper._keep_time(s, 0.3)
-        shown.append(s["player"].step_number)
-    assert shown == [1, 2, 3, 4, 4, 4, 5]
+    for k, delay in enumerate(delays):
+        clock.now += delay
+        play_clock.start_event(s, speed, clock.now)
+        shown.append((clock.now, s["player"].step_number))
+        monkeypatch.setattr(play_clock, "pending", lambda k=k: k == pending_at and clock.now >= shown[-1][0] + 0.1)
+        try:
+            play_clock.hold_then_next(s)
+        except Rerun as e:
+            assert e.args == ("fragment",)
+        else:
+            assert k == pending_at  # only a waiting click ends a hold without the next run
+    return shown, s
 
 
-def test_a_stale_slider_value_sent_while_playing_does_not_step_play_back():
-    """The browser's clock tick can carry the slider's value from before the newest event reached it (seen in
-    Chromium as steps 28, 29, 28, 29): while playing, a change back to an event just shown is ignored; paused,
-    the slider moves the player as always."""
+def test_play_holds_every_event_for_its_time_and_never_skips_one(monkeypatch):
+    """Runs that start a little late (the rerun's own cost) keep the pace: event k is shown at
+    t0 + 0.3 k; one that starts far too late (a slow page) starts its time anew instead of cutting the next
+    event short; every event is shown, one step at a time."""
+    shown, _ = play_runs(monkeypatch, [0, 0.004, 0.02, 0.5, 0.01, 0.0])
+    starts, steps = [t for t, _ in shown], [n for _, n in shown]
+    assert steps == [1, 2, 3, 4, 5, 6]
+    # late by 4 and 20 ms: the next event is still due on the grid 100 + 0.3 k (no drift); 0.5 s late: the
+    # event's time starts when it is shown (101.4), and the grid goes on from there (101.7, 102.0)
+    assert [round(t, 9) for t in starts] == [100, 100.304, 100.62, 101.4, 101.71, 102.0]
+
+
+def test_a_click_during_a_hold_ends_it_at_once_without_a_step(monkeypatch):
+    """A click inside the fragment waits behind the running hold: the hold ends within one poll and asks for
+    no step, so the click's own run (Pause, Next step) acts on the event the user saw."""
+    shown, s = play_runs(monkeypatch, [0, 0, 0], pending_at=2)
+    assert [n for _, n in shown] == [1, 2, 3] and not s.get("advance")
+    assert s["player"].step_number == 3
+
+
+def test_play_locks_the_slider_and_a_stale_value_never_steps_it_back(monkeypatch):
+    """While playing, the slider is shown disabled, so a value for it that comes with a click (Pause) is the
+    browser's stale copy (seen in Chromium: Pause stepped back an event) and is ignored, whichever callback
+    runs first; paused, the slider moves the player as always."""
     at = open_stepper({"scheme": "chain:3"})
     for _ in range(2):
         at.button(key="stepper-next").click().run()
     at.button(key="stepper-play").click().run()
     assert at.session_state["stepper"]["playing"] and (player(at).round, player(at).event) == (0, 2)
-    at.slider(key="stepper-slider-0").set_value(2).run()  # the event shown before this one: a stale echo
-    assert not at.exception and player(at).event == 2
-    assert not at.session_state["stepper"]["playing"]  # a full run of the page stops Play (see the next test)
+    assert at.slider(key="stepper-slider-0").disabled
+    at.button(key="stepper-play").click().run()  # Pause
+    assert not at.slider(key="stepper-slider-0").disabled
     at.slider(key="stepper-slider-0").set_value(1).run()  # paused: the slider moves the player
     assert player(at).event == 0
+
+    from parts import stepper
+    from specsim.views import replay
+    for locked, want in ((True, 2), (False, 1)):  # the callbacks as Pause + a stale slider value call them
+        s = {"player": replay.Player(SEED, ("a",), Chain(3), 0), "playing": False, "locked": locked}
+        s["player"].event = 2
+        monkeypatch.setattr(stepper.st, "session_state", {"k": s, "k-slider-0": 2})
+        stepper._slide("k", "k-slider-0")
+        assert s["player"].event == want
 
 
 def test_play_stops_when_the_page_is_left_and_resumes_nowhere():

@@ -8,10 +8,13 @@ each event (the drafts, the verify pass, each test, the closing token) is
 read from the same record, ``RoundTrace.events()``, for a chain, a block and
 a tree: a tree is drafted whole before it is verified, as real verifiers do.
 
-Controls: Previous / Next step / Next round / Play (one event per tick of the clock, never two,
-stopped when the page is left) / Reset, and a slider over the current
-round's events. The state lives in ``st.session_state[key]`` and is rebuilt
-when the settings change; the button callbacks read and change only that.
+Controls: Previous / Next step / Next round / Play / Reset, and a slider over
+the current round's events. Play is paced by the server: each fragment run
+draws one event, holds it for the chosen time and reruns the fragment for the
+next, so every event is shown for that time whatever the browser's timers do;
+a click or a page change ends the hold at once (leaving the page stops Play).
+The state lives in ``st.session_state[key]`` and is rebuilt when the settings
+change; the button callbacks read and change only that.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import time
 
 import streamlit as st
 
-from parts import event_text, event_view, presenter, tokens
+from parts import event_text, event_view, play_clock, presenter, tokens
 from specsim.views import replay, tree_view
 
 HISTORY = 12  # finished rounds drawn in the token stream (work per step stays constant)
@@ -45,54 +48,39 @@ def stop(key: str) -> None:
 
 # -- the button callbacks: they change only the state ----------------------------------------------
 def _move(key: str, how: str) -> None:
-    getattr(st.session_state[key]["player"], how)()
+    """Previous / Next step / Next round; while playing, the event moved to gets its whole time."""
+    s = st.session_state[key]
+    getattr(s["player"], how)()
+    s["clock"], s["advance"] = None, False
 
 
 def _reset(key: str) -> None:
-    """The same rounds again from the first event, paused (the fragment's clock stops with it)."""
+    """The same rounds again from the first event, paused."""
     s = st.session_state[key]
     s["player"] = replay.Player(*s["args"])
-    s["playing"], s["clock"], s["totals"], s["rerun_app"] = False, None, [], True
+    s["playing"], s["clock"], s["advance"], s["totals"] = False, None, False, []
 
 
 def _play_pause(key: str) -> None:
     s = st.session_state[key]
-    s["playing"], s["clock"], s["rerun_app"] = not s["playing"], None, True
-    s["asked"] = True  # the page's next full run comes from this button: it keeps playing
+    s["playing"], s["clock"], s["advance"] = not s["playing"], None, False
+    s["asked"] = True  # a full run that comes from this button (not the usual fragment run) keeps playing
 
 
 def _slide(key: str, slider_key: str) -> None:
-    """The slider moved. Stale changes are ignored: one for a round Play has left (its key is gone), and,
-    while playing, one back to an event Play showed last (the browser's clock tick can carry the slider's
-    value from before the newest event reached it: taken, it would step Play back)."""
+    """The slider moved. Ignored: a change for a round Play has left (its key is gone), and any change while
+    the slider was shown locked (playing): the user cannot move a disabled slider, so such a value is the
+    browser's stale copy carried by a click (seen in Chromium as Pause stepping back an event)."""
     s, value = st.session_state[key], st.session_state.get(slider_key)
-    if value is not None and slider_key == f"{key}-slider-{s['player'].round}":
-        if not (s["playing"] and (slider_key, value) in s.get("shown", ())):
-            s["player"].event = value - 1
+    if value is not None and slider_key == f"{key}-slider-{s['player'].round}" and not s.get("locked"):
+        s["player"].event = value - 1
 
 
-EARLY = 0.8  # a tick that comes sooner than this fraction of the pace after the last event does not advance
-
-
-def _keep_time(s: dict, speed: float) -> None:
-    """While playing, one event per tick of the fragment's clock and never two: every event is shown, each
-    for about ``speed`` seconds (a slow rerun shows an event longer; ticks that pile up behind it are
-    dropped, not turned into skipped events)."""
-    now = time.monotonic()
-    if s["clock"] is None or s["clock"][1] != speed:  # Play was just pressed: the current event starts its time
-        s["clock"] = (now, speed)
-    elif now - s["clock"][0] >= EARLY * speed:
-        s["player"].step()
-        s["clock"] = (now, speed)
-
-
-def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> None:
+def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chained: bool) -> None:
     s = state(key, model, context, scheme, seed)
-    if s.pop("rerun_app", False):
-        s["asked"] = True  # this full run is the button's: Play goes on
-        st.rerun(scope="app")  # play/pause changes the fragment's timer
+    s.pop("asked", None)
     if s["playing"]:
-        _keep_time(s, speed)
+        play_clock.start_event(s, speed, time.monotonic())
     pl = s["player"]
     bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
     bar.button("Previous", on_click=_move, args=(key, "back"), icon=":material/skip_previous:",
@@ -110,8 +98,9 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
     for other in (j - 1, j + 1):
         st.session_state.pop(f"{key}-slider-{other}", None)
     st.session_state[slider_key] = e + 1
-    s["shown"] = list(dict.fromkeys(s.get("shown", []) + [(slider_key, e + 1)]))[-3:]  # its last values (_slide)
-    st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=_slide, args=(key, slider_key))
+    s["locked"] = s["playing"]
+    st.slider(f"event in round {j + 1}", 1, n, key=slider_key, on_change=_slide, args=(key, slider_key),
+              disabled=s["playing"], help="Pause to move through the round by hand." if s["playing"] else None)
     names = tree_view.sibling_paths(trace.parents)
     st.markdown(f"round {j + 1} · event {e + 1} of {n} · step {pl.step_number} · "
                 + event_text.describe_event(trace.events()[e], scheme, names))
@@ -129,6 +118,8 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside) -> N
             event_view.tree_rows(model, trace, e, key)
         if aside is not None:
             aside(s)
+    if s["playing"] and chained:
+        play_clock.hold_then_next(s)
 
 
 def show(key: str, model, context, scheme, seed: int, speed: float, aside=None) -> dict:
@@ -139,11 +130,14 @@ def show(key: str, model, context, scheme, seed: int, speed: float, aside=None) 
     """
     s = state(key, model, context, scheme, seed)
     if not s.pop("asked", False):  # the page was (re)opened or a setting changed: Play stops, it never jumps on
-        s["playing"], s["clock"] = False, None
+        s["playing"], s["clock"], s["advance"] = False, None, False
+    s["full_run"] = True  # the fragment's own reruns (Play's events, its buttons) come without this call
 
+    # A full run cannot rerun the fragment by itself: if it keeps Play going (a click that reached the server
+    # as a full run), the browser's timer starts the fragment's runs, which then pace themselves.
     @st.fragment(run_every=speed if s["playing"] else None)
     def stepper():
-        _view(key, model, context, scheme, seed, speed, aside)
+        _view(key, model, context, scheme, seed, speed, aside, chained=not s.pop("full_run", False))
 
     stepper()
     return state(key, model, context, scheme, seed)

@@ -50,16 +50,18 @@ def expected_tokens(ctx, played):
 
 
 def tokens_per_pass(s: dict) -> None:
-    """The running tokens per target pass of the finished rounds, against the exact expectation."""
+    """The running tokens per target pass of the finished rounds, against the exact expectation (drawn, empty,
+    from the start: no chart appears mid-play and nothing below it moves)."""
     finished = s["player"].finished()
+    if finished and not widgets.within_bounds(bounds.check_round, model, scheme):
+        return
+    s["totals"] = totals = replay.running_tokens_per_pass(
+        model, finished, expected_tokens=expected_tokens, previous=s["totals"][:len(finished)]) if finished else []
+    presenter.chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals], [t["expected"] for t in totals],
+                                                 scheme.depth), key=f"{KEY}-tpp")
     if not finished:
-        st.info("Tokens per target pass appear here once the first round is finished.")
-    elif widgets.within_bounds(bounds.check_round, model, scheme):
-        s["totals"] = replay.running_tokens_per_pass(model, finished, expected_tokens=expected_tokens,
-                                                     previous=s["totals"][:len(finished)])
-        totals = s["totals"]
-        presenter.chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals], [t["expected"] for t in totals],
-                                                     scheme.depth), key=f"{KEY}-tpp")
+        st.caption("Tokens per target pass are drawn here as rounds finish.")
+    else:
         st.caption(f"{len(finished)} round(s): {totals[-1]['tokens']} tokens for {totals[-1]['target_passes']} "
                    "target passes. Exact expectation from the exact engine, averaged over the contexts the rounds "
                    "started from.")
