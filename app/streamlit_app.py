@@ -46,8 +46,10 @@ def main() -> None:
     st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide",
                        initial_sidebar_state="collapsed" if presenting else "auto")
     warm_plotly()
-    # less blank space above a page's title than Streamlit's 6rem: at 1280×720 the main chart starts higher
-    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4rem}</style>")
+    # less blank space above a page's title than Streamlit's 6rem: at 1280×720 the main chart starts higher;
+    # a table wider than the screen (a phone) scrolls sideways inside its own box instead of being cut off
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4rem}"
+            "[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}</style>")
     sections = {}
     for page in nav.PAGES:
         sections.setdefault(page.section, []).append(

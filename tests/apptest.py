@@ -48,3 +48,20 @@ def stepped(seed: int, gamma: int, clicks: int, button: str = "stepper-next", ti
     for _ in range(clicks):
         at.button(key=button).click().run()
     return at
+
+
+def tables(at: AppTest) -> list:
+    """The page's tables (``parts.plain.table``: Markdown tables) as pandas DataFrames of the cells' text, in order."""
+    import re
+
+    import pandas as pd
+
+    def cells(line: str) -> list:
+        parts = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+        return [re.sub(r"\\(.)", r"\1", p.strip()).replace("&nbsp;", "") for p in parts]
+    found = []
+    for m in at.markdown:
+        lines = m.value.splitlines()
+        if len(lines) >= 2 and lines[0].startswith("| ") and re.fullmatch(r"\|(?:(?:---:|:---)\|)+", lines[1]):
+            found.append(pd.DataFrame([cells(x) for x in lines[2:]], columns=cells(lines[0])))
+    return found

@@ -59,8 +59,19 @@ LAYOUT_JS = """() => {
     const name = e => (e.className && typeof e.className === 'string' ?
         (e.className.match(/st-key-[\\w-]+/) || [e.getAttribute('data-testid') || e.tagName])[0] :
         e.getAttribute('data-testid') || e.tagName) + ':' + (e.innerText || e.textContent || '').trim().slice(0, 30);
-    const visible = e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
-        return r.width > 1 && r.height > 1 && s.visibility !== 'hidden' && s.display !== 'none'; };
+    // the part of an element one can see: its box clipped by every box that scrolls it (a table's box of
+    // fixed height), up to the page's own scroller
+    const shown = e => { let r = e.getBoundingClientRect(); r = {left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+        for (let p = e.parentElement; p && p !== main; p = p.parentElement) {
+            const s = getComputedStyle(p);
+            if (!/auto|scroll|hidden/.test(s.overflowY + s.overflowX)) continue;
+            const c = p.getBoundingClientRect();
+            r = {left: Math.max(r.left, c.left), right: Math.min(r.right, c.right),
+                 top: Math.max(r.top, c.top), bottom: Math.min(r.bottom, c.bottom)};
+        }
+        return r; };
+    const visible = e => { const r = shown(e); const s = getComputedStyle(e);
+        return r.right - r.left > 1 && r.bottom - r.top > 1 && s.visibility !== 'hidden' && s.display !== 'none'; };
     const boxes = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]')]
         .filter(visible).filter(e => !e.closest('[data-testid="stExpanderDetails"]') ||
                                      e.closest('details[open]'));
@@ -68,13 +79,13 @@ LAYOUT_JS = """() => {
     for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
         const a = boxes[i], b = boxes[j];
         if (a.contains(b) || b.contains(a)) continue;
-        const r = a.getBoundingClientRect(), s = b.getBoundingClientRect();
+        const r = shown(a), s = shown(b);
         const w = Math.min(r.right, s.right) - Math.max(r.left, s.left);
         const h = Math.min(r.bottom, s.bottom) - Math.max(r.top, s.top);
         if (w > 4 && h > 4) overlaps.push([name(a), name(b), Math.round(r.top + dy)]);
     }
     const width = document.documentElement.clientWidth;
-    const cut = boxes.filter(e => e.getBoundingClientRect().right > width + 1).map(name);
+    const cut = boxes.filter(e => shown(e).right > width + 1).map(name);
     for (const gd of document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')) {
         const frame = gd.getBoundingClientRect();
         for (const t of gd.querySelectorAll('.gtitle, .xtitle, .ytitle, .legendtext, .annotation-text, .xtick text, .ytick text')) {

@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import ENTRY, ROOT, open_page  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import ENTRY, ROOT, open_page, tables  # noqa: E402 (puts app/ on sys.path)
 
 
 def heights(at) -> list:
@@ -222,5 +222,5 @@ def test_tiny_gpt_page_runs_every_scheme_with_its_mask_and_cache(kind, settings,
         first = cache["x"][0]
         kinds = [verify_row[n + 1 + i - first] for i in range(len(order))]
         assert kinds == ["accepted draft" if node in r.accepted_nodes else "rejected draft" for node in order]
-    tests = next(t.value for t in at.dataframe if "u" in t.value.columns)
+    tests = next(t for t in tables(at) if "u" in t.columns)
     assert len(tests) == len(r.verdict.tests)

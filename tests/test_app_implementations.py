@@ -10,7 +10,7 @@ from specsim.labs import implementations as impl
 from specsim.plots.charts import exact_dec
 from specsim.toy import load_model
 
-from tests.apptest import open_page as open_app_page  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import open_page as open_app_page, tables  # noqa: E402 (puts app/ on sys.path)
 PAGE = "views/implementations.py"
 
 
@@ -23,7 +23,7 @@ def metrics(at) -> dict:
 
 
 def gallery_table(at) -> list:
-    return at.dataframe[-1].value.to_dict("records")
+    return tables(at)[-1].to_dict("records")
 
 
 def test_defaults_render_the_first_entry_and_the_whole_gallery():
@@ -49,7 +49,7 @@ def test_medusa_typical_on_zeros_after_z_is_not_exact_with_its_counter_example()
     assert m["exact?"] == "no ✗" and m["TV from p (N = 2)"] == exact_dec(r.total_variation) == "7/16"
     assert any("smallest counter-example" in s.value for s in at.subheader)
     ce = r.counter_example
-    assert len(at.dataframe[0].value) == len(ce.differences)  # the counter-example's rows, then the gallery
+    assert len(tables(at)[0]) == len(ce.differences)  # the counter-example's rows, then the gallery
     assert f"TV **{exact_dec(ce.total_variation)}**" in " ".join(md.value for md in at.markdown)
 
 

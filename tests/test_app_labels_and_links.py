@@ -10,7 +10,7 @@ from specsim.labs import pitfalls
 
 from specsim.plots import charts as plots
 
-from tests.apptest import open_page  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import open_page, tables  # noqa: E402 (puts app/ on sys.path)
 
 
 # -- 1. Exactness: a broken rule beside the correct one ------------------------------------------
@@ -33,7 +33,7 @@ def test_exactness_shows_a_broken_rules_exact_tv():
     at, shown, tv = pick_broken_rule("resample-from-target")
     assert tv != 0 and shown == str(tv)  # the exact fraction, as the library computes it
     assert any(w.value.startswith("Not exact") for w in at.warning)
-    table = at.dataframe[-1].value
+    table = tables(at)[-1]
     assert list(table.columns) == ["next tokens", "broken rule", "intended (target)", "equal"]
     assert (table["equal"] == "✗").any()
 
@@ -67,7 +67,7 @@ def test_pitfalls_page_lists_titles_not_slugs():
     shown = at.selectbox(key="pit-rule").options
     assert len(shown) == len(pitfalls.PITFALLS)
     assert not set(shown) & set(pitfalls.PITFALLS), set(shown) & set(pitfalls.PITFALLS)
-    table = at.dataframe[-1].value  # "Every rule on this model"
+    table = tables(at)[-1]  # "Every rule on this model"
     assert not set(table["rule"]) & set(pitfalls.PITFALLS)
     exact_page = open_page("views/exactness.py")
     assert not set(exact_page.selectbox(key="exact-pitfall").options) & set(pitfalls.PITFALLS)

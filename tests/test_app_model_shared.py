@@ -12,7 +12,7 @@ from fractions import Fraction as F
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.apptest import open_page as open_app_page, stepped  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import open_page as open_app_page, stepped, tables  # noqa: E402 (puts app/ on sys.path)
 
 from parts import cached, model_editor, widgets  # noqa: E402
 from specsim import exact, toy  # noqa: E402
@@ -96,7 +96,7 @@ def test_an_edited_model_reaches_every_toy_page():
     go(at, "views/exactness.py")
     assert "model **edited**" in at.success[0].value
     go(at, "views/speedup.py")
-    shown = at.dataframe[-1].value["exact E[tokens]"].tolist()
+    shown = tables(at)[-1]["exact E[tokens]"].tolist()
     assert shown == [widgets.fmt(exact.round_distribution(want, ("a",), Chain(g)).expected_tokens) for g in range(1, 6)]
     assert shown != [widgets.fmt(exact.round_distribution(seed, ("a",), Chain(g)).expected_tokens) for g in range(1, 6)]
     go(at, "views/workbench.py")

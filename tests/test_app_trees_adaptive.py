@@ -16,7 +16,7 @@ from specsim.schemes import ConfidenceChain, DynamicTree, Tree, parse
 from specsim.schemes.adaptive import drafting_cost, equal_cost_chain
 from specsim.views import scheme_view, tree_view
 
-from tests.apptest import assert_budget_chart, chart_with, open_page  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import assert_budget_chart, chart_with, open_page, tables  # noqa: E402 (puts app/ on sys.path)
 from parts import event_text  # noqa: E402
 
 PAGE = "views/trees.py"
@@ -47,7 +47,7 @@ def drawn_nodes(at) -> list:
 
 
 def table(at, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    return next(d for d in tables(at) if column in d.columns)
 
 
 @pytest.mark.parametrize("text, cls", [(DYNAMIC, DynamicTree), (CONFIDENT, ConfidenceChain),

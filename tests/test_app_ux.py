@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from specsim import formulas
 
-from tests.apptest import ENTRY, open_page  # noqa: E402 (puts app/ on sys.path)
+from tests.apptest import ENTRY, open_page, tables  # noqa: E402 (puts app/ on sys.path)
 
 
 
@@ -93,7 +93,7 @@ def test_pitfalls_page_shows_titles_decimals_and_plain_sources():
     assert "common explanation" in at.caption[0].value and "pseudocode" in at.caption[0].value
     tv = at.metric[0].value
     assert "/" not in tv or "≈" in tv or len(tv) <= 5
-    rows = at.dataframe[0].value
+    rows = tables(at)[0]
     assert "After a rejection, resample from p" in list(rows["rule"])
     title = charts(at)[0]["layout"]["title"]["text"]
     assert title.startswith("After a rejection, resample from p")
@@ -112,7 +112,7 @@ def test_exactness_explains_the_sunburst_and_offers_a_table():
     assert all(len(t) <= 5 for t in k_bars)  # "729/1000" becomes "0.729": readable on a narrow bar
     at.toggle(key="exact-round-table").set_value(True).run()
     assert not at.exception
-    table = at.dataframe[-1].value
+    table = tables(at)[-1]
     assert len(table) == 94 and table["probability"].iloc[0] != ""
 
 

@@ -325,6 +325,20 @@ def test_play_keeps_time_and_chart_matches_caption(server, page):
     shot(page, "stepper-playing", 420)
 
 
+def test_a_wide_table_scrolls_sideways_on_a_phone(server, page):
+    """At 420 px the gallery's table (parts.plain: Markdown, wider than the screen) scrolls inside its own box;
+    it is not cut off at the screen's edge."""
+    page.set_viewport_size({"width": 420, "height": 900})
+    open_page(page, server, "implementations")
+    page.wait_for_selector('[data-testid="stMarkdownContainer"] table', timeout=30_000)
+    boxes = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMarkdownContainer"] table')].map(
+        t => [t.scrollWidth, t.clientWidth, getComputedStyle(t).overflowX, t.getBoundingClientRect().right])""")
+    assert any(sw > cw for sw, cw, _, _ in boxes)  # the gallery is wider than a phone
+    for scroll_width, width, overflow, right in boxes:
+        assert right <= 420 and (scroll_width <= width or overflow == "auto"), boxes
+    no_exception(page)
+
+
 def test_play_stops_when_the_page_is_left(server, page):
     """Play, open another page, come back: the stepper shows the event it was on when left (a hold that a
     page change interrupts asks for no step), its button says Play, and it does not move on by itself."""

@@ -9,7 +9,7 @@ import math
 
 import streamlit as st
 
-from parts import memory, model_dialog, model_editor
+from parts import memory, model_dialog, model_editor, plain
 from parts.text_input import (MAX_TEXT, QUERY_DIGITS, capped_text, one_line, query_int,  # noqa: F401  (re-exported)
                               shown_param)
 from specsim import bounds, toy
@@ -52,7 +52,7 @@ def _uploaded(key: str) -> toy.ToyModel | None:
     uploaded = st.file_uploader("model JSON", type=["json"], key=f"{key}-upload", max_upload_size=UPLOAD_MB,
                                 help=f"at most {bounds.LIMITS.file_bytes:,} bytes")
     with st.expander("JSON format (the seed model)"):
-        st.code(toy.load_model("seed").to_json(), language="json")
+        plain.code(toy.load_model("seed").to_json())
     if uploaded is None:
         if model_editor.UPLOAD_JSON in st.session_state:
             st.caption(f"The model of {st.session_state[model_editor.UPLOAD_SOURCE]} (upload another to replace it).")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, memory, presenter, widgets
+from parts import gpt_runs, heavy, memory, plain, presenter, widgets
 from specsim.plots import gallery as plots_gallery
 from specsim.views.words import number_word
 
@@ -85,7 +85,7 @@ def show(device: str) -> None:
         return
     for name, rows in result["sets"].items():
         st.subheader(SETS.get(name, name))
-        st.dataframe(table_rows(rows), hide_index=True, width="stretch")
+        plain.table(table_rows(rows))
         presenter.chart(plots_gallery.alpha_cost_map(rows, title=f"Drafters on the α / c landscape: {SETS[name]}"),
                         key=f"gallery-map-{name}")
     st.caption(f"T = 1, γ = 4, {result['settings']['threads']} torch thread(s) on {result['settings']['device']}; "

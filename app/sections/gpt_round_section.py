@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import memory, presenter
+from parts import memory, plain, presenter
 from parts.tokens import md
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
@@ -72,9 +72,9 @@ def show(gen, vocab) -> None:
                                               slots=tree_order(r.parents), path=r.accepted_nodes), key="gpt-cache")
         _tests(r, vocab, "min(1, p'/q'): the walk's acceptance")
     with st.expander("Which logit row of the verify pass scored which draft"):
-        st.dataframe([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]),
+        plain.table([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]),
                        "position": s["query_position"], "scores": s["scores"], "used": "✓" if s["used"] else ""}
-                      for s in r.scored_by()], hide_index=True)
+                      for s in r.scored_by()])
 
 
 def tree_order(parents) -> list:
@@ -106,6 +106,6 @@ def _tests(r, vocab, what: str) -> None:
         said = ("kept ✓" if t["accepted"] else "rejected ✗") if "accepted" in t else ("u < h ✓" if t["stop"] else "✗")
         rows.append({"node": names[t["node"]], "token": plots_gpt.show_char(vocab[r.drafts[t["node"]]]),
                      what: round(float(value), 4), "u": round(float(t["u"]), 4), "test": said})
-    st.dataframe(rows, hide_index=True, key="gpt-tests")
+    plain.table(rows)
     st.caption("Each test in the order the walk made it; an untested node has no coin." if r.block is None else
                "A block keeps the drafts up to the last position whose coin comes up (u < h), then one more token.")

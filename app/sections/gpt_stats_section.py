@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from parts import plain
 from specsim import formulas
 
 
@@ -46,7 +47,7 @@ def show(result: dict | None) -> None:
         st.caption(head + f"{result['gap']:+.3f} and every round counts alike, so there is no spread to judge it "
                    "by: generate more characters or choose γ > 1 for a test.")
     with st.expander("Acceptance at each draft position: the direct look at the i.i.d. assumption"):
-        st.dataframe(position_rows(result), hide_index=True)
+        plain.table(position_rows(result))
         st.caption("Draft i is judged only if drafts 1..i−1 were accepted. Under i.i.d. acceptance every "
                    "position has the same rate α; rates that differ by more than about two standard errors "
                    "show acceptance varying with the text (a round reaches a deep position only in an easy stretch).")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from parts import gpt_runs, heavy, memory, presenter, widgets
+from parts import gpt_runs, heavy, memory, plain, presenter, widgets
 from specsim.plots import gpt as plots_gpt
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view, words
@@ -71,7 +71,7 @@ def _round_view(gen) -> None:
     vocab = gen_vocab()
     st.markdown(f"**{len(gen.tokens)} characters in {gen.target_passes} target passes** "
                 f"({len(gen.tokens) / gen.target_passes:.2f} per pass).")
-    st.code("".join(vocab[t] for t in gen.prompt_ids) + gen.text, language=None)
+    plain.code("".join(vocab[t] for t in gen.prompt_ids) + gen.text)
     # round 1 first (the last round of the default prompt drafts only spaces: an indent), kept across pages
     memory.remember("tree-gpt-round", 1, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))
     j = st.slider("round", 1, len(gen.rounds), key="tree-gpt-round") - 1 if len(gen.rounds) > 1 else 0
@@ -132,9 +132,9 @@ def _bench_view(store) -> None:
             st.error(f"Cannot measure the schemes: {widgets.one_line(e)}")
     result = store["benches"].get("rows")
     if result:
-        st.dataframe([{"scheme": r["scheme"], "drafted": r["drafted_tokens"], "tokens / pass": r["tokens_per_pass"],
+        plain.table([{"scheme": r["scheme"], "drafted": r["drafted_tokens"], "tokens / pass": r["tokens_per_pass"],
                        "α": r["alpha"], "verify cost (target steps)": r["verify_cost"], "speedup": r["speedup"]}
-                      for r in result["schemes"]], hide_index=True, key="tree-gpt-table")
+                    for r in result["schemes"]])
         st.caption(f"{result['prompts']} held-out prompts × {result['tokens']} characters, one repeat, target step "
                    f"{result['target_step_ms']:.2f} ms (plain decoding's time per character; each verify cost "
                    "is timed inside the scheme's own rounds): tokens per pass are counts; the speedups are single "

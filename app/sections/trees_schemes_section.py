@@ -5,7 +5,7 @@ import html
 
 import streamlit as st
 
-from parts import cached, heavy, memory, presenter, widgets
+from parts import cached, heavy, memory, plain, presenter, widgets
 from parts.tokens import md_tokens
 from specsim import bounds, toy
 from specsim.labs import best_tree, compare
@@ -51,15 +51,14 @@ def show_best_tree(checks: list, budget: int) -> None:
                 "is **the** accepted one, assumed the same at every node (here exact, averaged over every context). "
                 "It returns the best shape of widths per level and the best layout of any kind; the exact engine "
                 "then says what the shape really gets.")
-    st.dataframe([{"children": c.drafts, "p_1, p_2, …": ", ".join(f"{float(v):.3f}" for v in c.best.acceptance),
+    plain.table([{"children": c.drafts, "p_1, p_2, …": ", ".join(f"{float(v):.3f}" for v in c.best.acceptance),
                    "best shape": "tree:" + ",".join(map(str, c.best.shape)),
                    "predicted E[tokens]": f"{float(c.best.expected_tokens):.4f}",
                    "exact here": "refused" if c.exact_tokens is None else f"{float(c.exact_tokens):.4f}",
                    "exact, mean over contexts": "refused" if c.exact_mean is None else f"{float(c.exact_mean):.4f}",
                    "best layout (parents)": str(list(c.best.general.parents)),
                    "its prediction": f"{float(c.best.general.expected_tokens):.4f}"}
-                  for c in checks], hide_index=True, key=f"{KEY}-best-tree",
-                 column_config={"children": st.column_config.TextColumn(pinned=True)})
+                  for c in checks])
     refused = [c.refused for c in checks if c.refused]
     if refused:
         st.caption("Exact check refused: " + refused[0])
@@ -79,11 +78,11 @@ def block_vs_chain(model, context, seed: int) -> None:
     st.markdown(f"Seed {seed} drafts **{md_tokens(both['drafts'])}** after *{md_tokens(context)}*; both rules read "
                 "the same uniforms. Token-wise (`chain`) keeps drafts left to right while u < min(1, p/q); `block` "
                 "keeps the drafts up to the **last** position whose coin u < hᵢ comes up.")
-    st.dataframe([{"position": i + 1, "draft": x,
+    plain.table([{"position": i + 1, "draft": x,
                    "token-wise: u vs min(1, p/q)": f"{c[0]:.3f} vs {c[1]}" if c else "not tested",
                    "block: u vs h": f"{b[0]:.3f} vs {b[1]}"}
                   for i, (x, c, b) in enumerate(zip(both["drafts"], both["chain"]["tests"] + [None] * gamma,
-                                                    both["block"]["tests"]))], hide_index=True)
+                                                    both["block"]["tests"]))])
     c1, c2 = st.columns(2)
     for col, name, label in ((c1, "chain", "token-wise keeps"), (c2, "block", "block keeps")):
         kept = both[name]
@@ -91,9 +90,9 @@ def block_vs_chain(model, context, seed: int) -> None:
         col.markdown(f"emits **{md_tokens(kept['emitted'])}**")
     if widgets.within_bounds(scheme_view.check_contexts, model, gamma):
         st.markdown(f"Exact E[tokens per round] with γ = {gamma}, from every context:")
-        st.dataframe([{"context": r["context"], "token-wise": widgets.fmt(r["chain"]), "block": widgets.fmt(r["block"]),
+        plain.table([{"context": r["context"], "token-wise": widgets.fmt(r["chain"]), "block": widgets.fmt(r["block"]),
                        "block − token-wise": widgets.fmt(r["gain"]), "≈ gain": f"{float(r['gain']):+.4f}"}
-                      for r in chain_vs_block(model.to_json(), gamma)], hide_index=True)
+                      for r in chain_vs_block(model.to_json(), gamma)])
 
 
 def budget(model, context, scheme, params) -> None:
@@ -113,13 +112,12 @@ def budget(model, context, scheme, params) -> None:
                    "most drafts: a confidence chain of at most b drafts and a dynamic tree of b nodes (with the "
                    "sidebar's settings when it shows one); the table gives what each drafts on average and the drafter "
                    "passes it takes.")
-        st.dataframe([{"scheme": r["scheme"], "drafted": r["drafted_tokens"],
+        plain.table([{"scheme": r["scheme"], "drafted": r["drafted_tokens"],
                        "E[tokens per round]": widgets.fmt(r["expected_tokens"]), "≈": f"{float(r['expected_tokens']):.4f}",
                        "E[drafts]": f"{float(r['expected_drafts']):.4f}", "drafter passes": f"{float(r['drafter_passes']):.4f}",
                        "fixed chain at equal E[drafts]": f"{float(r['fixed_at_equal_drafts']):.4f}"
                        if "fixed_at_equal_drafts" in r else ""}
-                      for r in rows], hide_index=True, key=f"{KEY}-compare",
-                     column_config={"scheme": st.column_config.TextColumn(pinned=True)})
+                      for r in rows])
         st.caption("E[drafts] and drafter passes are exact expectations at this context. For a confidence chain the last "
                    "column is fixed chains that draft as many tokens on average (γ and γ + 1 mixed by a coin before the "
                    "round), the fair baseline at equal drafting cost.")

@@ -1,7 +1,7 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
 import streamlit as st
 
-from parts import animations, cached, memory, presenter, widgets
+from parts import animations, cached, memory, plain, presenter, widgets
 from parts.tokens import md
 from sections import tryit
 from specsim import bounds, exact
@@ -55,16 +55,15 @@ st.markdown(
 summary = [{"context": " ".join(c.context), "γ": c.gamma, "sequences": c.sequences,
             "max |Δ|": widgets.fmt(c.max_abs_difference), "equal": "✓" if c.exact else "✗"}
            for c in checks]
-st.dataframe(summary, hide_index=True, height=min(38 + 35 * len(summary), 300),
-             column_config={"max |Δ|": st.column_config.TextColumn(
-                 help="the largest |speculative − target| over the sequences of N tokens")})
+plain.table(summary, height=300)
+st.caption("max |Δ|: the largest |speculative − target| over the sequences of N tokens.")
 
 st.subheader("The joint table")
-table = [{"next tokens": " ".join(s), "speculative": widgets.fmt(check.speculative.get(s, 0)),
+rows = [{"next tokens": " ".join(s), "speculative": widgets.fmt(check.speculative.get(s, 0)),
           "target": widgets.fmt(check.target.get(s, 0)),
           "equal": "✓" if check.speculative.get(s, 0) == check.target.get(s, 0) else "✗"}
          for s in seqs]
-st.dataframe(table, hide_index=True, height=min(38 + 35 * len(table), 420))
+plain.table(rows, height=420)
 
 st.subheader("One round, every outcome")
 o1, o2 = st.columns(2)
@@ -87,9 +86,9 @@ as_table = st.toggle("show the outcomes as a table", key="exact-round-table")
 f1, f2 = st.columns([3, 2])
 with f1:
     if as_table:
-        st.dataframe([{"emitted tokens": " ".join(seq), "tokens": len(seq), "probability": widgets.fmt(pr),
-                       "≈": f"{float(pr):.4f}"} for seq, pr in sorted(rd.outcomes.items(), key=lambda kv: -kv[1])],
-                     hide_index=True, height=420, key="exact-outcomes")
+        plain.table([{"emitted tokens": " ".join(seq), "tokens": len(seq), "probability": widgets.fmt(pr),
+                     "≈": f"{float(pr):.4f}"} for seq, pr in sorted(rd.outcomes.items(), key=lambda kv: -kv[1])],
+                   height=420)
     else:
         presenter.chart(plots.outcome_sunburst(rd.outcomes, round_ctx), key="exact-sunburst")
         st.caption("Read the sunburst from the centre out: the inner ring is the round's first emitted "
@@ -128,10 +127,9 @@ if broken is not None and widgets.within_bounds(pitfalls.check_lab, model, gamma
     else:
         st.warning(f"Not exact: the broken rule's output is {widgets.fmt(tv)} away in total variation.")
     outcomes = sorted(set(produced) | set(wanted))
-    st.dataframe([{"next tokens": " ".join(s), "broken rule": widgets.fmt(produced.get(s, 0)),
-                   "intended (target)": widgets.fmt(wanted.get(s, 0)),
-                   "equal": "✓" if produced.get(s, 0) == wanted.get(s, 0) else "✗"} for s in outcomes],
-                 hide_index=True, height=min(38 + 35 * len(outcomes), 420), key="exact-pitfall-table")
+    plain.table([{"next tokens": " ".join(s), "broken rule": widgets.fmt(produced.get(s, 0)),
+                 "intended (target)": widgets.fmt(wanted.get(s, 0)),
+                 "equal": "✓" if produced.get(s, 0) == wanted.get(s, 0) else "✗"} for s in outcomes], height=420)
     pit = pitfalls.get(broken)
     tempered = pit.target is not pitfalls.get("correct").target  # judged against p at the lab's temperature
     st.caption(pit.description + (f" The intended distribution here is the target at temperature "

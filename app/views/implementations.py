@@ -7,7 +7,7 @@ not have and a number out of range are ignored, as on every page.
 """
 import streamlit as st
 
-from parts import cached, memory, model_editor, presenter, widgets
+from parts import cached, memory, model_editor, plain, presenter, widgets
 from sections import tryit
 from specsim import toy
 from specsim.labs import implementations as impl
@@ -125,19 +125,18 @@ if ce is not None:
     st.markdown(f"Model {ce.model.name!r} (vocabulary {' '.join(ce.model.vocab)}) after \"{' '.join(ce.context)}\", "
                 f"γ = {ce.gamma}, N = {ce.n_tokens}: TV **{exact_dec(ce.total_variation)}**; tokens per round "
                 f"{exact_dec(ce.tokens_rule)} against {exact_dec(ce.tokens_correct)} (found on {ce.found_on}).")
-    st.dataframe([{"next tokens": " ".join(t), "target": widgets.fmt(a), "this rule": widgets.fmt(b)}
-                  for t, a, b in ce.differences], hide_index=True)
+    plain.table([{"next tokens": " ".join(t), "target": widgets.fmt(a), "this rule": widgets.fmt(b)}
+                for t, a, b in ce.differences], height=420)
     with st.expander("The counter-example's model (JSON)"):
-        st.code(ce.model.to_json(), language="json")
+        plain.code(ce.model.to_json())
 
 st.subheader("The whole gallery on this model")
-st.dataframe([{"entry": n, "verdict": "exact" if verdict(x, proofs[n]) else "NOT exact",
+plain.table([{"entry": n, "verdict": "exact" if verdict(x, proofs[n]) else "NOT exact",
                "TV": widgets.fmt(x.total_variation), "tokens/round": f"{float(x.tokens_per_round):.3f}",
                "textbook": f"{float(x.textbook_tokens_per_round):.3f}",
                "hazard/round": "-" if x.float_hazard is None else f"{float(x.float_hazard):.3g}",
                "per 10⁹ rounds": per_billion(x.float_hazard), "scheme": x.scheme,
                "system": impl.get(n).system.split(" (")[0]} for n, x in reports.items()],
-             hide_index=True, height=38 + 35 * len(reports),
-             column_config={"scheme": st.column_config.TextColumn(width="medium")})
+           height=600)
 st.caption(f"Each verdict: TV 0 at this context, on the presets and on {impl.FAMILY_MODELS} random models of the "
            "checker's family. The same table: `specsim implementations --preset NAME`.")

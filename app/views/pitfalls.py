@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import cached, memory, presenter, scheme_picker, widgets
+from parts import cached, memory, plain, presenter, scheme_picker, widgets
 from sections import tryit
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
@@ -66,10 +66,9 @@ with st.expander("What the rule changes (its source)"):
     cls = type(pit.rule)
     if cls is RoundRule:
         st.markdown("The rule itself is the correct one; this pitfall changes what p or q the round is given.")
-    st.code(inspect.getsource(cls), language="python")
+    plain.code(inspect.getsource(cls))
 
 st.subheader("Every rule on this model")
-st.dataframe([{"rule": title(r.name), "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
-               "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗"}
-              for r in lab.values()], hide_index=True,
-             height=38 + 35 * len(lab))
+plain.table([{"rule": title(r.name), "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
+             "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗"}
+            for r in lab.values()])

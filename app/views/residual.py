@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import animations, memory, model_editor, presenter, widgets
+from parts import animations, memory, model_editor, plain, presenter, widgets
 from sections import tryit
 from specsim import rows, rule, toy
 from specsim.plots import charts as plots
@@ -136,9 +136,7 @@ quantities = {
     "max(0, p − q)": [widgets.fmt(x) for x in rule.excess(p, q)],
     "r": [widgets.fmt(x) for x in r] if r is not None else ["—"] * len(vocab),
 }
-st.dataframe([{"": name, **dict(zip(vocab, values))} for name, values in quantities.items()], hide_index=True,
-             column_config={"": st.column_config.TextColumn(pinned=True)})
+plain.table([{"": name, **dict(zip(vocab, values))} for name, values in quantities.items()])
 
 with st.expander("The rule's source (specsim/rule.py)"):
-    st.code(inspect.getsource(rule.acceptance_probability) + "\n" + inspect.getsource(rule.residual),
-            language="python")
+    plain.code(inspect.getsource(rule.acceptance_probability) + "\n" + inspect.getsource(rule.residual))

@@ -1,7 +1,7 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
 import streamlit as st
 
-from parts import animations, cached, memory, presenter, widgets
+from parts import animations, cached, memory, plain, presenter, widgets
 from sections import tryit
 from specsim import bounds, formulas
 from specsim.plots import charts as plots
@@ -70,7 +70,7 @@ for table in formulas.speedup_tables(max_gamma=max_gamma):
                  "best speedup": f"{float(row['best_speedup']):.2f}×"}            # the γ columns scroll
         cells.update({f"γ = {g}": f"{float(s):.2f}×" for g, s in row["speedups"].items()})
         rows.append(cells)
-    st.dataframe(rows, hide_index=True, column_config={"α": st.column_config.TextColumn(pinned=True)})
+    plain.table(rows)
 
 st.subheader("A real (non-i.i.d.) toy model against the formula")
 st.markdown("In a toy model α depends on the context, so acceptances are not i.i.d. The exact engine "
@@ -93,10 +93,10 @@ presenter.chart(plots.expected_tokens_curve(
     [r["iid_expected_tokens"] for r in results],
     f"Expected tokens per round from \"{' '.join(context)}\" (α = {widgets.fmt(results[0]['alpha'])})"),
     key="sp-exact")
-st.dataframe([{"γ": r["gamma"],
+plain.table([{"γ": r["gamma"],
                "speedup, exact": f"{float(formulas.exact_speedup(r['expected_tokens'], r['gamma'], cost)):.3f}×",
                "speedup, formula": f"{float(formulas.speedup(r['alpha'], r['gamma'], cost)):.3f}×",
                "exact E[tokens]": widgets.fmt(r["expected_tokens"]),
                "i.i.d. E[tokens]": widgets.fmt(r["iid_expected_tokens"])}
-              for r in results], hide_index=True, column_config={"γ": st.column_config.NumberColumn(pinned=True)})
+              for r in results])
 st.caption(f"Speedups at your c = {cost_f:.2f}; E[tokens] as exact fractions.")

@@ -12,7 +12,7 @@ scheme with their exact drafting cost, then Sequoia's best static tree for the b
 """
 import streamlit as st
 
-from parts import memory, presenter, scheme_picker, stepper, widgets
+from parts import memory, plain, presenter, scheme_picker, stepper, widgets
 from sections import tree_gpt_section, trees_schemes_section, tryit
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view
@@ -70,5 +70,5 @@ if scheme is not None:
                                            f"Attention in one pass over the {scheme.name} (blue: the query sees the key)"),
                     key=f"{KEY}-mask")
     st.markdown("Position ids of the queries (the root is the last context token):")
-    st.dataframe([dict(zip(mask["rows"], mask["positions"]))], hide_index=True)
+    plain.table([dict(zip(mask["rows"], mask["positions"]))])
     tree_gpt_section.show(scheme)
