@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 
 import pytest
@@ -263,6 +264,8 @@ def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
     generate(at).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "measured" in " ".join(m.label for m in at.metric)
+    hint = next(i.value for i in at.info if "Measure every drafter" in i.value)
+    assert not re.search(r"\d|minute|second", hint), hint  # no typed duration (it said a minute for 10-20 s)
     at.slider(key="gallery-n").set_value(20)
     next(b for b in at.button if b.label == "Measure every drafter").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

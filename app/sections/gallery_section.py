@@ -81,7 +81,8 @@ def show(device: str) -> None:
             return
     result = results.get(key)
     if result is None:
-        st.info("Press **Measure every drafter** (about a minute on one CPU thread at the default settings).")
+        st.info("Press **Measure every drafter**: it decodes each set's prompts plainly and with every drafter on one "
+                "CPU thread; more characters, repeats or prompts take proportionally longer.")
         return
     for name, rows in result["sets"].items():
         st.subheader(SETS.get(name, name))
