@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -167,9 +166,7 @@ def main(argv=None) -> int:
     parser.add_argument("--presenter", action="store_true", help="open every page with ?presenter=1")
     parser.add_argument("--shots", default=str(ROOT / "test-artifacts" / "layout"), help="'' for none")
     args = parser.parse_args(argv)
-    from playwright.sync_api import sync_playwright
-
-    from test_browser import CHROMIUM, CHROMIUM_ARGS, start_server
+    from test_browser import app_in_chromium
 
     pages = ["" if p == "home" else p for p in args.pages.split(",")]
     unknown = [p for p in pages if p not in MAIN_CHART]
@@ -179,20 +176,13 @@ def main(argv=None) -> int:
     shots = Path(args.shots) if args.shots else None
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    proc, url, _ = start_server(Path(tempfile.mkdtemp()))
     results = {}
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for path in pages:
-                for label, size in sizes.items():
-                    results.setdefault(path or "home", {})[label] = measure(
-                        browser, url, path, size, shots, "?presenter=1" if args.presenter else "")
-                    print(path or "home", label, json.dumps(results[path or "home"][label]), file=sys.stderr)
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with app_in_chromium() as (url, browser):
+        for path in pages:
+            for label, size in sizes.items():
+                results.setdefault(path or "home", {})[label] = measure(
+                    browser, url, path, size, shots, "?presenter=1" if args.presenter else "")
+                print(path or "home", label, json.dumps(results[path or "home"][label]), file=sys.stderr)
     print(json.dumps(results, indent=1))
     return 0
 

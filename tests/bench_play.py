@@ -25,7 +25,6 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,23 +119,15 @@ def left_page(pg, url: str) -> dict:
 
 
 def main(seconds: float, speeds: list) -> int:
-    from playwright.sync_api import sync_playwright
-    from test_browser import CHROMIUM, CHROMIUM_ARGS, start_server
-    proc, url, _ = start_server(Path(tempfile.mkdtemp()))
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            result = {"viewport": f"{SIZE['width']}x{SIZE['height']}", "seconds": seconds, "speeds": {}}
-            for speed in speeds:
-                ctx = browser.new_context(viewport=SIZE)
-                result["speeds"][f"{speed:g}"] = play(ctx.new_page(), url, speed, seconds)
-                ctx.close()
+    from test_browser import app_in_chromium
+    with app_in_chromium() as (url, browser):
+        result = {"viewport": f"{SIZE['width']}x{SIZE['height']}", "seconds": seconds, "speeds": {}}
+        for speed in speeds:
             ctx = browser.new_context(viewport=SIZE)
-            result["left_page"] = left_page(ctx.new_page(), url)
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+            result["speeds"][f"{speed:g}"] = play(ctx.new_page(), url, speed, seconds)
+            ctx.close()
+        ctx = browser.new_context(viewport=SIZE)
+        result["left_page"] = left_page(ctx.new_page(), url)
     print(json.dumps(result, indent=1))
     return 0
 

@@ -9,12 +9,14 @@ Skipped only when /usr/bin/chromium (or playwright) is absent.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -83,6 +85,23 @@ def start_server(log_dir: Path):
         proc.terminate()
         raise RuntimeError("streamlit did not answer on /_stcore/health within 60 s")
     return proc, url, log_path
+
+
+@contextlib.contextmanager
+def app_in_chromium():
+    """For the benchmark scripts: ``streamlit run app`` on a free port and headless Chromium, as
+    (url, browser); both closed afterwards, whatever happens."""
+    proc, url, _ = start_server(Path(tempfile.mkdtemp()))
+    try:
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield url, browser
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +236,7 @@ def test_stepper_round(server, page):
     no_exception(page)
     # Play advances on its own (one event per 0.6 s); Pause stops it.
     toggle(page, "Play", "Pause")
-    # Play goes to the event the clock says is due, so a slow rerun can skip an event: wait for any later one
+    # Play moves on by itself, one event per 0.6 s: wait for a later event
     sync_api.expect(status).to_contain_text(re.compile(r"round 1 · event ([3-9]|\d\d+) of|round ([2-9]|\d\d+) ·"),
                                             timeout=30_000)
     toggle(page, "Pause", "Play")
