@@ -20,14 +20,13 @@ import streamlit as st
 _MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>$~&:])")  # CommonMark lets a backslash make each of these literal
 
 
+def _number(value) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
 def cell(value) -> str:
-    """One cell's text, inert: numbers with four decimals at most, markup characters escaped."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        text = str(value)
-    elif isinstance(value, numbers.Integral):
-        text = str(value)
-    else:
-        text = f"{float(value):.4f}"
+    """One cell's text, inert: integers as they are, other numbers with four decimals, markup escaped."""
+    text = f"{float(value):.4f}" if _number(value) and not isinstance(value, numbers.Integral) else str(value)
     text = " ".join(text.split())  # a newline would end the table's row
     return _MARKUP.sub(r"\\\1", text) if text else "&nbsp;"
 
@@ -35,9 +34,8 @@ def cell(value) -> str:
 def markdown(rows: list[dict]) -> str:
     """The rows (dicts with the same keys, in order) as a Markdown table; numeric columns right-aligned."""
     columns = list(rows[0])
-    numeric = [all(isinstance(r[c], numbers.Number) and not isinstance(r[c], bool) for r in rows) for c in columns]
     lines = ["| " + " | ".join(cell(c) for c in columns) + " |",
-             "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+             "|" + "|".join("---:" if all(_number(r[c]) for r in rows) else ":---" for c in columns) + "|"]
     lines += ["| " + " | ".join(cell(r[c]) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
 
