@@ -224,3 +224,27 @@ def test_tiny_gpt_page_runs_every_scheme_with_its_mask_and_cache(kind, settings,
         assert kinds == ["accepted draft" if node in r.accepted_nodes else "rejected draft" for node in order]
     tests = next(t for t in tables(at) if "u" in t.columns)
     assert len(tests) == len(r.verdict.tests)
+
+
+# -- speed: the server's set-up for cold loads (the figures: tests/bench_pages.py) ----------------
+
+def test_the_server_skips_work_a_cold_load_would_wait_for():
+    """Three settings cut a cold page load on a 2-core machine: no source watching per session (it walked
+    every loaded module), no forced collection after every run, and uvicorn's compiled HTTP parser and
+    event loop (pure-Python h11 served each of the ~70 script files of a first visit several times slower)."""
+    import sys
+    import tomllib  # how streamlit itself reads this very file
+
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    conf = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert conf["server"]["fileWatcherType"] == "none"
+    assert conf["runner"]["postScriptGC"] is False
+    assert AutoHTTPProtocol.__name__ == "HttpToolsProtocol"  # what uvicorn's http="auto" serves with
+    if sys.platform != "win32":
+        from uvicorn.loops.auto import auto_loop_factory
+        loop = auto_loop_factory()()
+        try:
+            assert type(loop).__module__.startswith("uvloop")
+        finally:
+            loop.close()
