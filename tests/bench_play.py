@@ -12,6 +12,8 @@ and of the chart's title (what the chart shows). Prints JSON per speed:
   event Play was pressed on and the last one are left out): ``median``, ``p10``/``p90``, ``min``/``max``,
   and ``within_20pct``, the share shown for the chosen time +-20 % (goal: all), also for the events
   after the first round (``after_first_round``), once the browser has drawn each kind of chart once;
+- ``chart_lag_ms``: how long after its caption each event's chart was drawn (its spread is what moves
+  ``chart_ms`` away from the caption's times);
 - ``left_page``: Play left running, the Speedup page opened for 3 s, then the stepper again: the step
   before leaving and after coming back (equal: Play stopped when the page was left) and the button's
   label (``Play``).
@@ -94,7 +96,18 @@ def play(pg, url: str, speed: float, seconds: float) -> dict:
     steps = [n for _, n in cap]
     first = sum(1 for n in steps[1:-1] if rounds.get(str(n)) == rounds.get(str(steps[0])))  # Play's first round
     return {"events": len(steps), "skipped": sorted(set(range(steps[0], steps[-1] + 1)) - set(steps)),
-            "caption_ms": shown_for(cap, speed, first), "chart_ms": shown_for(chart, speed, first)}
+            "caption_ms": shown_for(cap, speed, first), "chart_ms": shown_for(chart, speed, first),
+            "chart_lag_ms": lag(cap, chart)}
+
+
+def lag(cap: list, chart: list) -> dict:
+    """How long after its caption each event's chart was drawn (ms): the k-th change of each, the first left out."""
+    ms = [b[0] - a[0] for a, b in zip(cap[1:], chart[1:])]
+    if len(ms) < 2:
+        return {"n": len(ms)}
+    q = statistics.quantiles(ms, n=10)
+    return {"n": len(ms), "median": round(statistics.median(ms)), "p10": round(q[0]), "p90": round(q[-1]),
+            "max": round(max(ms))}
 
 
 def left_page(pg, url: str) -> dict:

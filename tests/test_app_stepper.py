@@ -208,3 +208,42 @@ def test_play_stops_when_the_page_is_left_and_resumes_nowhere():
     at.switch_page("views/stepper.py").run()
     assert not at.exception and not at.session_state["stepper"]["playing"]
     assert player(at).step_number == where and any(b.label == "Play" for b in at.button)
+
+
+def test_play_builds_the_next_events_figure_while_it_holds_this_one(monkeypatch):
+    """Building an event's figure took 20-30 ms between the caption and the chart: the hold builds the next
+    one (across a round's end too), so each run finds its figure built, and it is the figure of that event."""
+    from parts import event_view, play_clock
+    from specsim.views import replay
+    clock, real, built = FakeClock(), event_view.round_figure, []
+    monkeypatch.setattr(play_clock.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(play_clock.time, "sleep", clock.sleep)
+    monkeypatch.setattr(play_clock.st, "rerun", lambda scope: (_ for _ in ()).throw(Rerun(scope)))
+    monkeypatch.setattr(play_clock, "pending", lambda: False)
+    monkeypatch.setattr(event_view, "round_figure", lambda trace, e, title: built.append(e) or real(trace, e, title))
+    s = {"player": replay.Player(SEED, ("a",), Chain(2), 0), "clock": None}
+    pl, rounds = s["player"], set()
+    for k in range(12):
+        play_clock.start_event(s, 0.3, clock.now)
+        before = len(built)
+        fig = event_view.figure(s, pl.round, pl.trace, pl.event, "t")
+        assert len(built) == before + (k == 0)  # only the first event is built by its own run
+        assert fig.to_json() == real(pl.trace, pl.event, f"t, round {pl.round + 1}").to_json()
+        rounds.add(pl.round)
+        with pytest.raises(Rerun):
+            play_clock.hold_then_next(s, meanwhile=lambda: event_view.figure(s, *pl.peek(), "t"))
+    assert len(rounds) >= 2 and len(s["figures"]) <= 3
+    fresh = replay.Player(SEED, ("a",), Chain(2), 0)  # peeking ahead drew the same rounds as stepping does
+    fresh.advance_to(pl.step_number)
+    assert [t.emitted for t in fresh.rounds[:pl.round + 1]] == [t.emitted for t in pl.rounds[:pl.round + 1]]
+
+
+def test_the_tokens_per_pass_chart_is_built_again_only_when_a_round_ends():
+    at = open_stepper({"scheme": "chain:3"})
+    at.button(key="stepper-round").click().run()
+    first = at.session_state["stepper"]["tpp"]
+    at.button(key="stepper-next").click().run()  # into the next round: nothing more has finished
+    assert at.session_state["stepper"]["tpp"] is first
+    at.button(key="stepper-round").click().run()
+    again = at.session_state["stepper"]["tpp"]
+    assert again is not first and len(again[0][0]) == len(first[0][0]) + 1

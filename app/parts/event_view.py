@@ -20,6 +20,19 @@ def round_figure(trace, e: int, title: str):
     return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
 
 
+def figure(s: dict, j: int, trace, e: int, title: str):
+    """``round_figure`` of event ``e`` of round ``j``, built once per stepper state ``s``. While Play holds an
+    event it builds the next one here, so the run that shows it sends the caption and the chart together
+    (building one took 20-30 ms between them)."""
+    memo = s.setdefault("figures", {})
+    got = memo.get((j, e, title))
+    if got is None or got[0] is not trace:  # the trace itself is kept: a Reset's new rounds never match
+        if len(memo) >= 3:
+            memo.clear()
+        got = memo[(j, e, title)] = (trace, round_figure(trace, e, f"{title}, round {j + 1}"))
+    return got[1]
+
+
 def tree_rows(model, trace, e: int, key: str) -> None:
     """A tree's current rows (p', q') after a rejection, beside the drawing."""
     at = tree_view.at_event(trace, e)

@@ -47,9 +47,13 @@ def pending() -> bool:
     return CONTINUE is not None and state is not None and state != CONTINUE
 
 
-def hold_then_next(s: dict) -> None:
+def hold_then_next(s: dict, meanwhile=None) -> None:
     """End of a fragment run while playing: hold the event until its time is up, then rerun the fragment for
-    the next one. A click or a page change that comes meanwhile ends the run at once, without a step."""
+    the next one. A click or a page change that comes meanwhile ends the run at once, without a step.
+    ``meanwhile()``, if given, runs first, while the event is on show (build what the next run will draw, so
+    that run draws at once)."""
+    if meanwhile is not None and not pending():
+        meanwhile()
     due = s["clock"][0] + s["clock"][1]
     while (left := due - time.monotonic()) > 0:
         if pending():

@@ -94,6 +94,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chai
     bar.button("Reset", on_click=_reset, args=(key,), icon=":material/restart_alt:", key=f"{key}-reset")
 
     j, e, n, trace = pl.round, pl.event, pl.events_in(), pl.trace
+    figure = event_view.figure(s, j, trace, e, f"{scheme.name}, seed {seed}")  # before the caption: both go together
     slider_key = f"{key}-slider-{j}"
     for other in (j - 1, j + 1):
         st.session_state.pop(f"{key}-slider-{other}", None)
@@ -107,7 +108,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chai
     first = max(0, j - HISTORY)
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
-        presenter.chart(event_view.round_figure(trace, e, f"{scheme.name}, seed {seed}, round {j + 1}"), key=f"{key}-event")
+        presenter.chart(figure, key=f"{key}-event")
         if not tree_view.drawn_as_tree(scheme):
             st.caption(event_text.EVENT_MARKS)
     with right:
@@ -119,7 +120,7 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chai
         if aside is not None:
             aside(s)
     if s["playing"] and chained:
-        play_clock.hold_then_next(s)
+        play_clock.hold_then_next(s, meanwhile=lambda: event_view.figure(s, *pl.peek(), f"{scheme.name}, seed {seed}"))
 
 
 def show(key: str, model, context, scheme, seed: int, speed: float, aside=None) -> dict:

@@ -57,8 +57,10 @@ def tokens_per_pass(s: dict) -> None:
         return
     s["totals"] = totals = replay.running_tokens_per_pass(
         model, finished, expected_tokens=expected_tokens, previous=s["totals"][:len(finished)]) if finished else []
-    presenter.chart(plots_rounds.tokens_per_pass([t["sampled"] for t in totals], [t["expected"] for t in totals],
-                                                 scheme.depth), key=f"{KEY}-tpp")
+    drawn = (tuple(t["sampled"] for t in totals), tuple(t["expected"] for t in totals), scheme.depth)
+    if s.get("tpp", (None,))[0] != drawn:  # built again only when a round ends, not at every event of Play
+        s["tpp"] = (drawn, plots_rounds.tokens_per_pass(*drawn))
+    presenter.chart(s["tpp"][1], key=f"{KEY}-tpp")
     if not finished:
         st.caption("Tokens per target pass are drawn here as rounds finish.")
     else:

@@ -112,6 +112,8 @@ class Player:
     (0, True)
     >>> pl.advance_to(15); pl.step_number
     15
+    >>> j, trace, e = pl.peek(); pl.step(); (j, e) == (pl.round, pl.event) and trace is pl.trace
+    True
     """
 
     def __init__(self, pair, context, scheme, seed: int, rule: RoundRule = CORRECT):
@@ -119,8 +121,9 @@ class Player:
         self.rng, self.rounds, self.offsets, self.round, self.event = make_rng(seed), [], [0], 0, 0
         self._extend()
 
-    def _extend(self) -> None:
-        while len(self.rounds) <= self.round:
+    def _extend(self, upto: int | None = None) -> None:
+        """Draw the rounds up to ``upto`` (the current one by default), in order on the one generator."""
+        while len(self.rounds) <= (self.round if upto is None else upto):
             self.rounds.append(next_round(self.pair, self.context, self.rounds, self.scheme, self.rng, self.rule))
             self.offsets.append(self.offsets[-1] + len(self.rounds[-1].events()))
 
@@ -143,6 +146,14 @@ class Player:
         else:
             self.round, self.event = self.round + 1, 0
             self._extend()
+
+    def peek(self) -> tuple:
+        """(round, trace, event) of the position one step on, without moving there (a round not drawn yet is
+        drawn: the rounds come off the one generator in order whenever they are drawn)."""
+        if self.event + 1 < self.events_in():
+            return self.round, self.trace, self.event + 1
+        self._extend(self.round + 1)
+        return self.round + 1, self.rounds[self.round + 1], 0
 
     def back(self) -> None:
         if self.event > 0:
