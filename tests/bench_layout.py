@@ -41,6 +41,7 @@ MAIN_CHART = {
     "trees": "trees-event",
     "tiny_gpt": "gpt-rounds",
     "serving": "srv-heat",
+    "audit": "audit-curves",
 }
 VIEWPORTS = {"1280x720": (1280, 720), "420x900": (420, 900)}
 

@@ -45,3 +45,21 @@ def test_a_bad_prompt_is_one_error_line():
     at.run()
     at.button[0].click().run()
     assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value
+
+
+def test_the_prompt_is_shown_inert_and_presenter_mode_sizes_the_chart():
+    """The prompt is the user's text: a caption shows it as written, with no emphasis, link or image made of it;
+    presenter mode makes the page's chart as tall as most of a 720 px screen, as on every other page."""
+    at = open_audit()
+    at.sidebar.text_input(key="audit-prompt").set_value("**b** ![i](http://x/y.png)")
+    at.sidebar.select_slider(key="audit-n").set_value(100)
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    (caption,) = [c.value for c in at.caption if "prompt" in c.value]
+    assert r"\*\*b\*\* \!\[i\]\(http\:" in caption, caption
+    import json
+    at.query_params["presenter"] = "1"
+    at.run()
+    (chart,) = at.get("plotly_chart")
+    assert json.loads(chart.proto.spec)["layout"]["height"] >= 504

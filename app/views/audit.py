@@ -4,7 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 import specsim
-from parts import heavy
+from parts import heavy, plain, presenter
 from sections import tryit
 
 EXAMPLES = Path(specsim.__file__).parent / "gpt" / "audit_engines.py"  # the example engines, a user's file
@@ -61,13 +61,13 @@ r = st.session_state.get("audit-result")
 if r is None:  # before any run: what a budget can see, the page's first lesson
     from specsim.labs.audit import detectable_curves
     from specsim.plots.audit import detectable_tv
-    st.plotly_chart(detectable_tv(detectable_curves()), width="stretch")
+    presenter.chart(detectable_tv(detectable_curves()), key="audit-curves", width="stretch")
     st.caption("Each audit prints where it sits on these curves; four times the runs halve the detectable TV.")
 else:
     (st.success if r["verdict"] == "consistent with the target" else st.error)(
         f"**{r['verdict'].capitalize()}** after {r['samples']:,} runs (false-alarm rate {r['alpha']:g})")
     from specsim.plots.audit import emitted_vs_exact
-    st.plotly_chart(emitted_vs_exact(r["top"]), width="stretch")
+    presenter.chart(emitted_vs_exact(r["top"]), key="audit-emitted", width="stretch")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("p-value", "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}",
               help=f"Pearson chi-square over {r['cells']} cells, {r['df']} degrees of freedom")
@@ -76,4 +76,5 @@ else:
     c3.metric("Detectable TV", f"{r['detectable_tv']:.3f}", help="the TV over the cells this budget detects with "
               f"probability 0.8; a TV of {r['detect_tv']:g} needs {r['samples_to_detect']:,} runs")
     c4.metric("Runs per second", f"{r['samples_per_s']}")
-    st.caption(f"Engine {r['engine'].rsplit('/', 1)[-1]}, prompt {r['prompt']!r}, first {r['tokens']} token(s).")
+    st.caption(f"Engine {plain.cell(r['engine'].rsplit('/', 1)[-1])}, prompt {plain.cell(repr(r['prompt']))}, "
+               f"first {r['tokens']} token(s).")  # the prompt is the user's text: shown inert
