@@ -221,6 +221,11 @@ def test_the_stepper_keeps_seed_gamma_and_event_through_another_page():
     ("views/trees.py", "text_input", "trees-shape", "2,1"),
     ("views/trees.py", "number_input", "trees-seed", 9),
     ("views/residual.py", "text_input", "res-q", "1/3, 1/3, 1/3"),
+    ("views/audit.py", "selectbox", "audit-engine", "keep every draft (bug)"),
+    ("views/audit.py", "text_input", "audit-prompt", "for i in"),
+    ("views/audit.py", "select_slider", "audit-n", 200),
+    ("views/audit.py", "selectbox", "audit-topk", 5),
+    ("views/audit.py", "number_input", "audit-seed", 7),
 ])
 def test_a_setting_survives_a_round_trip_through_another_page(path, widget, key, value):
     at = open_page(path)

@@ -4,7 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 import specsim
-from parts import heavy, plain, presenter
+from parts import heavy, memory, plain, presenter
 from sections import tryit
 
 EXAMPLES = Path(specsim.__file__).parent / "gpt" / "audit_engines.py"  # the example engines, a user's file
@@ -22,6 +22,15 @@ ENGINES = {  # label -> (--engine value, what it is)
                                                  "top-k cuts q"),
 }
 
+RUNS, SCHEMES, TOP_K = [100, 200, 500, 1000, 2000], ["chain:4", "block:4", "tree:2,1", "tree:2,2,1"], [None, 5, 20]
+
+
+def kept(key: str, default, choices=None) -> str:
+    """The widget key ``key``, its value remembered across pages and reloads (``parts.memory``)."""
+    memory.remember(key, default, valid=None if choices is None else (lambda v: v in choices))
+    return key
+
+
 st.title("Audit an engine")
 tryit.back_to_lesson()
 st.markdown(
@@ -30,17 +39,16 @@ st.markdown(
     "verdict is computed here. Samples can refute exactness, never prove it: a pass means no difference this "
     "budget could see (lesson 24).")
 
-with st.sidebar:
-    label = st.selectbox("Engine", list(ENGINES), key="audit-engine")
+with st.sidebar:  # every setting is remembered across pages and reloads (parts.memory)
+    label = st.selectbox("Engine", list(ENGINES), key=kept("audit-engine", next(iter(ENGINES)), ENGINES))
     st.caption(ENGINES[label][1])
-    prompt = st.text_input("Prompt", "def ", max_chars=200, key="audit-prompt")
-    tokens = st.radio("First tokens judged (K)", [1, 2], horizontal=True, key="audit-k")
-    samples = st.select_slider("Runs (N)", [100, 200, 500, 1000, 2000], value=500, key="audit-n")
-    scheme = st.selectbox("Scheme (specsim's decoder)", ["chain:4", "block:4", "tree:2,1", "tree:2,2,1"],
-                          key="audit-scheme")
-    top_k = st.selectbox("top-k", [None, 5, 20], format_func=lambda k: "off" if k is None else str(k),
-                         key="audit-topk")
-    seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, 0, key="audit-seed"))
+    prompt = st.text_input("Prompt", max_chars=200, key=kept("audit-prompt", "def "))
+    tokens = st.radio("First tokens judged (K)", [1, 2], horizontal=True, key=kept("audit-k", 1, (1, 2)))
+    samples = st.select_slider("Runs (N)", RUNS, key=kept("audit-n", 500, RUNS))
+    scheme = st.selectbox("Scheme (specsim's decoder)", SCHEMES, key=kept("audit-scheme", SCHEMES[0], SCHEMES))
+    top_k = st.selectbox("top-k", TOP_K, format_func=lambda k: "off" if k is None else str(k),
+                         key=kept("audit-topk", None, TOP_K))
+    seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, key=kept("audit-seed", 0)))
 
 value = ENGINES[label][0]
 engine = value if value in ("specsim", "hf") else f"{EXAMPLES}:{value}"
