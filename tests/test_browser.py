@@ -60,13 +60,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_dir: Path):
-    """``streamlit run app`` on a free port, as the README says; returns (process, url, log file)."""
+def start_server(log_dir: Path, flags=(), env=None):
+    """``streamlit run app`` on a free port, as the README says (``flags``: more command-line options,
+    ``env``: more environment variables, for the benchmarks); returns (process, url, log file)."""
     port = free_port()
     exe = shutil.which("streamlit")
     cmd = ([exe] if exe else [sys.executable, "-m", "streamlit"]) + [
-        "run", "app", "--server.headless", "true", "--server.port", str(port)]
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+        "run", "app", "--server.headless", "true", "--server.port", str(port), *flags]
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **(env or {}))
     log_path = log_dir / "server.log"
     log = open(log_path, "w")
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
