@@ -71,7 +71,7 @@ import torch.nn.functional as F
 
 from .config import GPTConfig
 from .drafters import ModelDrafter
-from .model import Block, KVCache, block_step, block_weights
+from .model import Block, KVCache, block_span, block_step, block_weights, span_mask
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,10 @@ class EagleLayer(nn.Module):
     def forward(self, f, e, cache=None, mask=None):
         """f, e: (B, T, C) features and embeddings -> (B, T, C) predicted next features."""
         x = self.fc(torch.cat([f, e], dim=-1))  # (B, T, width)
-        return self.out(self.block(x, cache, 0, mask))  # (B, T, C)
+        if cache is None:
+            return self.out(self.block(x, mask))  # (B, T, C)
+        n = cache.length  # B = 1: the token loop's feed, ``model.block_span``'s lean path
+        return self.out(block_span(block_weights(self.block), x, cache, 0, n, span_mask(x.size(1), n, mask, x)))
 
 
 class EagleCache(KVCache):
@@ -195,19 +198,25 @@ class Eagle(nn.Module):
     def readout(self, f: torch.Tensor) -> torch.Tensor:
         """The target's final norm and head on the predicted features ``f``: logits (B, T, V).
 
-        In the layer's dtype: the target's own modules when the dtypes agree; beside a bfloat16 target,
-        float32 copies of its norm and head, made again only when those change (at one position the bfloat16 kernels' fixed cost
+        In the layer's dtype: the target's own weights when the dtypes agree; beside a bfloat16 target,
+        float32 copies of its norm and head (``head_weights``) (at one position the bfloat16 kernels' fixed cost
         outweighs the arithmetic: ``gpt bench --profile --draft eagle --dtype bfloat16`` shows the draft
         step). Either way the drafter's rows are q, whatever their rounding: the rule stays exact."""
+        w, b, eps, head = self.head_weights(f.dtype)
+        return F.linear(F.layer_norm(f, w.shape, w, b, eps), head)  # (B, T, V)
+
+    def head_weights(self, dtype: torch.dtype) -> tuple:
+        """(norm weight, norm bias, eps, head weight) of the target in ``dtype``: its own parameters when
+        the dtype is theirs, else copies, made again only when those change (new data or written in place)."""
         t = self.target
-        if t.lm_head.weight.dtype == f.dtype:
-            return t.lm_head(t.ln_f(f))  # (B, T, V)
         src = (t.ln_f.weight, t.ln_f.bias, t.lm_head.weight)
-        made_from = (f.dtype,) + tuple((w.data_ptr(), w._version) for w in src)  # new data or written in place
+        if src[2].dtype == dtype:
+            return src[0], src[1], t.ln_f.eps, src[2]
+        made_from = (dtype,) + tuple((w.data_ptr(), w._version) for w in src)
         if self._head is None or self._head[0] != made_from:
-            self._head = (made_from, tuple(w.detach().to(f.dtype) for w in src))
+            self._head = (made_from, tuple(w.detach().to(dtype) for w in src))
         w, b, head = self._head[1]
-        return F.linear(F.layer_norm(f, w.shape, w, b, t.ln_f.eps), head)  # (B, T, V)
+        return w, b, t.ln_f.eps, head
 
     def stepper(self) -> "EagleStep":
         """The chain's one-slot step (``EagleStep``)."""
@@ -293,13 +302,17 @@ class EagleStep:
     """One new slot of a chain: ``step(token, cache)`` is ``eagle(torch.tensor([[token]]), cache,
     last_only=True)[0, -1]`` (V,), the same kernels on the same numbers (``tests/test_gpt_eagle.py``
     checks the bits), without the forward pass's host costs (see ``model.Step``). The slot reads the one
-    queued real feature if there is one, else the slot before it's predicted feature."""
+    queued real feature if there is one, else the slot before it's predicted feature. Made once per
+    generation, like ``model.Step``: it keeps the parameters it was made with, and the target's
+    embeddings, norm and head cast to the layer's dtype then."""
 
     def __init__(self, eagle: Eagle):
         layer = eagle.layer
-        self.eagle, self.wte = eagle, eagle.wte.weight
+        dtype = layer.fc.weight.dtype
+        self.wte = eagle.wte.weight.detach().to(dtype)  # (V, C): the target's embeddings, cast once
         self.fc, self.out = (layer.fc.weight, layer.fc.bias), (layer.out.weight, layer.out.bias)
         self.block = block_weights(layer.block)
+        self.head = eagle.head_weights(dtype)  # the target's final norm and head, as ``Eagle.readout`` reads them
 
     def __call__(self, token: int, cache: EagleCache) -> torch.Tensor:
         n, dtype = cache.length, self.fc[0].dtype
@@ -313,8 +326,9 @@ class EagleStep:
             f = cache.out[n - 1:n][None]  # (1, 1, C): the slot before drafts this one
         else:
             raise ValueError("the eagle drafter drafts from slots already scored: feed each draft after its parent")
-        e = self.wte[token].to(dtype).view(1, 1, -1)  # (1, 1, C)
+        e = self.wte[token].view(1, 1, -1)  # (1, 1, C)
         x = F.linear(block_step(self.block, F.linear(torch.cat([f, e], dim=-1), *self.fc), cache, 0, n), *self.out)
         cache.out[n:n + 1] = x[0]
         cache.length = n + 1
-        return self.eagle.readout(x)[0, -1]  # (V,)
+        w, b, eps, head = self.head
+        return F.linear(F.layer_norm(x, w.shape, w, b, eps), head)[0, -1]  # (V,): ``Eagle.readout``'s
