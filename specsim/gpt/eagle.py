@@ -71,7 +71,7 @@ import torch.nn.functional as F
 
 from .config import GPTConfig
 from .drafters import ModelDrafter
-from .model import Block, KVCache, block_span, block_step, block_weights, span_mask
+from .model import Block, KVCache, block_span, block_step, block_weights, row_product, span_mask
 
 
 @dataclass(frozen=True)
@@ -313,22 +313,23 @@ class EagleStep:
         self.fc, self.out = (layer.fc.weight, layer.fc.bias), (layer.out.weight, layer.out.bias)
         self.block = block_weights(layer.block)
         self.head = eagle.head_weights(dtype)  # the target's final norm and head, as ``Eagle.readout`` reads them
+        self.product = row_product(layer.fc.weight)
 
     def __call__(self, token: int, cache: EagleCache) -> torch.Tensor:
-        n, dtype = cache.length, self.fc[0].dtype
+        n, product = cache.length, self.product
         if n + 1 > cache.capacity:
             raise ValueError(f"{n + 1} positions exceed the context window of {cache.capacity}")
         if cache.queue is not None:
             if len(cache.queue) != 1:
                 raise ValueError(f"the eagle drafter holds real features for {len(cache.queue)} slots, fed 1")
-            f, cache.queue = cache.queue[None].to(dtype), None  # (1, 1, C)
+            f, cache.queue = cache.queue[0].to(self.wte.dtype), None  # (C,)
         elif n > 0:
-            f = cache.out[n - 1:n][None]  # (1, 1, C): the slot before drafts this one
+            f = cache.out[n - 1]  # (C,): the slot before drafts this one
         else:
             raise ValueError("the eagle drafter drafts from slots already scored: feed each draft after its parent")
-        e = self.wte[token].view(1, 1, -1)  # (1, 1, C)
-        x = F.linear(block_step(self.block, F.linear(torch.cat([f, e], dim=-1), *self.fc), cache, 0, n), *self.out)
-        cache.out[n:n + 1] = x[0]
+        x = product(self.fc[1], self.fc[0], torch.cat([f, self.wte[token]]))  # (width,)
+        x = product(self.out[1], self.out[0], block_step(self.block, x, cache, 0, n, product))  # (C,)
+        cache.out[n] = x
         cache.length = n + 1
         w, b, eps, head = self.head
-        return F.linear(F.layer_norm(x, w.shape, w, b, eps), head)[0, -1]  # (V,): ``Eagle.readout``'s
+        return product(None, head, F.layer_norm(x, w.shape, w, b, eps))  # (V,): ``Eagle.readout``'s
