@@ -8,7 +8,7 @@ from torch.nn.attention.bias import causal_lower_right
 
 from specsim.schemes import masks
 from specsim.gpt.config import GPTConfig, PRESETS
-from specsim.gpt.model import GPT, attend, cached_attention, lower_right_mask
+from specsim.gpt.model import GPT, attend, cached_attention, lower_right_mask, span_mask
 
 TOL = 1e-5  # float32: cached and uncached paths differ only by summation order
 
@@ -124,6 +124,22 @@ def test_tree_grid_refuses_bad_parents():
         masks.tree_grid([-1, 1], 0)
     with pytest.raises(ValueError, match="widths must be >= 1"):
         masks.shape_parents((2, 0))
+
+
+def test_span_mask_is_the_additive_form_of_the_boolean_mask_attention_would_convert():
+    """One additive mask per pass: 0 where a query may attend, -inf elsewhere, in the dtype attention runs
+    in; none where no mask is needed; and the same attention, to the bit, as the boolean mask."""
+    like32, like16 = torch.zeros(1), torch.zeros(1, dtype=torch.bfloat16)
+    assert span_mask(1, 9, None, like32) is None and span_mask(5, 0, None, like32) is None
+    for T, n in ((2, 1), (6, 40), (8, 3)):
+        want = torch.where(lower_right_mask(T, n + T), 0.0, float("-inf"))
+        assert torch.equal(span_mask(T, n, None, like32), want)
+        assert span_mask(T, n, None, like16).dtype == torch.float32  # bfloat16 on a CPU attends in float32
+        tree = torch.rand(T, n + T, generator=torch.Generator().manual_seed(T)) < 0.5
+        tree[:, 0] = True  # every query sees something
+        assert torch.equal(span_mask(T, n, tree, like32), torch.where(tree, 0.0, float("-inf")))
+        q, k, v = torch.randn(1, 2, T, 8), torch.randn(1, 2, n + T, 8), torch.randn(1, 2, n + T, 8)
+        assert torch.equal(attend(q, k, v, span_mask(T, n, tree, like32)), attend(q, k, v, tree))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
