@@ -145,3 +145,67 @@ def test_cli_eagle_more_without_an_eagle_layer_is_one_line(tmp_path, cli):
                          "--device", "cpu")
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "eagle_more continues a trained eagle layer" in err and "run --stage eagle first" in err
+
+
+def test_distill_more_trains_the_distilled_drafter_on_with_the_rejection_rate_and_keeps_its_phases(tmp_path):
+    """``distill_more`` (not in ``all``): from the distilled drafter's weights, KL + w (1 - alpha); the entry
+    keeps the first phase (with its control) and the new one, alpha before and after paired by window; run
+    again it adds a phase with other batches; without a distilled drafter it is one line."""
+    from specsim.gpt.train.recipe import MORE_STAGES
+    assert "distill_more" in MORE_STAGES and "distill_more" not in STAGES
+    torch.set_num_threads(1)
+    recipe = Recipe(target_steps=20, more_steps=5, draft_steps=10, distill_steps=5, distill_more_steps=6,
+                    target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2,
+                    target_preset="tiny-2", draft_preset="tiny")
+    out = str(tmp_path)
+    run_stage("target", out, recipe, progress=False, data=tiny_data())
+    with pytest.raises(ValueError, match=r"distill_more continues a distilled drafter; .* has none \(run --stage"):
+        run_stage("distill_more", out, recipe, progress=False, data=tiny_data())
+    for s in ("draft_trained", "draft_distilled"):
+        run_stage(s, out, recipe, progress=False, data=tiny_data())
+    first = weights.read_manifest(out)["models"]["draft_distilled"]["notes"]
+    start = weights.load_gpt("draft_distilled", out).state_dict()
+    notes = run_stage("distill_more", out, recipe, progress=False, data=tiny_data())["notes"]
+    assert [p["steps"] for p in notes["phases"]] == [5, 6] and notes["steps"] == 11
+    assert notes["phases"][0]["teacher_forced_alpha"] == first["teacher_forced_alpha"]
+    assert notes["control"] == first["control"] and notes["init"] == "draft_distilled"
+    assert notes["tv_weight"] == 4.0 and notes["loss"].startswith("KL(p || q) + 4 x (1 - alpha)")
+    assert 0 < notes["teacher_forced_alpha"] <= 1 and notes["teacher_forced_alpha_se"] > 0
+    gain = notes["teacher_forced_alpha"] - first["teacher_forced_alpha"]  # both over the same held-out windows
+    assert abs(notes["paired_gain"] - gain) <= 2e-4  # each side rounded to 4 places
+    trained = weights.load_gpt("draft_distilled", out).state_dict()
+    assert any(not torch.equal(start[k], trained[k]) for k in start)  # trained on from the first phase's weights
+    again = run_stage("distill_more", out, recipe, progress=False, data=tiny_data())["notes"]
+    assert [p["steps"] for p in again["phases"]] == [5, 6, 6] and [p.get("seed") for p in again["phases"]][1:] == [1, 2]
+
+
+def test_the_rejection_rate_term_changes_the_distillation_loss_only_when_asked():
+    """``tv_weight`` 0 is the plain KL run to the bit; a weight trains other weights; without a teacher, refused."""
+    from specsim.gpt.config import GPTConfig
+    from specsim.gpt.model import GPT
+    from specsim.gpt.train import loop as train
+    data, _ = tiny_data()
+    torch.manual_seed(1)
+    teacher = GPT(GPTConfig(block_size=32, n_layer=1, n_head=2, n_embd=16)).eval()
+    kw = dict(steps=3, batch_size=2, seed=0, progress=False, teacher=teacher)
+    plain = train.train_lm(PRESETS["tiny"], data, data, **kw)
+    zero = train.train_lm(PRESETS["tiny"], data, data, tv_weight=0.0, **kw)
+    tv = train.train_lm(PRESETS["tiny"], data, data, tv_weight=4.0, **kw)
+    assert plain.losses == zero.losses and tv.losses[0] > plain.losses[0]  # the same first batch, a term added
+    a, b = plain.model.state_dict(), tv.model.state_dict()
+    assert any(not torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="tv_weight is a distillation term"):
+        train.train_lm(PRESETS["tiny"], data, data, steps=1, tv_weight=1.0, progress=False)
+
+
+def test_cli_distill_more_without_a_distilled_drafter_is_one_line(tmp_path, cli):
+    """`gpt train --stage distill_more` where no distilled drafter was trained: exit 2, one line."""
+    import shutil
+    shutil.copy(str(weights.default_dir().joinpath("target.safetensors")), tmp_path / "target.safetensors")
+    manifest = json.loads(weights.default_dir().joinpath("manifest.json").read_text())
+    manifest["models"] = {"target": manifest["models"]["target"]}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    code, out, err = cli("gpt", "train", "--stage", "distill_more", "--out", str(tmp_path),
+                         "--distill-more-steps", "1", "--device", "cpu")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "distill_more continues a distilled drafter" in err and "run --stage draft_distilled first" in err

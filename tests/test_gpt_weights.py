@@ -109,6 +109,29 @@ def test_the_weights_report_shows_every_phase_of_an_eagle_layer_trained_on():
     assert "added to the loss, alpha 0.8100 after it; phase 3: 70 more steps" in line and "seed 1 on cuda)" in line
 
 
+def test_the_weights_report_shows_a_distilled_drafter_trained_on_with_the_rejection_rate():
+    """A draft_distilled entry as ``distill_more`` writes it: the row counts both phases from draft_trained and
+    names the term; a footer line gives the second phase's alpha and its paired gain."""
+    import copy
+
+    from specsim.gpt import weights_report
+    m = copy.deepcopy(weights_report.manifest())
+    n = m["models"]["draft_distilled"]["notes"]
+    assert "phases" not in n  # the shipped drafter: one phase
+    row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
+    assert row["steps"] == f"draft_trained + {n['steps']} x 8" and row["loss"] == "KL(p || q)"
+    second = {"steps": 1200, "lr": 3e-4, "tv_weight": 4.0, "seed": 1, "init": "draft_distilled",
+              "loss": "KL(p || q) + 4 x (1 - alpha) against the target", "teacher_forced_alpha": 0.7712,
+              "teacher_forced_alpha_se": 0.0081, "alpha_windows": 32, "paired_gain": 0.0296, "paired_gain_se": 0.0011}
+    m["models"]["draft_distilled"]["notes"] = dict(second, phases=[dict(n), second], control=n["control"], recipe=n["recipe"])
+    row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
+    assert row["steps"] == f"draft_trained + {n['steps']} x 8 + 1200 x 8"
+    assert row["loss"] == "KL(p || q) (+ 4 x (1 - alpha) in phase 2)" and row["teacher_forced_alpha"] == 0.7712
+    line = next(x for x in weights_report.footer_lines(m) if x.startswith("draft_distilled phase 2"))
+    assert "1200 more steps from the drafter before (learning rate 0.0003, cosine, seed 1)" in line
+    assert "alpha 0.7712 +- 0.0081 on 32 held-out windows, +0.0296 +- 0.0011 over the drafter before" in line
+
+
 def test_a_write_interrupted_midway_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
     """What gpt train writes (weights, manifest, corpus) goes through atomic_write: a signal mid-write (here an
     exception from the write itself) leaves the previous file whole and nothing half-written beside it."""

@@ -164,7 +164,7 @@ def _register_train(sub) -> None:
                                      "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
     t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
-                                       "exit_heads", "eagle", "eagle_more"], default="all")
+                                       "exit_heads", "eagle", "eagle_more", "distill_more"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
     for name in TRAIN_STEPS:
         flag = f"{name.replace('_', '-')}-steps"
@@ -529,7 +529,7 @@ def cmd_weights(args) -> int:
     return 0
 
 
-TRAIN_STEPS = ("target", "more", "draft", "distill", "exit", "eagle", "eagle_more")  # --NAME-steps: Recipe.NAME_steps
+TRAIN_STEPS = ("target", "more", "draft", "distill", "exit", "eagle", "eagle_more", "distill_more")  # --NAME-steps: Recipe.NAME_steps
 
 
 def train_summary(stage: str, notes: dict) -> str:

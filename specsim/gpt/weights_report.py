@@ -29,6 +29,16 @@ def _phases(notes: dict) -> list:
     return notes.get("phases") or [notes]
 
 
+def _tv_phases(notes: dict) -> str:
+    """`` (+ w x (1 - alpha) in phase k)`` for the phases trained on with the total variation as a term."""
+    later = [(i, p["tv_weight"]) for i, p in enumerate(_phases(notes), 1) if p.get("tv_weight")]
+    if not later:
+        return ""
+    (first, _), (last, weight) = later[0], later[-1]
+    which = f"phase {first}" if first == last else f"phases {first}-{last}"
+    return f" (+ {weight:g} x (1 - alpha) in {which})"
+
+
 def rows(m: dict) -> list:
     """One dict per model: the manifest's figures, ready to print or dump as JSON."""
     out = []
@@ -41,12 +51,7 @@ def rows(m: dict) -> list:
         if name == "eagle":  # one layer over the target's features, read out through the target's own head
             shape = f"1 x w{c['width']} on d{c['n_embd']} features, {c['n_head']} heads"
             steps = " + ".join(f"{p['steps']} x {p['batch']}" for p in _phases(n))
-            loss = f"smooth L1 + {n['kl_weight']:g} x KL"
-            later = [(i, p["tv_weight"]) for i, p in enumerate(_phases(n), 1) if p.get("tv_weight")]
-            if later:  # phases trained on with the total variation (1 - alpha) as a third term
-                (first, _), (last, weight) = later[0], later[-1]
-                which = f"phase {first}" if first == last else f"phases {first}-{last}"
-                loss += f" (+ {weight:g} x (1 - alpha) in {which})"
+            loss = f"smooth L1 + {n['kl_weight']:g} x KL" + _tv_phases(n)
             val, tf = None, n.get("teacher_forced_alpha")
         elif name == "exit_heads":
             batch = recipe.get("target_batch", "?")
@@ -57,9 +62,10 @@ def rows(m: dict) -> list:
             shape = f"{c['n_layer']} x d{c['n_embd']}, {c['n_head']} heads"
             batch = recipe.get("target_batch" if name == "target" else "draft_batch", "?")
             steps = " + ".join(f"{p['steps']} x {batch}" for p in _phases(n))
-            if n.get("init"):  # trained on from another model's weights
-                steps = f"{n['init']} + {steps}"
-            loss = "KL(p || q)" if n.get("loss", "").startswith("KL") else "cross-entropy"
+            init = _phases(n)[0].get("init")
+            if init:  # trained on from another model's weights
+                steps = f"{init} + {steps}"
+            loss = ("KL(p || q)" if n.get("loss", "").startswith("KL") else "cross-entropy") + _tv_phases(n)
             val, tf = n.get("val_loss"), n.get("teacher_forced_alpha")
         out.append({"model": name, "shape": shape, "parameters": e["parameters"], "mib": e["bytes"] / MiB,
                     "steps": steps, "loss": loss, "val_loss": val, "teacher_forced_alpha": tf,
@@ -101,6 +107,13 @@ def footer_lines(m: dict) -> list:
         out.append(f"control for draft_distilled: draft_trained + {control['steps']} steps of cross-entropy on "
                    f"the same windows: validation loss {control['val_loss']:.4f}, teacher-forced alpha "
                    f"{control['teacher_forced_alpha']:.4f}")
+    distilled = m["models"].get("draft_distilled", {}).get("notes", {})
+    for i, more in enumerate(_phases(distilled)[1:], 2):
+        out.append(f"draft_distilled phase {i}: {more['steps']} more steps from the drafter before (learning rate "
+                   f"{more['lr']:g}, cosine, seed {more['seed']}) with {more['tv_weight']:g} x (1 - alpha) added "
+                   f"to KL: teacher-forced alpha {more['teacher_forced_alpha']:.4f} +- "
+                   f"{more['teacher_forced_alpha_se']:.4f} on {more['alpha_windows']} held-out windows, "
+                   f"{more['paired_gain']:+.4f} +- {more['paired_gain_se']:.4f} over the drafter before, paired by window")
     heads = m["models"].get("exit_heads")
     if heads:
         out.append("early exit, teacher-forced alpha without -> with the trained head: " + ", ".join(

@@ -22,10 +22,11 @@ import torch
 from ..checkpoint_checks import CheckpointError, check_finite, one_line
 
 
-def run_key(config, steps, batch_size, block, lr, warmup, seed, teacher) -> dict:
+def run_key(config, steps, batch_size, block, lr, warmup, seed, teacher, tv_weight: float = 0.0) -> dict:
     """The settings that make a run: a checkpoint resumes only the run with the same key."""
-    return {"config": config.to_dict(), "steps": steps, "batch_size": batch_size, "block": block,
-            "lr": lr, "warmup": warmup, "seed": seed, "distilled": teacher is not None}
+    key = {"config": config.to_dict(), "steps": steps, "batch_size": batch_size, "block": block,
+           "lr": lr, "warmup": warmup, "seed": seed, "distilled": teacher is not None}
+    return key | ({"tv_weight": tv_weight} if tv_weight else {})  # runs from before the term keep their keys
 
 
 def save(path, key, step, model, opt, gen, losses, curve, seconds) -> None:

@@ -101,8 +101,11 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
              batch_size: int = 8, block: int | None = None, lr: float = 1e-3, warmup: int = 100,
              seed: int = 0, device="cpu", teacher: GPT | None = None, progress: bool = True,
              desc: str = "train", init: GPT | None = None, checkpoint: str | None = None,
-             checkpoint_every: int = 100) -> TrainResult:
-    """Train ``GPT(config)`` (fresh, or from ``init``'s weights) for ``steps`` steps."""
+             checkpoint_every: int = 100, tv_weight: float = 0.0) -> TrainResult:
+    """Train ``GPT(config)`` (fresh, or from ``init``'s weights) for ``steps`` steps.
+
+    ``tv_weight`` (with a ``teacher``): add that many times the mean total variation 1 - alpha between
+    p and q to the loss, the rejection rate itself, which KL only bounds (the stage ``distill_more``)."""
     device = torch.device(device)
     block = min(block or config.block_size, config.block_size, len(train_data) - 2)
     torch.manual_seed(seed)
@@ -118,7 +121,9 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
     losses, curve, start, before = [], [], 0, 0.0
-    key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, teacher)
+    if tv_weight and teacher is None:
+        raise ValueError("tv_weight is a distillation term: it needs a teacher")
+    key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, teacher, tv_weight)
     if checkpoint and os.path.exists(checkpoint):
         losses, curve, start, before = train_checkpoint.resume(checkpoint, key, model, opt, gen)
     t0 = time.time()
@@ -140,7 +145,10 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
             loss = F.cross_entropy(logits, y.view(-1))
         else:  # distillation: KL(p || q), p the target's, q the drafter's
             log_p = F.log_softmax(p_logits.float().view(-1, config.vocab_size), dim=-1)
-            loss = F.kl_div(F.log_softmax(logits, dim=-1), log_p, log_target=True, reduction="batchmean")
+            log_q = F.log_softmax(logits, dim=-1)
+            loss = F.kl_div(log_q, log_p, log_target=True, reduction="batchmean")
+            if tv_weight:  # + w (1 - alpha), alpha = sum_x min(p(x), q(x)), averaged over positions
+                loss = loss + tv_weight * (1 - torch.minimum(log_p.exp(), log_q.exp()).sum(-1).mean())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

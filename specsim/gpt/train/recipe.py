@@ -13,6 +13,14 @@ Stages, in order:
   also record a *control*: the same start, steps, windows and learning rate
   with cross-entropy instead, so that what distillation adds is told apart
   from what more steps add;
+* ``distill_more``: a second phase from the ``draft_distilled`` drafter,
+  ``distill_more_steps`` steps with a new warm-up and cosine decay from
+  ``distill_more_lr``, the loss KL(p || q) plus ``distill_tv_weight`` x
+  (1 - alpha), the rejection rate itself (as ``eagle_more`` does for the EAGLE
+  layer); it rewrites the ``draft_distilled`` entry, whose notes keep every
+  phase (the first with its cross-entropy control) and the teacher-forced alpha
+  before and after, paired window by window. Run again, it trains on for one
+  more phase (phase k draws its batches with seed ``seed + k - 1``);
 * ``exit_heads``: one small ``ExitHead`` per K = 1 .. n_layer - 1 for the
   early-exit drafter, KL(p || q_K) with the target frozen;
 * ``eagle``: the EAGLE drafter's layer (``specsim.gpt.train.eagle.train_eagle``),
@@ -39,6 +47,7 @@ held-out base files), so losses are comparable across the corpus change.
 The defaults are the ones the shipped weights were made with; the shipped EAGLE
 layer then had a third phase, ``eagle_more`` run again with ``--eagle-more-steps 4000``
 on a GPU (``tests/gpu_train_eagle.sh``; the manifest keeps every phase's recipe and device).
+``distill_more`` is not one of the stages ``all`` runs (``MORE_STAGES``): it is run by name.
 """
 from __future__ import annotations
 
@@ -54,6 +63,7 @@ from .loop import teacher_forced_alpha, train_exit_heads, train_lm
 from ..weights import load_gpt, read_manifest, save_eagle, save_exit_heads, save_model, update_manifest
 
 STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads", "eagle", "eagle_more")
+MORE_STAGES = ("distill_more",)  # run on their own (``--stage``), not by ``all``: the shipped weights had none of them
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,9 @@ class Recipe:
     more_lr: float = 1e-3
     draft_lr: float = 2e-3
     distill_lr: float = 1e-3
+    distill_more_steps: int = 1200
+    distill_more_lr: float = 3e-4
+    distill_tv_weight: float = 4.0
     exit_lr: float = 2e-3
     exit_rank: int = 64
     eagle_steps: int = 2500
@@ -128,9 +141,10 @@ class Run:
     val_ids: torch.Tensor
     ckpt: str
 
-    def train(self, config, steps, batch, lr, desc, **kw):
-        """``train_lm`` with this run's data, seed, device and progress bar."""
-        return train_lm(config, self.train_ids, self.val_ids, steps, batch, lr=lr, seed=self.recipe.seed,
+    def train(self, config, steps, batch, lr, desc, seed=None, **kw):
+        """``train_lm`` with this run's data, seed (unless given), device and progress bar."""
+        return train_lm(config, self.train_ids, self.val_ids, steps, batch, lr=lr,
+                        seed=self.recipe.seed if seed is None else seed,
                         device=self.device, progress=self.progress, desc=desc, **kw)
 
     def load(self, name):
@@ -145,8 +159,8 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
     """Train one stage, save it into ``out_dir`` and return its manifest entry.
 
     ``data`` (train ids, validation ids) replaces the shipped corpus (tests)."""
-    if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
+    if stage not in STAGES + MORE_STAGES:
+        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES + MORE_STAGES)}")
     os.makedirs(out_dir, exist_ok=True)
     ckpt = os.path.join(out_dir, f"{stage}.ckpt")
     train_ids, val_ids = data if data is not None else corpus_tensors(base_only=stage == "target")
@@ -203,6 +217,51 @@ def _draft_stage(run: Run, stage: str) -> tuple:
     notes["teacher_forced_alpha"] = round(teacher_forced_alpha(
         target, r.model, run.val_ids, cfg.block_size, device=run.device), 4)
     return stage, save_model(r.model, run.out_dir, stage, notes | {"recipe": run.recipe_dict()})
+
+
+def _distill_more_stage(run: Run, stage: str) -> tuple:
+    """``distill_more``: the ``draft_distilled`` drafter trained on with KL(p || q) + w (1 - alpha); its
+    teacher-forced alpha before and after on the same held-out windows, paired; every phase kept."""
+    from ...stats import mean_se
+    from .eagle import window_alphas
+    rc, cfg = run.recipe, PRESETS[run.recipe.draft_preset]
+    phases = _distilled_phases(run.out_dir)  # first: one line if there is no distilled drafter
+    target, init = run.load("target"), run.load("draft_distilled")
+    block = target.config.block_size
+    before = window_alphas(target, init, run.val_ids, block, device=run.device)
+    seed = rc.seed + len(phases)  # phase k draws with seed + k - 1: not the batches of the phases before
+    r = run.train(cfg, rc.distill_more_steps, rc.draft_batch, rc.distill_more_lr, stage, seed=seed,
+                  teacher=target, init=init, tv_weight=rc.distill_tv_weight, warmup=50, checkpoint=run.ckpt)
+    after = window_alphas(target, r.model, run.val_ids, block, device=run.device)
+    est, gain = mean_se(after), mean_se([b - a for a, b in zip(before, after)])
+    phase = r.notes() | {"loss": f"KL(p || q) + {rc.distill_tv_weight:g} x (1 - alpha) against the target",
+                         "init": "draft_distilled", "lr": rc.distill_more_lr, "tv_weight": rc.distill_tv_weight,
+                         "seed": seed, "teacher_forced_alpha": round(est.value, 4),
+                         "teacher_forced_alpha_se": round(est.se, 4), "alpha_windows": len(after),
+                         "paired_gain": round(gain.value, 4), "paired_gain_se": round(gain.se, 4),
+                         "recipe": run.recipe_dict()}
+    first = phases[0]
+    notes = {k: v for k, v in phase.items() if k != "recipe"} | {
+        "phases": phases + [phase], "steps": sum(p["steps"] for p in phases) + phase["steps"],
+        "seconds": round(sum(p["seconds"] for p in phases) + phase["seconds"], 1)}
+    if "control" in first:  # the first phase's control, where readers of the entry look for it
+        notes["control"] = first["control"]
+    return "draft_distilled", save_model(r.model, run.out_dir, "draft_distilled", notes | {"recipe": run.recipe_dict()})
+
+
+def _distilled_phases(out_dir: str) -> list:
+    """The phases of the ``draft_distilled`` drafter in ``out_dir`` that ``distill_more`` continues (each
+    one's notes with its recipe), or one line if there is none."""
+    entry = read_manifest(out_dir)["models"].get("draft_distilled")
+    notes = entry.get("notes") if isinstance(entry, dict) else None
+    if not isinstance(notes, dict) or "steps" not in notes:
+        raise ValueError(f"distill_more continues a distilled drafter; {out_dir} has none "
+                         "(run --stage draft_distilled first)")
+    phases = notes.get("phases") or [dict(notes)]
+    if not isinstance(phases, list) or not all(isinstance(p, dict) for p in phases):
+        raise ValueError(f"the draft_distilled entry of {out_dir}/manifest.json has phases that are not a list "
+                         "of objects")
+    return [{k: v for k, v in p.items() if k != "phases"} for p in phases]
 
 
 def _exit_heads_stage(run: Run, stage: str) -> tuple:
@@ -277,4 +336,4 @@ def _alpha_notes(run: Run, target, eagle) -> dict:
 
 STAGE_RUNS = {"target": _target_stage, "target_more": _target_more_stage, "draft_trained": _draft_stage,
               "draft_distilled": _draft_stage, "exit_heads": _exit_heads_stage, "eagle": _eagle_stage,
-              "eagle_more": _eagle_stage}
+              "eagle_more": _eagle_stage, "distill_more": _distill_more_stage}
