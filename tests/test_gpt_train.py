@@ -19,8 +19,8 @@ def tiny_data():
 
 def test_stages_train_save_and_reload(tmp_path):
     torch.set_num_threads(1)
-    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, exit_steps=5, eagle_steps=30,
-                    eagle_more_steps=5,
+    recipe = Recipe(target_steps=40, more_steps=10, draft_steps=30, distill_steps=10, distill_more_steps=5,
+                    exit_steps=5, eagle_steps=30, eagle_more_steps=5,
                     target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2, exit_rank=4,
                     target_preset="tiny-2", draft_preset="tiny")
     out = str(tmp_path)
@@ -30,6 +30,7 @@ def test_stages_train_save_and_reload(tmp_path):
     assert [p["steps"] for p in phases] == [40, 10] and target["notes"]["steps"] == 50
     assert phases[0]["curve"][-1][1] < phases[0]["curve"][0][1]  # the loss went down
     assert entries["draft_distilled"]["notes"]["loss"].startswith("KL")
+    assert [p["steps"] for p in entries["distill_more"]["notes"]["phases"]] == [10, 5]
     assert entries["draft_distilled"]["notes"]["init"] == "draft_trained"
     control = entries["draft_distilled"]["notes"]["control"]  # same start and windows, cross-entropy
     assert control["steps"] == 10 and 0 < control["teacher_forced_alpha"] <= 1
@@ -148,11 +149,10 @@ def test_cli_eagle_more_without_an_eagle_layer_is_one_line(tmp_path, cli):
 
 
 def test_distill_more_trains_the_distilled_drafter_on_with_the_rejection_rate_and_keeps_its_phases(tmp_path):
-    """``distill_more`` (not in ``all``): from the distilled drafter's weights, KL + w (1 - alpha); the entry
+    """``distill_more``: from the distilled drafter's weights, KL + w (1 - alpha); the entry
     keeps the first phase (with its control) and the new one, alpha before and after paired by window; run
     again it adds a phase with other batches; without a distilled drafter it is one line."""
-    from specsim.gpt.train.recipe import MORE_STAGES
-    assert "distill_more" in MORE_STAGES and "distill_more" not in STAGES
+    assert STAGES.index("distill_more") == STAGES.index("draft_distilled") + 1  # ``all``: right after it
     torch.set_num_threads(1)
     recipe = Recipe(target_steps=20, more_steps=5, draft_steps=10, distill_steps=5, distill_more_steps=6,
                     target_batch=4, draft_batch=4, target_lr=1e-2, draft_lr=1e-2,

@@ -110,26 +110,30 @@ def test_the_weights_report_shows_every_phase_of_an_eagle_layer_trained_on():
 
 
 def test_the_weights_report_shows_a_distilled_drafter_trained_on_with_the_rejection_rate():
-    """A draft_distilled entry as ``distill_more`` writes it: the row counts both phases from draft_trained and
-    names the term; a footer line gives the second phase's alpha and its paired gain."""
+    """The shipped draft_distilled entry, as ``distill_more`` wrote it: the row counts both phases from
+    draft_trained and names the term; a footer line gives the second phase's alpha and its paired gain; the
+    same entry cut back to its first phase reads as a plain KL drafter."""
     import copy
 
     from specsim.gpt import weights_report
     m = copy.deepcopy(weights_report.manifest())
     n = m["models"]["draft_distilled"]["notes"]
-    assert "phases" not in n  # the shipped drafter: one phase
+    first, second = n["phases"]
     row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
-    assert row["steps"] == f"draft_trained + {n['steps']} x 8" and row["loss"] == "KL(p || q)"
-    second = {"steps": 1200, "lr": 3e-4, "tv_weight": 4.0, "seed": 1, "init": "draft_distilled",
-              "loss": "KL(p || q) + 4 x (1 - alpha) against the target", "teacher_forced_alpha": 0.7712,
-              "teacher_forced_alpha_se": 0.0081, "alpha_windows": 32, "paired_gain": 0.0296, "paired_gain_se": 0.0011}
-    m["models"]["draft_distilled"]["notes"] = dict(second, phases=[dict(n), second], control=n["control"], recipe=n["recipe"])
-    row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
-    assert row["steps"] == f"draft_trained + {n['steps']} x 8 + 1200 x 8"
-    assert row["loss"] == "KL(p || q) (+ 4 x (1 - alpha) in phase 2)" and row["teacher_forced_alpha"] == 0.7712
+    assert row["steps"] == f"draft_trained + {first['steps']} x 8 + {second['steps']} x 8"
+    assert row["loss"] == f"KL(p || q) (+ {second['tv_weight']:g} x (1 - alpha) in phase 2)"
+    assert row["teacher_forced_alpha"] == second["teacher_forced_alpha"] == n["teacher_forced_alpha"]
     line = next(x for x in weights_report.footer_lines(m) if x.startswith("draft_distilled phase 2"))
-    assert "1200 more steps from the drafter before (learning rate 0.0003, cosine, seed 1)" in line
-    assert "alpha 0.7712 +- 0.0081 on 32 held-out windows, +0.0296 +- 0.0011 over the drafter before" in line
+    assert (f"{second['steps']} more steps from the drafter before (learning rate {second['lr']:g}, cosine, "
+            f"seed {second['seed']})") in line
+    assert (f"alpha {second['teacher_forced_alpha']:.4f} +- {second['teacher_forced_alpha_se']:.4f} on 32 held-out "
+            f"windows, {second['paired_gain']:+.4f} +- {second['paired_gain_se']:.4f} over the drafter before") in line
+    eagle = next(x for x in weights_report.footer_lines(m) if x.startswith("eagle:"))
+    assert f"draft_distilled on the same windows {second['teacher_forced_alpha']:.4f}" in eagle  # the drafter now
+    m["models"]["draft_distilled"]["notes"] = dict(first, recipe=n["recipe"])  # before distill_more
+    row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
+    assert row["steps"] == f"draft_trained + {first['steps']} x 8" and row["loss"] == "KL(p || q)"
+    assert not any(x.startswith("draft_distilled phase") for x in weights_report.footer_lines(m))
 
 
 def test_a_write_interrupted_midway_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):

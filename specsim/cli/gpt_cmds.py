@@ -164,7 +164,7 @@ def _register_train(sub) -> None:
                                      "resumable: an interrupted stage continues from its checkpoint)")
     t.add_argument("--out", required=True, help="directory for the safetensors files and manifest.json")
     t.add_argument("--stage", choices=["all", "target", "target_more", "draft_trained", "draft_distilled",
-                                       "exit_heads", "eagle", "eagle_more", "distill_more"], default="all")
+                                       "distill_more", "exit_heads", "eagle", "eagle_more"], default="all")
     t.add_argument("--seed", type=seed_arg, default=0)
     for name in TRAIN_STEPS:
         flag = f"{name.replace('_', '-')}-steps"

@@ -123,6 +123,9 @@ def footer_lines(m: dict) -> list:
     if eagle and "teacher_forced_alpha_se" in eagle["notes"]:
         n = eagle["notes"]
         same = n.get("distilled_same_windows", {})
+        now = m["models"].get("draft_distilled", {}).get("notes", {})
+        if "teacher_forced_alpha_se" in now:  # measured on the same held-out windows since (distill_more)
+            same = {k: now[k] for k in ("teacher_forced_alpha", "teacher_forced_alpha_se")}
         line = (f"eagle: teacher-forced alpha {n['teacher_forced_alpha']:.4f} +- {n['teacher_forced_alpha_se']:.4f} "
                 f"on {n['alpha_windows']} held-out windows, drafts unrolled to depth {n['unroll']} in training")
         for i, more in enumerate(_phases(n)[1:], 2):

@@ -47,7 +47,6 @@ held-out base files), so losses are comparable across the corpus change.
 The defaults are the ones the shipped weights were made with; the shipped EAGLE
 layer then had a third phase, ``eagle_more`` run again with ``--eagle-more-steps 4000``
 on a GPU (``tests/gpu_train_eagle.sh``; the manifest keeps every phase's recipe and device).
-``distill_more`` is not one of the stages ``all`` runs (``MORE_STAGES``): it is run by name.
 """
 from __future__ import annotations
 
@@ -62,8 +61,8 @@ from ..tokenizer import ASCII_VOCAB, CharTokenizer
 from .loop import teacher_forced_alpha, train_exit_heads, train_lm
 from ..weights import load_gpt, read_manifest, save_eagle, save_exit_heads, save_model, update_manifest
 
-STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "exit_heads", "eagle", "eagle_more")
-MORE_STAGES = ("distill_more",)  # run on their own (``--stage``), not by ``all``: the shipped weights had none of them
+STAGES = ("target", "target_more", "draft_trained", "draft_distilled", "distill_more", "exit_heads", "eagle",
+          "eagle_more")
 
 
 @dataclass(frozen=True)
@@ -159,8 +158,8 @@ def run_stage(stage: str, out_dir: str, recipe: Recipe = Recipe(), device="cpu",
     """Train one stage, save it into ``out_dir`` and return its manifest entry.
 
     ``data`` (train ids, validation ids) replaces the shipped corpus (tests)."""
-    if stage not in STAGES + MORE_STAGES:
-        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES + MORE_STAGES)}")
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; choose from {', '.join(STAGES)}")
     os.makedirs(out_dir, exist_ok=True)
     ckpt = os.path.join(out_dir, f"{stage}.ckpt")
     train_ids, val_ids = data if data is not None else corpus_tensors(base_only=stage == "target")
