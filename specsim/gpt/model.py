@@ -256,7 +256,7 @@ class GPT(nn.Module):
             raise ValueError(f"the attention mask must be (T, n + T) = ({T}, {n + T}) booleans")
         blocks = self.blocks if n_layers is None else list(self.blocks)[:n_layers]
         if cache is None:  # training and teacher forcing: the modules
-            for i, block in enumerate(blocks):
+            for block in blocks:
                 x = block.forward(x, mask)  # (B, T, C)
         else:  # the token loop's passes: the same kernels without the module calls
             mask = span_mask(T, n, mask, x)  # (T, n + T) additive, or None
@@ -278,7 +278,7 @@ class GPT(nn.Module):
         """The residual stream after each block, no cache: [(B, T, C)] * n_layer."""
         x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))  # (B, T, C)
         out = []
-        for i, block in enumerate(self.blocks):
+        for block in self.blocks:
             x = block(x)  # (B, T, C)
             out.append(x)
         return out
