@@ -110,26 +110,31 @@ def test_the_weights_report_shows_every_phase_of_an_eagle_layer_trained_on():
 
 
 def test_the_weights_report_shows_a_distilled_drafter_trained_on_with_the_rejection_rate():
-    """The shipped draft_distilled entry, as ``distill_more`` wrote it: the row counts both phases from
-    draft_trained and names the term; a footer line gives the second phase's alpha and its paired gain; the
-    same entry cut back to its first phase reads as a plain KL drafter."""
+    """The shipped draft_distilled entry, as ``distill_more`` wrote it (run once or more): the row counts every
+    phase from draft_trained and names the term; a footer line per later phase gives its alpha and paired gain;
+    the same entry cut back to its first phase reads as a plain KL drafter."""
     import copy
 
     from specsim.gpt import weights_report
     m = copy.deepcopy(weights_report.manifest())
     n = m["models"]["draft_distilled"]["notes"]
-    first, second = n["phases"]
+    first, *later = n["phases"]
+    assert later, "the shipped drafter has at least one distill_more phase"
     row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
-    assert row["steps"] == f"draft_trained + {first['steps']} x 8 + {second['steps']} x 8"
-    assert row["loss"] == f"KL(p || q) (+ {second['tv_weight']:g} x (1 - alpha) in phase 2)"
-    assert row["teacher_forced_alpha"] == second["teacher_forced_alpha"] == n["teacher_forced_alpha"]
-    line = next(x for x in weights_report.footer_lines(m) if x.startswith("draft_distilled phase 2"))
-    assert (f"{second['steps']} more steps from the drafter before (learning rate {second['lr']:g}, cosine, "
-            f"seed {second['seed']})") in line
-    assert (f"alpha {second['teacher_forced_alpha']:.4f} +- {second['teacher_forced_alpha_se']:.4f} on 32 held-out "
-            f"windows, {second['paired_gain']:+.4f} +- {second['paired_gain_se']:.4f} over the drafter before") in line
-    eagle = next(x for x in weights_report.footer_lines(m) if x.startswith("eagle:"))
-    assert f"draft_distilled on the same windows {second['teacher_forced_alpha']:.4f}" in eagle  # the drafter now
+    assert row["steps"] == "draft_trained + " + " + ".join(f"{p['steps']} x 8" for p in [first] + later)
+    which = "phase 2" if len(later) == 1 else f"phases 2-{len(later) + 1}"
+    assert row["loss"] == f"KL(p || q) (+ {later[0]['tv_weight']:g} x (1 - alpha) in {which})"
+    assert row["teacher_forced_alpha"] == later[-1]["teacher_forced_alpha"] == n["teacher_forced_alpha"]
+    footer = weights_report.footer_lines(m)
+    for i, more in enumerate(later, 2):
+        line = next(x for x in footer if x.startswith(f"draft_distilled phase {i}:"))
+        assert (f"{more['steps']} more steps from the drafter before (learning rate {more['lr']:g}, cosine, "
+                f"seed {more['seed']})") in line
+        assert (f"alpha {more['teacher_forced_alpha']:.4f} +- {more['teacher_forced_alpha_se']:.4f} on 32 held-out "
+                f"windows, {more['paired_gain']:+.4f} +- {more['paired_gain_se']:.4f} over the drafter before") in line
+    assert not any(x.startswith(f"draft_distilled phase {len(later) + 2}") for x in footer)
+    eagle = next(x for x in footer if x.startswith("eagle:"))
+    assert f"draft_distilled on the same windows {n['teacher_forced_alpha']:.4f}" in eagle  # the drafter now
     m["models"]["draft_distilled"]["notes"] = dict(first, recipe=n["recipe"])  # before distill_more
     row = next(r for r in weights_report.rows(m) if r["model"] == "draft_distilled")
     assert row["steps"] == f"draft_trained + {first['steps']} x 8" and row["loss"] == "KL(p || q)"

@@ -44,9 +44,11 @@ checkpoint (``out_dir/STAGE.ckpt``) as it goes and resumes from it when run
 again after an interruption; the checkpoint is deleted once the stage's
 weights are written. The validation files are the same for every stage (the
 held-out base files), so losses are comparable across the corpus change.
-The defaults are the ones the shipped weights were made with; the shipped EAGLE
-layer then had a third phase, ``eagle_more`` run again with ``--eagle-more-steps 4000``
-on a GPU (``tests/gpu_train_eagle.sh``; the manifest keeps every phase's recipe and device).
+The defaults are the ones the shipped weights were made with; the shipped distilled
+drafter then had a third and a fourth phase, ``distill_more`` run twice more with
+``--distill-more-steps 2400`` on one CPU thread, and the shipped EAGLE layer a third phase,
+``eagle_more`` run again with ``--eagle-more-steps 4000`` on a GPU (``tests/gpu_train_eagle.sh``;
+the manifest keeps every phase's recipe and device).
 """
 from __future__ import annotations
 
