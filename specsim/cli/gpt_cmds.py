@@ -360,6 +360,7 @@ def cmd_bench(args) -> int:
     import torch
 
     from ..gpt.measure.bench import bench
+    from ..gpt.measure.machine import describe
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
     if args.profile:
@@ -393,6 +394,7 @@ def cmd_bench(args) -> int:
           f"{result['prompts']} held-out prompts x {result['tokens']} tokens, {result['repeats']} interleaved "
           f"repeats, {result['clock']}; every time the minimum over repeats (load only adds time); plain decoding "
           f"{result['plain_tokens_per_s']} tokens/s ({result['step_ms']['plain']} ms a token)")
+    print(f"on {describe(result['machine'])}")
     print(table(rows, keys))
     print("c (cost), v (verify_ratio) and host_ratio: a drafter step, a verify pass and the rest of a round, timed "
           "inside the rounds, in plain decoding's time per token; speedups compare decoding (prefill apart)")
@@ -415,6 +417,7 @@ def cmd_bench(args) -> int:
 
 
 def _profile(args) -> int:
+    from ..gpt.measure.machine import describe
     from ..gpt.measure.profile import PARTS, profile
     for flag, given in (("--target", args.target), ("--peer", args.peer), ("--drafters", args.drafters),
                         ("--rules", args.rules), ("--schemes", args.scheme)):
@@ -430,7 +433,7 @@ def _profile(args) -> int:
     print(f"device {r['device']}{target}, drafter {r['draft']}, {r['prompts']} held-out prompts x {r['tokens']} "
           f"tokens, "
           f"{r['repeats']} interleaved repeats, {r['clock']}; ms per round, each part the minimum over repeats")
-    print(f"this machine: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), {r['probe']['gbytes_per_s']} GB/s "
+    print(f"this machine: {describe(r['machine'])}: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), {r['probe']['gbytes_per_s']} GB/s "
           f"(matrix-vector over 64 MiB); plain decoding {r['plain_step_ms']} ms a token, floor "
           f"{r['plain_floor_ms']} ms")
     res = r["results"]

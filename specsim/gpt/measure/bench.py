@@ -45,6 +45,7 @@ from ...stats import bootstrap_ratio_interval, ratio_se
 from .. import api
 from ..train import corpus
 from ..decode import Generation, plain_generate, speculative_generate
+from .machine import machine
 
 PROMPT_CHARS = 64
 N_PROMPTS = 3
@@ -229,7 +230,8 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
     n_out = len(ids) * n_tokens
     step = [s / n_out for s in t.seconds["plain"]]  # the target step: plain decoding's, per token
     results = [gamma_result(t, g, step, n_out, len(ids), seed) for g in gammas]
-    return {"device": str(pair.device), "dtype": dtype_name(pair.target), "draft": pair.draft_name,
+    return {"device": str(pair.device), "machine": machine(pair.device), "dtype": dtype_name(pair.target),
+            "draft": pair.draft_name,
             "temperature": temperature,
             "tokens": n_tokens, "prompts": len(ids), "repeats": repeats, "seed": seed,
             "threads": torch.get_num_threads(), "statistic": "minimum over repeats", "clock": clock_name,

@@ -39,6 +39,7 @@ from .. import api
 from ..decode import Sampling, plain_generate, speculative_generate, sync_device
 from ..model import one_position
 from .bench import bench_clock, dtype_name, heldout_prompts
+from .machine import machine
 
 PARTS = ("draft compute", "draft host", "verify compute", "verify host", "decide", "keep", "loop")
 PREFILL_POSITIONS = 32  # a call over this many positions or more is a prefill, not a round's pass
@@ -244,8 +245,8 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
                         "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
                         "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
                         "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)})
-    return {"device": str(device), "dtype": dtype_name(pair.target), "clock": clock_name, "draft": pair.draft_name,
-            "prompts": len(prompts),
+    return {"device": str(device), "machine": machine(device), "dtype": dtype_name(pair.target), "clock": clock_name,
+            "draft": pair.draft_name, "prompts": len(prompts),
             "tokens": n_tokens, "repeats": repeats, "temperature": temperature,
             "probe": {"gflops_per_s": round(rates["flops_per_s"] / 1e9, 2),
                       "gbytes_per_s": round(rates["bytes_per_s"] / 1e9, 2)},
