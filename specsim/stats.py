@@ -214,6 +214,35 @@ def cluster_bootstrap_se(totals, statistic, n_boot: int = 2000, seed: int = 0) -
     return float(values.std(ddof=1))
 
 
+def bootstrap_best_share(numerators, denominators: dict, n_boot: int = 2000, seed: int = 0):
+    """How often each arm has the largest sum(num) / sum(den) when whole units (prompts) are resampled,
+    the same resample for every arm: how settled "the best arm" is by which units were drawn.
+
+    ``denominators``: arm -> one value per unit (an arm's decoding time per prompt; ``numerators`` plain
+    decoding's). Returns arm -> share of the resamples it wins (ties go to the first arm listed), or
+    None with fewer than 2 units.
+
+    >>> bootstrap_best_share([2, 2, 2], {"a": [1, 1, 1], "b": [2, 2, 2]})
+    {'a': 1.0, 'b': 0.0}
+    >>> share = bootstrap_best_share([4, 4], {"a": [1, 3], "b": [2, 2]}, seed=1)  # a wins on unit 0 only
+    >>> 0 < share["a"] < 1 and share["a"] + share["b"] == 1
+    True
+    """
+    import numpy as np
+
+    arms = list(denominators)
+    a = np.asarray(numerators, dtype=float)
+    b = np.asarray([denominators[k] for k in arms], dtype=float)  # (arms, units)
+    if b.shape != (len(arms), a.size) or a.ndim != 1:
+        raise ValueError(f"need one time per unit for every arm, {a.size} units")
+    if a.size < 2:
+        return None
+    picks = np.random.default_rng(seed).integers(0, a.size, size=(n_boot, a.size))
+    ratios = a[picks].sum(axis=1)[None] / b[:, picks].sum(axis=2)  # (arms, n_boot)
+    wins = np.bincount(ratios.argmax(axis=0), minlength=len(arms))
+    return {k: round(float(w) / n_boot, 4) for k, w in zip(arms, wins)}
+
+
 def bootstrap_ratio_interval(numerators, denominators, level: float = 0.95, n_boot: int = 2000,
                              seed: int = 0):
     """Percentile bootstrap interval of sum(num) / sum(den), resampling whole units (e.g. prompts).

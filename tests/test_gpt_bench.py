@@ -187,3 +187,17 @@ def test_bench_reports_a_bootstrap_interval_over_prompts(pair, monkeypatch):
     assert low == pytest.approx(1.25, abs=1e-4) and high == pytest.approx(2.0, abs=1e-4)
     assert d["alpha_se_unit"] == "prompt"
     assert bench.prompt_interval([[1.0]], [[0.5]]) is None
+
+
+def test_best_gamma_share_resamples_the_prompts_jointly():
+    """Each prompt's time is its fastest repeat; the same prompt resample judges every gamma. A gamma faster
+    on every prompt wins every resample; when each wins one of two prompts by the same margin, the winner
+    is the one whose prompt the resample drew more often (ties to the first listed): both shares in (0, 1)."""
+    by_prompt = {"plain": [[4.0, 4.0], [5.0, 5.0]], 2: [[2.0, 2.0], [2.5, 3.0]], 3: [[3.0, 3.0], [3.0, 3.0]]}
+    t = bench.ArmTimings(seconds={}, by_prompt=by_prompt, prefill={}, costs={}, gens={})
+    assert bench.best_share(t, [2, 3]) == {"2": 1.0, "3": 0.0}
+    t.by_prompt = {"plain": [[4.0, 4.0]], 2: [[1.0, 3.0]], 3: [[3.0, 1.0]]}
+    share = bench.best_share(t, [2, 3])
+    assert 0.6 < share["2"] < 0.9 and share["2"] + share["3"] == pytest.approx(1.0)  # 3/4 of resamples in law
+    t.by_prompt = {"plain": [[4.0]], 2: [[1.0]], 3: [[2.0]]}
+    assert bench.best_share(t, [2, 3]) is None  # one prompt: nothing to resample

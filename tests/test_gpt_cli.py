@@ -79,11 +79,32 @@ def test_bench_text_output(cli, monkeypatch):
     assert code == 0, err
     lines = out.splitlines()
     assert "minimum over repeats" in lines[0] and "tokens/s" in lines[0] and "ms a token" in lines[0]
-    header = lines[1].split()
+    assert lines[1].startswith("on ") and f"torch {torch.__version__.split('+')[0]} with " in lines[1]  # the machine
+    header = lines[2].split()
     assert header[:5] == ["gamma", "alpha", "cost", "verify_ratio", "host_ratio"]
-    assert [line.split()[0] for line in lines[3:5]] == ["1", "2"]
+    assert [line.split()[0] for line in lines[4:6]] == ["1", "2"]
     assert "timed inside the rounds" in out and any(line.startswith("best gamma: ") for line in lines)
     assert lines[-1].startswith("2x at gamma ")  # what alpha 2x would take (or that it is out of reach)
+
+
+def test_bench_prompts_takes_more_held_out_text(cli_json):
+    """--prompts N decodes the first N held-out prompts (the default's 3 among them), here 4: the bootstrap over
+    prompts then has four units to resample."""
+    d = cli_json("gpt", "bench", "--prompts", "4", "--gammas", "1,2", "--tokens", "6", "--repeats", "1",
+                 "--device", "cpu")
+    assert d["prompts"] == 4 and d["alpha_se_unit"] == "prompt" and d["results"][0]["speedup_prompt_interval"]
+    share = d["best_gamma_share"]  # how often each gamma is the best when the prompts are resampled
+    assert set(share) == {"1", "2"} and sum(share.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--prompts", "11"], "argument --prompts: prompts must be"),
+    (["--prompts", "2", "--rules", "textbook"], "--prompts and --rules do not combine"),
+    (["--prompts", "2", "--drafters", "distilled"], "--prompts and --drafters do not combine"),
+])
+def test_bench_prompts_refusals_are_one_line(cli, argv, message):
+    code, _, err = cli("gpt", "bench", *argv, "--device", "cpu")
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("draft", ["eagle", "lookup:3"])

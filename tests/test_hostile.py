@@ -316,4 +316,5 @@ def test_the_gpt_bound_reads_the_shipped_sizes():
     from specsim.cli import gpt_cmds
     from specsim.gpt import tokenizer
     from specsim.gpt.measure import bench
-    assert gpt_cmds.BENCH_PROMPTS == bench.N_PROMPTS and gpt_cmds.SHIPPED_VOCAB == len(tokenizer.ASCII_VOCAB)
+    assert gpt_cmds.BENCH_PROMPTS == bench.N_PROMPTS and gpt_cmds.BENCH_MAX_PROMPTS == bench.MAX_PROMPTS
+    assert gpt_cmds.SHIPPED_VOCAB == len(tokenizer.ASCII_VOCAB)

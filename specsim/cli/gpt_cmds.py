@@ -129,6 +129,10 @@ def _register_bench(sub) -> None:
     b.add_argument("--repeats", type=int_in_range("repeats", 1, 50), default=None,
                    help="default 5 (3 with --drafters or --schemes)")
     b.add_argument("--seed", type=seed_arg, default=0)
+    b.add_argument("--prompts", type=int_in_range("prompts", 1, BENCH_MAX_PROMPTS), default=None,
+                   help=f"held-out prompts decoded by the gamma bench and --profile (default {BENCH_PROMPTS}, at most "
+                        f"{BENCH_MAX_PROMPTS}; the first ones stay the same): more text pins down tokens per round, "
+                        "and so the best gamma; the time grows in proportion")
     b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
     gpt_hf_cmds.add_pair_args(b)
     b.add_argument("--peer", choices=["hf"], default=None,
@@ -202,6 +206,7 @@ def needs_torch(handler):
 # -- the work bound, before torch loads anything ------------------------------------
 
 BENCH_PROMPTS = 3  # held-out prompts of every bench (specsim.gpt.measure.bench.N_PROMPTS; a test checks they agree)
+BENCH_MAX_PROMPTS = 10  # the most --prompts takes (specsim.gpt.measure.bench.MAX_PROMPTS; a test checks they agree)
 BENCH_REPEATS = 5  # interleaved repeats of the gamma bench (specsim.gpt.measure.bench.REPEATS)
 SHIPPED_VOCAB = 96  # the shipped pair's characters (len(specsim.gpt.tokenizer.ASCII_VOCAB))
 SHIPPED_WINDOW = 256  # the shipped pair's context window (specsim.gpt.config: block_size)
@@ -282,7 +287,9 @@ def check_bench_work(args) -> None:
     else:
         drafted, tokens, lower = list(args.gammas), args.tokens or 150, "--tokens, --repeats or --gammas"
         repeats = args.repeats or BENCH_REPEATS
-    bounds.check_gpt(tokens, drafted + [0], None, runs=BENCH_PROMPTS * repeats, limit=budget(args), lower=lower)
+        lower = lower.replace("--repeats", "--repeats, --prompts") if args.prompts else lower
+    prompts = args.prompts or BENCH_PROMPTS
+    bounds.check_gpt(tokens, drafted + [0], None, runs=prompts * repeats, limit=budget(args), lower=lower)
 
 
 def check_dtype(args) -> None:
@@ -359,10 +366,15 @@ def render(g, vocab: str, colour: bool) -> str:
 def cmd_bench(args) -> int:
     import torch
 
-    from ..gpt.measure.bench import bench
+    from ..gpt.measure.bench import bench, heldout_prompts
     from ..gpt.measure.machine import describe
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
+    for flag, given in (("--rules", args.rules), ("--schemes", args.scheme), ("--peer", args.peer),
+                        ("--drafters", args.target is None and args.drafters)):
+        if args.prompts and given:
+            raise UsageError(f"--prompts and {flag} do not combine: --prompts sets the gamma bench's and --profile's "
+                             "held-out prompts")
     if args.profile:
         return _profile(args)
     if args.rules:
@@ -380,7 +392,8 @@ def cmd_bench(args) -> int:
     if gallery:
         check_dtype(args)
         return _gallery(args)
-    result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed)
+    result = bench(_pair(args), args.gammas, args.tokens, float(args.temperature), args.repeats, args.seed,
+                   heldout_prompts(args.prompts))
     if args.json:
         print_json(result)
         return 0
@@ -404,6 +417,11 @@ def cmd_bench(args) -> int:
           "(gamma c + v): what host_ratio leaves of it")
     print(f"best gamma: {result['best_gamma']}" + ("  noisy, rerun (its spread is wider than its lead)"
                                                      if result["noisy"] else ""))
+    share = result["best_gamma_share"]
+    if share:
+        won = share[str(result["best_gamma"])]
+        print(f"the text: gamma {result['best_gamma']} is the best in {won:.0%} of the resamples of the "
+              f"{result['prompts']} prompts" + ("; other texts could change it (more --prompts, or other --seed)" if won < 0.8 else ""))
     best = next(r for r in result["results"] if r["gamma"] == result["best_gamma"])
     need = best["alpha_for_2x"]
     print(f"2x at gamma {best['gamma']} with this run's c and v would take alpha >= {need} (i.i.d. rounds; measured "
@@ -417,6 +435,7 @@ def cmd_bench(args) -> int:
 
 
 def _profile(args) -> int:
+    from ..gpt.measure.bench import heldout_prompts
     from ..gpt.measure.machine import describe
     from ..gpt.measure.profile import PARTS, profile
     for flag, given in (("--target", args.target), ("--peer", args.peer), ("--drafters", args.drafters),
@@ -425,7 +444,8 @@ def _profile(args) -> int:
             raise UsageError(f"--profile and {flag} do not combine: the profile splits chain rounds of the shipped "
                              "pair (choose the drafter with --draft)")
     gammas = list(args.gammas)
-    r = profile(_pair(args), gammas, args.tokens or 150, float(args.temperature), args.repeats or 3, args.seed)
+    r = profile(_pair(args), gammas, args.tokens or 150, float(args.temperature), args.repeats or 3, args.seed,
+                heldout_prompts(args.prompts))
     if args.json:
         print_json(r)
         return 0

@@ -27,13 +27,18 @@ the costs are timed inside the very rounds whose speedup is measured
 (``Round.seconds``, ``in_round_costs``), the arms run interleaved in a
 rotated order, and every timing is summarized by its minimum (load only
 adds time). ``noisy`` flags a best gamma whose spread is wider than its
-lead; the CLI then prints "noisy, rerun".
+lead; the CLI then prints "noisy, rerun". The clock is not the only
+noise: which text comes out moves tokens per round too, and
+``best_gamma_share`` says in what share of the resamples of the prompts
+each gamma is the best (``best_share``); more prompts (``heldout_prompts(n)``,
+the CLI's --prompts) or other seeds settle it.
 
 ``quick_measure`` is the short version the Tiny GPT page runs on one prompt;
 the drafter gallery (``specsim.gpt.gallery``) measures the same way.
 """
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -41,7 +46,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import formulas
-from ...stats import bootstrap_ratio_interval, ratio_se
+from ...stats import bootstrap_best_share, bootstrap_ratio_interval, ratio_se
 from .. import api
 from ..train import corpus
 from ..decode import Generation, plain_generate, speculative_generate
@@ -49,25 +54,36 @@ from .machine import machine
 
 PROMPT_CHARS = 64
 N_PROMPTS = 3
+MAX_PROMPTS = 10  # held-out prompts the bench can take (``heldout_prompts``)
 REPEATS = 5  # interleaved repeats of the bench: [min, max] of 5 covers the median with probability 15/16
 
 
 def heldout_prompts(n: int | None = None, chars: int = PROMPT_CHARS) -> list[str]:
-    """Fixed prompts from held-out corpus files: ``chars`` characters from the first
-    line starting with "def " or "class " in each of the first ``n`` held-out files."""
+    """Fixed prompts from the held-out corpus text: ``chars`` characters from a line starting with "def " or
+    "class ". The first five lie at least 20,000 characters apart (about one per held-out file); the next
+    five are spread evenly over the text's other such lines. So the first n prompts are the same whatever
+    n is asked for, up to ``MAX_PROMPTS``; ``n`` defaults to ``N_PROMPTS``.
+
+    >>> many = heldout_prompts(MAX_PROMPTS)
+    >>> len(set(many)), many[:3] == heldout_prompts(), all(p.startswith(("def ", "class ")) for p in many)
+    (10, True, True)
+    """
     n = n or N_PROMPTS
+    if not 1 <= n <= MAX_PROMPTS:
+        raise ValueError(f"the bench has 1 to {MAX_PROMPTS} held-out prompts, asked for {n}")
     _, val = corpus.shipped_splits()
-    prompts, pos = [], 0
-    while len(prompts) < n:
+    starts, pos = [], 0
+    while len(starts) < 5:
         hits = [i for i in (val.find("\ndef ", pos), val.find("\nclass ", pos)) if i >= 0]
         if not hits:
             break
-        start = min(hits) + 1
-        prompts.append(val[start:start + chars])
-        pos = val.find("\n\n\n", start + 20000)  # jump well ahead (next file or far part)
+        starts.append(min(hits) + 1)
+        pos = val.find("\n\n\n", starts[-1] + 20000)  # jump well ahead (next file or far part)
         if pos < 0:
             break
-    return prompts
+    rest = [m.start() + 1 for m in re.finditer(r"\n(?=def |class )", val) if m.start() + 1 not in starts]
+    starts += [rest[int((j + 0.5) * len(rest) / 5)] for j in range(5)] if len(rest) >= 5 else []
+    return [val[i:i + chars] for i in starts[:n]]
 
 
 def measured_and_predicted(accepted_per_round, gamma: int, costs: dict) -> dict:
@@ -163,6 +179,14 @@ def prompt_interval(plain_by_prompt, spec_by_prompt, seed: int = 0):
     return bootstrap_ratio_interval(plain, spec, seed=seed)
 
 
+def best_share(t, gammas: list, seed: int = 0):
+    """Share of the prompt resamples in which each gamma has the best speedup (``stats.bootstrap_best_share``,
+    each prompt's time the minimum over repeats): whether the text, not only the clock, settles the best
+    gamma. None with one prompt; keys are the gammas as strings (JSON's)."""
+    fastest = lambda arm: [min(x) for x in zip(*t.by_prompt[arm])]  # noqa: E731
+    return bootstrap_best_share(fastest("plain"), {str(g): fastest(g) for g in gammas}, seed=seed)
+
+
 def in_round_costs(gens, gamma: int) -> dict:
     """Seconds per drafter step, per verify pass and per round of the rest, as the rounds of ``gens``
     (generated with a clock) spent them: drafting time / (rounds x gamma), verify time / rounds, and the
@@ -240,6 +264,7 @@ def bench(pair, gammas=range(1, 7), n_tokens: int = 150, temperature: float = 1.
             **step_figures(t, step, n_out, len(ids)), "results": results, "best_gamma": max(results, key=lambda r: r["speedup"])["gamma"],
             "noisy": noisy({r["gamma"]: r["speedup"] for r in results},
                            {r["gamma"]: r["speedup_interval"] for r in results}),
+            "best_gamma_share": best_share(t, gammas, seed),
             "slides": slides(pair, ids, n_tokens, t.gens)}
 
 
