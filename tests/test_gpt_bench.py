@@ -147,14 +147,16 @@ def test_bench_figures_from_scripted_timings(pair, monkeypatch):
     assert r["speedup_with_prefill"] == pytest.approx((1.0 + 0.25) / (0.5 + 0.25), abs=1e-4)
     assert d["prefill_ms"] == {"plain": 250.0, 3: 250.0} and d["costs"] == "timed inside the rounds"
     assert d["statistic"] == "minimum over repeats" and d["ratio_coverage"] == 0.75 and d["noisy"] is False
-    assert d["machine"]["torch"] == torch.__version__.split("+")[0] and d["machine"]["threads"] == torch.get_num_threads()
+    m = d["machine"]
+    assert m["torch"] == torch.__version__.split("+")[0] and m["threads"] == torch.get_num_threads()
 
 
 def test_the_machine_record_names_the_bfloat16_matrix_hardware(monkeypatch):
     """A bench records what it ran on: the processor's name and how it multiplies bfloat16 matrices (what
     sets a bfloat16 verify pass's cost), read from /proc/cpuinfo; without that file, only what torch says."""
     from specsim.gpt.measure import machine
-    text = "processor : 0\nmodel name : Zen 4 part\nflags : fpu avx512f avx512_bf16\n\nprocessor : 1\nmodel name : other\n"
+    text = ("processor : 0\nmodel name : Zen 4 part\nflags : fpu avx512f avx512_bf16\n\n"
+            "processor : 1\nmodel name : other\n")
     monkeypatch.setattr(machine, "read_cpuinfo", lambda: text)
     m = machine.machine("cpu")
     assert m["cpu"] == "Zen 4 part" and m["bfloat16_matrix"] == "AVX-512 BF16"

@@ -60,7 +60,7 @@ with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its
     device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     dtype = st.radio("target's number format", ["float32", "bfloat16"], key="gpt-dtype", horizontal=True,
                      help="bfloat16: the target's weights and its cached keys and values in bfloat16 (plain "
-                          "decoding too), the drafter in float32. On a CPU with AVX-512 BF16 a verify pass over "
+                          "decoding too), the drafter in float32. On a CPU with AVX-512 BF16 or AMX a verify pass over "
                           "γ + 1 positions then costs less than in float32 (a smaller v); greedy text may part "
                           "from float32's at near-ties (lesson 16)")
     seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))

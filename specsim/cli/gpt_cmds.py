@@ -420,8 +420,9 @@ def cmd_bench(args) -> int:
     share = result["best_gamma_share"]
     if share:
         won = share[str(result["best_gamma"])]
+        hint = "; other texts could change it (more --prompts, or other --seed)" if won < 0.8 else ""
         print(f"the text: gamma {result['best_gamma']} is the best in {won:.0%} of the resamples of the "
-              f"{result['prompts']} prompts" + ("; other texts could change it (more --prompts, or other --seed)" if won < 0.8 else ""))
+              f"{result['prompts']} prompts{hint}")
     best = next(r for r in result["results"] if r["gamma"] == result["best_gamma"])
     need = best["alpha_for_2x"]
     print(f"2x at gamma {best['gamma']} with this run's c and v would take alpha >= {need} (i.i.d. rounds; measured "
