@@ -465,8 +465,10 @@ def _profile(args) -> int:
     keys = ["gamma", "tokens_per_round", "speedup", "cost_apart", "verify_ratio_apart", "predicted_apart",
             "ratio_apart"]
     print(table([[x[k] for k in keys] for x in res], keys))
-    print(f"costs apart: a target step {r['target_step_apart_ms']} ms, a drafter step {r['draft_step_apart_ms']} "
-          "ms and verify passes timed alone over a warm cache, interleaved, before any speculative round: "
+    drafts = ", ".join(f"{ms} (gamma {g})" for g, ms in r["draft_step_apart_ms"].items())
+    print(f"costs apart: a target step {r['target_step_apart_ms']} ms, a drafter step {drafts} ms (gamma steps in a "
+          "row, each burst after an untimed verify pass, as a round runs them) and verify passes, timed over a warm "
+          "cache, interleaved, before any speculative round: "
           "predicted_apart = tokens_per_round / (gamma c + v) from them, ratio_apart = speedup / predicted_apart")
     return 0
 
