@@ -454,9 +454,9 @@ def _profile(args) -> int:
     print(f"device {r['device']}{target}, drafter {r['draft']}, {r['prompts']} held-out prompts x {r['tokens']} "
           f"tokens, "
           f"{r['repeats']} interleaved repeats, {r['clock']}; ms per round, each part the minimum over repeats")
-    print(f"this machine: {describe(r['machine'])}: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), {r['probe']['gbytes_per_s']} GB/s "
-          f"(matrix-vector over 64 MiB); plain decoding {r['plain_step_ms']} ms a token, floor "
-          f"{r['plain_floor_ms']} ms")
+    print(f"this machine: {describe(r['machine'])}: {r['probe']['gflops_per_s']} GFLOP/s (512^3 product), "
+          f"{r['probe']['gbytes_per_s']} GB/s (matrix-vector over 64 MiB); plain decoding {r['plain_step_ms']} ms a "
+          f"token, floor {r['plain_floor_ms']} ms")
     res = r["results"]
     rows = [[part] + [f"{x['ms_per_round'][part]:.3f}" + (f" ({x['floor_ms'][part]:.3f})" if x["floor_ms"][part]
                                                           else "") for x in res] for part in PARTS]
