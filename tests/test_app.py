@@ -226,6 +226,9 @@ def test_tiny_gpt_page():
     metas = [f["layout"].get("meta") for f in figs]
     assert "placeholder" not in metas  # the place the chart held while generating now holds the chart
     assert float(at.metric[0].value.split(" ± ")[0]) > 0  # measured alpha (± its standard error)
+    import torch
+    speedup = next(m for m in at.metric if m.label == "speedup measured")
+    assert f"torch {torch.__version__.split('+')[0]} with " in speedup.proto.help  # the machine it was timed on
     at.text_area(key="gpt-prompt").set_value("caf\u00e9")
     generate(at).click().run()  # the form's Generate button
     assert not at.exception

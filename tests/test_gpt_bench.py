@@ -39,6 +39,7 @@ def test_quick_measure(pair):
     assert m.costs["target"] == m.seconds["plain"] / 16 and m.costs["verify"][3] == own["verify"]
     assert m.rates["cost"] == pytest.approx(own["draft"] / m.costs["target"], rel=1e-12)
     assert set(m.spreads) == {"speculative", "plain"} and all(x >= 0 for x in m.spreads.values())
+    assert m.machine["threads"] == torch.get_num_threads() and m.machine["torch"] == torch.__version__.split("+")[0]
 
 
 @pytest.mark.parametrize("scheme", ["block:3", "tree:2,1", "tree:dynamic,budget=4,depth=2,topk=2"])

@@ -392,6 +392,7 @@ class QuickMeasurement:
     runs: int
     spreads: dict  # {"speculative", "plain"}: ``spread`` of each decoder's runs (median / fastest - 1)
     clock: str  # what was timed: "process CPU time" or "wall time" (``bench_clock``)
+    machine: dict  # what it ran on (``machine.machine``)
 
     @property
     def speedup(self) -> float:
@@ -440,4 +441,4 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 
         rates = {"tokens_per_round": sum(len(r.emitted) for r in gen.rounds) / max(len(gen.rounds), 1)}
     rates["tokens_per_pass"] = len(gen.tokens) / gen.target_passes
     return QuickMeasurement(gen, {k: min(v) for k, v in decode.items()}, costs, rates, runs,
-                            {k: spread(v) for k, v in decode.items()}, clock_name)
+                            {k: spread(v) for k, v in decode.items()}, clock_name, machine(pair.device))
