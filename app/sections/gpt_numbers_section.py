@@ -7,9 +7,15 @@ formula, c and v are a chain's).
 """
 import streamlit as st
 
+from parts import plain
 from sections import gpt_stats_section
 from specsim import formulas
 from specsim.gpt.measure.machine import describe
+
+
+def machine(result) -> str:
+    """The machine a measurement ran on, for a help text: its name is the system's, shown inert."""
+    return plain.cell(describe(result.machine))
 
 
 def show_other(gen, result, n_tokens: int, device) -> None:
@@ -22,7 +28,7 @@ def show_other(gen, result, n_tokens: int, device) -> None:
                 help=f"{len(gen.tokens)} characters in {gen.target_passes} target passes, {len(gen.rounds)} rounds")
     m[2].metric("speedup measured", f"{result.speedup:.2f}×",
                 help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms of "
-                     f"decoding for {n_tokens} characters on {device} ({describe(result.machine)}), {result.clock}")
+                     f"decoding for {n_tokens} characters on {device} ({machine(result)}), {result.clock}")
     st.caption(f"The formula (1 − α^(γ+1)) / ((1 − α)(γc + v)) is a chain's: pick chain to set it against the "
                f"measurement. The Trees page compares every scheme exactly on the toy models.")
 
@@ -57,7 +63,7 @@ def show_chain(gen, result, gamma: int, n_tokens: int, device) -> None:
     m[1].metric("speedup measured", f"{result.speedup:.2f}×",
                 help=f"plain {seconds['plain'] * 1000:.0f} ms / speculative {seconds['speculative'] * 1000:.0f} ms of "
                      f"decoding (the prompt's prefill apart) for {n_tokens} characters on {device} "
-                     f"({describe(result.machine)}), {result.clock}: "
+                     f"({machine(result)}), {result.clock}: "
                      f"{runs_note}")
     if check:
         def predicted(a):  # i.i.d. tokens per round at alpha, over this run's round cost
