@@ -57,6 +57,37 @@ def test_profile_cli_reports_every_part_per_gamma(cli_json):
     assert r["ratio_apart"] == pytest.approx(r["speedup"] / r["predicted_apart"], rel=1e-3)
 
 
+def test_the_profile_counts_each_rounds_first_call_over_several_positions():
+    """A round's first drafter call re-reads what the round before kept: a small GPT, the last draft beside
+    the closing token after a full acceptance (two positions); the EAGLE drafter, every kept token with the
+    target's features (accepted + 1 positions, a step when nothing was accepted). The last round has no
+    round after it."""
+    import time
+    from collections import Counter
+    from specsim.gpt import api
+    for draft in ("distilled", "eagle"):
+        pair = api.load_pair(draft, device="cpu")
+        run = prof.profiled_run(pair, pair.tokenizer.encode(PROMPT), 60, 3, Sampling(), 0, time.perf_counter,
+                                torch.device("cpu"))
+        before = run["accepted"][:-1]
+        expected = Counter(2 for a in before if a == 3) if draft == "distilled" else \
+            Counter(a + 1 for a in before if a > 0)
+        assert run["feeds"] == expected and sum(expected.values()) > 0
+
+
+def test_the_forecast_drafts_as_a_round_does(cli_json):
+    """cost_apart is a round's drafting per drafted token, over a target step: its steps at the step's cost,
+    and its first calls over several positions at theirs, each timed apart."""
+    out = cli_json("gpt", "bench", "--profile", "--draft", "eagle", "--gammas", "3", "--tokens", "40",
+                   "--repeats", "1", "--device", "cpu")
+    (r,) = out["results"]
+    feeds, feed_ms = r["feeds_per_round"], out["draft_feed_apart_ms"]["3"]
+    assert feeds and set(feeds) == set(feed_ms) and all(int(m) > 1 for m in feeds)
+    drafting = (r["draft_steps_per_round"] - sum(feeds.values())) * out["draft_step_apart_ms"]["3"] + \
+        sum(k * feed_ms[m] for m, k in feeds.items())
+    assert r["cost_apart"] == pytest.approx(drafting / (3 * out["target_step_apart_ms"]), rel=1e-2, abs=1e-4)
+
+
 @pytest.mark.parametrize("flag", [["--schemes", "chain:2"], ["--drafters", "distilled"], ["--peer", "hf"]])
 def test_profile_refuses_what_it_does_not_split_in_one_line(cli, flag):
     code, out, err = cli("gpt", "bench", "--profile", *flag)
@@ -71,6 +102,8 @@ def test_costs_apart_start_every_drafter_as_decoding_starts_it(draft):
     from specsim.gpt import api
     pair = api.load_pair(draft, device="cpu")
     best = prof.costs_apart(pair, pair.tokenizer.encode(PROMPT), [2], time.perf_counter, torch.device("cpu"),
-                            repeats=1, calls=2)
+                            repeats=1, calls=2, feeds={2: [1, 3, 2]})
     assert best["target"] > 0 and best["verify"][2] > 0
     assert (best["draft"][2] > 0) == (draft != "lookup:2")  # prompt lookup has no model: no cost
+    feeds = best["feed"][2]  # a call over one position is a step, timed as one
+    assert (list(feeds), all(s > 0 for s in feeds.values())) == (([2, 3], True) if draft != "lookup:2" else ([], True))

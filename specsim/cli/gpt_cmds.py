@@ -466,10 +466,19 @@ def _profile(args) -> int:
             "ratio_apart"]
     print(table([[x[k] for k in keys] for x in res], keys))
     drafts = ", ".join(f"{ms} (gamma {g})" for g, ms in r["draft_step_apart_ms"].items())
+    feeds = []  # per gamma: how often a round's first drafter call reads several positions, and its mean cost
+    for x in res:
+        n, ms = sum(x["feeds_per_round"].values()), r["draft_feed_apart_ms"][x["gamma"]]
+        if n:
+            mean = sum(k * ms[m] for m, k in x["feeds_per_round"].items()) / n
+            feeds.append(f"gamma {x['gamma']}: {n:.2f} a round, {mean:.4f} ms on average")
+    feeds = "; ".join(feeds)
     print(f"costs apart: a target step {r['target_step_apart_ms']} ms, a drafter step {drafts} ms (gamma steps in a "
           "row, each burst after an untimed verify pass, as a round runs them) and verify passes, timed over a warm "
-          "cache, interleaved, before any speculative round: "
-          "predicted_apart = tokens_per_round / (gamma c + v) from them, ratio_apart = speedup / predicted_apart")
+          "cache, interleaved, before any speculative round" +
+          (f"; a round's first drafter call where it re-reads several kept positions ({feeds})" if feeds else "") +
+          ": cost_apart is a round's drafting per drafted token, predicted_apart = tokens_per_round / (gamma c + v) "
+          "from them, ratio_apart = speedup / predicted_apart; the host's work per round is not in it")
     return 0
 
 

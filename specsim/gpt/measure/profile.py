@@ -22,15 +22,22 @@ each with one thread's torch as decoding uses it. The host parts have no
 floor above zero.
 
 ``costs_apart`` times drafter steps (gamma in a row after a verify pass, as
-a round runs them) and verify passes of each width on their own,
+a round runs them), the round's first drafter call where it reads more
+than one position, and verify passes of each width on their own,
 interleaved, over a warm cache of the prompt's length: the costs a user can
-measure before running speculative decoding at all. The
-speedup they predict is set beside the measured one (``ratio_apart``), as
-the bench sets the in-round costs' prediction beside it.
+measure before running speculative decoding at all. A round's first call
+re-reads what the round before kept: a small GPT its closing token, and
+the last draft too after a full acceptance; the EAGLE drafter every kept
+token, with the target's features of them. How many positions it reads
+follows from acceptance alone, like tokens per round, so the forecast
+takes both from the profiled rounds. The speedup those costs predict is
+set beside the measured one (``ratio_apart``), as the bench sets the
+in-round costs' prediction beside it.
 """
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import torch
 import torch.nn as nn
@@ -105,6 +112,7 @@ class Timed:
     def __init__(self, model, clock, device):
         self.model, self.clock, self.device = model, clock, device
         self.seconds = {"prefill": 0.0, "round": 0.0}
+        self.widths = Counter()  # how many round calls read each number of positions (steps not counted)
 
     def __getattr__(self, name):
         return getattr(self.model, name)
@@ -114,7 +122,10 @@ class Timed:
         t0 = self.clock()
         out = self.model(idx, *args, **kwargs)
         sync_device(self.device)
-        self.seconds["prefill" if idx.size(1) >= PREFILL_POSITIONS else "round"] += self.clock() - t0
+        prefill = idx.size(1) >= PREFILL_POSITIONS
+        self.seconds["prefill" if prefill else "round"] += self.clock() - t0
+        if not prefill:
+            self.widths[idx.size(1)] += 1
         return out
 
     def stepper(self):
@@ -148,7 +159,8 @@ def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> d
     parts["verify host"] = total["verify"] - verify_compute
     parts["loop"] = g.seconds["decode"] - sum(total.values())
     return {"parts": parts, "rounds": len(rounds), "accepted": [r.accepted for r in rounds],
-            "decode": g.seconds["decode"], "steps": g.draft_passes}
+            "decode": g.seconds["decode"], "steps": g.draft_passes,
+            "feeds": timed.widths if timed else Counter()}
 
 
 def model_of(pair):
@@ -156,7 +168,7 @@ def model_of(pair):
     return getattr(pair.drafter(), "model", None)
 
 
-def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int = 30) -> dict:
+def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int = 30, feeds=None) -> dict:
     """Seconds of a target step, a drafter step and a verify pass of gamma + 1 positions, each timed on
     its own over the prompt's warm cache, interleaved, the minimum over ``repeats`` of the mean of
     ``calls`` calls (the caches are cropped back after each call).
@@ -167,7 +179,12 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
     repeated alone (which would flatter c). The drafter starts on the prompt as decoding starts it (the
     EAGLE drafter reads the target's features of it) and takes the prompt's last token, so each timed step
     is a draft after another draft. Early exit gets a cache of its own here (it shares the target's when
-    decoding a chain). Returns {"target", "draft": {gamma: s}, "verify": {gamma: s}}."""
+    decoding a chain).
+
+    ``feeds`` ({gamma: widths}, optional): the round's first drafter call over each of these numbers of
+    positions (two or more; one is a step), timed as a round meets it: right after an untimed verify pass,
+    the EAGLE drafter with features queued for every position, as the decoder queues the target's.
+    Returns {"target", "draft": {gamma: s}, "verify": {gamma: s}, "feed": {gamma: {width: s}}}."""
     target, drafter = pair.target, pair.drafter()
     if hasattr(drafter, "own_cache"):
         drafter = drafter.own_cache()
@@ -205,14 +222,34 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
                 caches["d"].crop(n["d"])
             return total / (calls * g)
 
+        def fed(g, m):  # the round's first drafter call over m positions, after a verify pass; seconds
+            tokens, width = torch.tensor([ids[-1:] * m], device=device), target.config.n_embd
+            total = 0.0
+            for _ in range(calls):
+                target(widths[g], caches["t"])
+                caches["t"].crop(n["t"])
+                if hasattr(drafter, "features"):  # the real features the verify pass hands the EAGLE drafter
+                    caches["d"].queue = torch.zeros(m, width, device=device, dtype=target.wte.weight.dtype)
+                sync_device(device)
+                t0 = clock()
+                drafter.model(tokens, caches["d"], last_only=True)
+                sync_device(device)
+                total += clock() - t0
+                caches["d"].crop(n["d"])
+            return total / calls
+
+        feeds = {g: sorted(m for m in (feeds or {}).get(g, ()) if m > 1) if drafter else [] for g in gammas}
         best = {"target": float("inf"), "draft": {g: float("inf") if drafter else 0.0 for g in gammas},
-                "verify": {g: float("inf") for g in gammas}}
+                "verify": {g: float("inf") for g in gammas},
+                "feed": {g: {m: float("inf") for m in feeds[g]} for g in gammas}}
         for _ in range(repeats):
             best["target"] = min(best["target"], timed(steps["t"], "t", ids[-1]))
             for g in gammas:
                 best["verify"][g] = min(best["verify"][g], timed(target, "t", widths[g]))
                 if drafter:
                     best["draft"][g] = min(best["draft"][g], drafted(g))
+                for m in feeds[g]:
+                    best["feed"][g][m] = min(best["feed"][g][m], fed(g, m))
     return best
 
 
@@ -230,7 +267,7 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
     best = {g: {k: float("inf") for k in PARTS} for g in gammas}
     decode = {g: float("inf") for g in gammas}
     plain, accepted, steps = float("inf"), {g: [] for g in gammas}, {g: 0 for g in gammas}
-    rounds = {g: 0 for g in gammas}
+    rounds, feeds = {g: 0 for g in gammas}, {g: Counter() for g in gammas}
     with torch.inference_mode():
         for rep in range(repeats):
             t = sum(plain_generate(pair.target, ids, n_tokens, sampling, seed + i, clock=clock).seconds["decode"]
@@ -246,21 +283,29 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
                 if rep == 0:
                     accepted[g] = [k for r in runs for k in r["accepted"]]
                     steps[g], rounds[g] = sum(r["steps"] for r in runs), n_rounds
-    apart = costs_apart(pair, encoded[0], gammas, clock, device)
+                    for r in runs:  # the drafter's calls over several positions (one position is a step)
+                        feeds[g].update({m: k for m, k in r["feeds"].items() if m > 1})
+    apart = costs_apart(pair, encoded[0], gammas, clock, device, feeds=feeds)
     n_ctx = len(encoded[0]) + n_tokens // 2  # the cache's length midway through a generation
     draft_model = model_of(pair)
     results = []
     for g in gammas:
         tokens_per_round = sum(k + 1 for k in accepted[g]) / len(accepted[g])
         measured = plain * n_tokens * len(encoded) / decode[g]
-        c, v = apart["draft"][g] / apart["target"], apart["verify"][g] / apart["target"]
+        # the round's drafting, apart: its steps, and its first call where that reads several positions
+        fed = sum(feeds[g].values())
+        feed_s = sum(k * apart["feed"][g][m] for m, k in feeds[g].items())
+        drafting = ((steps[g] - fed) * apart["draft"][g] + feed_s) / rounds[g]
+        c, v = drafting / (g * apart["target"]), apart["verify"][g] / apart["target"]  # c: per drafted token
         predicted = float(formulas.refined_speedup(tokens_per_round, g, c, v))
-        floors = {"draft compute": steps[g] / rounds[g] * pass_floor(draft_model, 1, n_ctx, rates) if draft_model
-                  else 0.0,
+        floors = {"draft compute": ((steps[g] - fed) * pass_floor(draft_model, 1, n_ctx, rates) +
+                                    sum(k * pass_floor(draft_model, m, n_ctx, rates) for m, k in feeds[g].items()))
+                  / rounds[g] if draft_model else 0.0,
                   "verify compute": pass_floor(pair.target, g + 1, n_ctx, rates)}
         results.append({"gamma": g, "ms_per_round": {k: round(1e3 * best[g][k], 4) for k in PARTS},
                         "floor_ms": {k: round(1e3 * floors.get(k, 0.0), 4) for k in PARTS},
                         "draft_steps_per_round": round(steps[g] / rounds[g], 3),
+                        "feeds_per_round": {m: round(k / rounds[g], 4) for m, k in sorted(feeds[g].items())},
                         "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
                         "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
                         "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)})
@@ -272,4 +317,6 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
             "plain_step_ms": round(1e3 * plain, 4),
             "plain_floor_ms": round(1e3 * pass_floor(pair.target, 1, n_ctx, rates), 4),
             "target_step_apart_ms": round(1e3 * apart["target"], 4),
-            "draft_step_apart_ms": {g: round(1e3 * apart["draft"][g], 4) for g in gammas}, "results": results}
+            "draft_step_apart_ms": {g: round(1e3 * apart["draft"][g], 4) for g in gammas},
+            "draft_feed_apart_ms": {g: {m: round(1e3 * s, 4) for m, s in apart["feed"][g].items()} for g in gammas},
+            "results": results}
