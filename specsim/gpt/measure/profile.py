@@ -208,35 +208,30 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
             sync_device(device)
             return (clock() - t0) / calls
 
-        def drafted(g):  # g drafter steps after a verify pass, as in a round; seconds per step
+        def after_verify(g, call, prepare=lambda: None):  # seconds of call(), each right after a verify pass
             total = 0.0
             for _ in range(calls):
                 target(widths[g], caches["t"])
                 caches["t"].crop(n["t"])
+                prepare()
                 sync_device(device)
                 t0 = clock()
-                for _ in range(g):
-                    steps["d"](ids[-1], caches["d"])
-                sync_device(device)
-                total += clock() - t0
-                caches["d"].crop(n["d"])
-            return total / (calls * g)
-
-        def fed(g, m):  # the round's first drafter call over m positions, after a verify pass; seconds
-            tokens, width = torch.tensor([ids[-1:] * m], device=device), target.config.n_embd
-            total = 0.0
-            for _ in range(calls):
-                target(widths[g], caches["t"])
-                caches["t"].crop(n["t"])
-                if hasattr(drafter, "features"):  # the real features the verify pass hands the EAGLE drafter
-                    caches["d"].queue = torch.zeros(m, width, device=device, dtype=target.wte.weight.dtype)
-                sync_device(device)
-                t0 = clock()
-                drafter.model(tokens, caches["d"], last_only=True)
+                call()
                 sync_device(device)
                 total += clock() - t0
                 caches["d"].crop(n["d"])
             return total / calls
+
+        def drafted(g):  # g drafter steps after a verify pass, as in a round; seconds per step
+            return after_verify(g, lambda: [steps["d"](ids[-1], caches["d"]) for _ in range(g)]) / g
+
+        def fed(g, m):  # the round's first drafter call over m positions, after a verify pass; seconds
+            tokens, width = torch.tensor([ids[-1:] * m], device=device), target.config.n_embd
+
+            def queue():  # the real features the verify pass hands the EAGLE drafter
+                if hasattr(drafter, "features"):
+                    caches["d"].queue = torch.zeros(m, width, device=device, dtype=target.wte.weight.dtype)
+            return after_verify(g, lambda: drafter.model(tokens, caches["d"], last_only=True), queue)
 
         feeds = {g: sorted(m for m in (feeds or {}).get(g, ()) if m > 1) if drafter else [] for g in gammas}
         best = {"target": float("inf"), "draft": {g: float("inf") if drafter else 0.0 for g in gammas},
