@@ -338,10 +338,17 @@ def _checked(accepted, gamma: int, checked=None) -> list:
 
 def gap_bootstrap_se(accepted_per_round, gamma: int, clusters, checked=None, n_boot: int = 2000,
                      seed: int = 0) -> float:
-    """Bootstrap SE of tokens per round - formula(alpha), resampling whole clusters (generations).
+    """Bootstrap SE of tokens per round - formula(alpha), resampling whole clusters (prompts, generations).
 
-    >>> round(gap_bootstrap_se([4, 0, 2, 4, 1, 3], 4, clusters=[0, 0, 1, 1, 2, 2], seed=0), 3)
-    0.193
+    On the scale of the delta method's clustered SE (``stats.cluster_bootstrap_se``
+    scales the bootstrap by sqrt(G / (G - 1))), so both are read against
+    ``stats.t_threshold(G)``:
+
+    >>> ks, by = [4, 0, 2, 4, 1, 3], [0, 0, 1, 1, 2, 2]
+    >>> round(gap_bootstrap_se(ks, 4, clusters=by, seed=0), 3)
+    0.236
+    >>> round(measured_vs_formula(ks, 4, clusters=by)["gap_se"], 3)      # the delta method, same clusters
+    0.238
     """
     from .stats import cluster_bootstrap_se
 
