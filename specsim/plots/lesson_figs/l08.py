@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import formulas
 from ...toy import load_model
 from .. import charts
-from . import Control, LessonFigure
+from .figure import Control, LessonFigure
 
 CONTEXT = ("a",)
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from ... import formulas
 from .. import charts
-from . import Control, LessonFigure
+from .figure import Control, LessonFigure
 
 ALPHA = Control("alpha", "α (acceptance rate)", 0.0, 0.99, 0.01, 0.8)
 COST = Control("cost", "c (drafter step / target step)", 0.0, 0.5, 0.01, 0.05)
@@ -41,5 +41,5 @@ FIGURES = [
     LessonFigure("09-speedup", speedup, (ALPHA, COST)),
     LessonFigure("09-best-gamma", best_map, (Control("alpha", "α (acceptance rate)", 0.02, 0.98, 0.02, 0.6),
                                              Control("cost", "c (drafter step / target step)", 0.01, 0.6, 0.01,
-                                                     0.2))),
+                                                     0.2)), height=740),
 ]

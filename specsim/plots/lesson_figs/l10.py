@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...schemes.masks import lower_right_grid, upper_left_grid
 from .. import gpt
-from . import Control, LessonFigure
+from .figure import Control, LessonFigure
 
 
 def masks(n: int = 5, gamma: int = 3):
@@ -19,5 +19,5 @@ def masks(n: int = 5, gamma: int = 3):
 
 FIGURES = [
     LessonFigure("10-masks", masks, (Control("n", "n (cached keys)", 0, 12, 1, 5),
-                                     Control("gamma", "γ (drafts)", 1, 6, 1, 3))),
+                                     Control("gamma", "γ (drafts)", 1, 6, 1, 3)), height=624),
 ]
