@@ -294,6 +294,20 @@ def test_a_fifo_or_a_device_as_a_config_is_refused_not_read(good, tmp_path):
     assert_one_line(code, out, err, "tokenizer_config.json", "not a regular file")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_weights_that_are_a_fifo_or_a_device_are_named_as_such(good, tmp_path, kind):
+    bad = copy_of(good, tmp_path, "weights")
+    (bad / "model.safetensors").unlink()
+    if kind == "fifo":
+        os.mkfifo(bad / "model.safetensors")  # opening it would block forever
+    else:
+        (bad / "model.safetensors").symlink_to("/dev/zero")  # endless
+    code, out, err = run_cli(*GENERATE, "--target", bad, "--draft", good, tmp_path=tmp_path)
+    assert_one_line(code, out, err, "model.safetensors", "a FIFO (named pipe)" if kind == "fifo"
+                    else "a character device")
+
+
 # -- 5. export-hf: no lost files, no writing through links -------------------------------------------
 
 def test_export_refuses_a_non_empty_directory_and_touches_nothing(cli, tmp_path):

@@ -13,13 +13,16 @@ DESCRIPTION = (
     "(specsim's decoder: --scheme, --drafter), hf (transformers' assisted generation on the shipped pair) or "
     "PATH.py:ClassName, your own: ClassName(target, drafter, temperature=, top_k=, top_p=) with a method "
     "generate(ids, n, generator) -> n token ids (examples: specsim/gpt/audit_engines.py). The verdict is "
-    "computed here, never by the engine's process; that process and everything it starts are killed at the "
-    "end. Samples can refute exactness, never prove it.")
+    "computed here, never by the engine's process, which isolates itself on Linux (its own user, PID, mount, "
+    "network and IPC namespaces, read-only files but a private /tmp, no new processes, one memory limit: "
+    "--memory) and is killed with everything it started at the end; the output says whether it was isolated "
+    "(--require-isolation refuses where it cannot be). Samples can refute exactness, never prove it.")
 EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."
 
 
 def register(sub) -> None:
     from ..labs.audit import MAX_SAMPLES, MAX_TOKENS  # torch loads when an audit runs, not for --help
+    from ..labs.audit import MAX_MEMORY_MB, MIN_MEMORY_MB, DEFAULT_MEMORY_MB
     p = sub.add_parser("audit", help="judge an engine (specsim, transformers, yours) by the tokens it emits",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--engine", required=True, metavar="ENGINE", help="specsim, hf or PATH.py:ClassName")
@@ -40,6 +43,10 @@ def register(sub) -> None:
                    help="print the runs needed to detect this TV, from 0.001 to 1 (default 0.05)")
     p.add_argument("--timeout", type=int_in_range("timeout", 1, 86400), default=3600,
                    help="seconds for the whole audit (default 3600)")
+    p.add_argument("--memory", type=int_in_range("memory", MIN_MEMORY_MB, MAX_MEMORY_MB), default=DEFAULT_MEMORY_MB,
+                   metavar="MB", help=f"the engine's address space, its whole process tree (default {DEFAULT_MEMORY_MB})")
+    p.add_argument("--require-isolation", action="store_true",
+                   help="refuse (exit 2) where the engine's process cannot be isolated by the operating system")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_audit)
 
@@ -64,16 +71,20 @@ def cmd_audit(args) -> int:
     try:
         r = audit.audit(args.engine, args.prompt, args.tokens, args.samples, args.scheme, args.drafter,
                         float(args.temperature), args.top_k, top_p, args.seed, args.alpha, args.timeout,
-                        args.detect, progress)
+                        args.detect, progress, args.memory, args.require_isolation)
     except AuditError as e:
         raise UsageError(str(e)) from None
     code = 0 if r["verdict"] == "consistent with the target" else 1
     if args.json:
         print_json(r)
         return code
-    what = args.engine + (f" ({args.scheme}, drafter {args.drafter})" if args.engine == "specsim" else "")
+    from ..labs.isolation import describe
+    from ..labs.sandbox import escaped
+    what = escaped(args.engine)[:300] + (f" ({args.scheme}, drafter {args.drafter})" if args.engine == "specsim" else "")
     print(f"Engine {what}: {r['samples']:,} runs from {args.prompt!r}, first {r['tokens']} token(s), "
           f"T = {r['temperature']:g}, top-k {r['top_k']}, top-p {r['top_p']}; {r['samples_per_s']} runs/s")
+    iso = describe(r["isolation"]["isolated"], r["isolation"]["why"])
+    print(f"{iso[:1].upper()}{iso[1:]}; memory limit {r['memory_mb']:,} MB")
     print(f"Verdict: {r['verdict'].upper()}")
     p_text = "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}"
     stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"

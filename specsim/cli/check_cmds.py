@@ -1,13 +1,15 @@
 """`specsim check-rule PATH.py:ClassName`: prove your own RoundRule exact or get its smallest counter-example.
 
 The file is never imported here: ``specsim.labs.sandbox`` starts a child
-process that imports it and then only answers questions (the rule's row or
-number for given p, q, x); this process runs the exact engine on those
-answers and computes the verdict. The child has a clock per answer, the whole
-check a wall clock (--timeout, by default set from the work estimate) and the
-child a memory limit (--memory); it and everything it starts are killed when
-the check ends. The child still runs your file's code with your permissions:
-the sandbox bounds time and memory and judges from outside, it is not a jail.
+process that isolates itself by the operating system (its own namespaces,
+read-only files, no new processes: ``specsim.labs.isolation``), imports the
+file and then only answers questions (the rule's row or number for given p,
+q, x), each asked twice; this process runs the exact engine on those answers
+and computes the verdict. The child has a clock per answer, the whole check
+a wall clock (--timeout, by default set from the work estimate) and a memory
+limit (--memory); it and everything it starts are killed when the check
+ends. The output says whether the child was isolated; --require-isolation
+refuses where the machine cannot isolate.
 """
 from __future__ import annotations
 
@@ -23,12 +25,15 @@ MAX_MODELS = 100_000
 DESCRIPTION = (
     "Runs PATH.py:ClassName (a specsim.rule.RoundRule subclass) through the exact engine on every preset and "
     "on seeded random models. The whole check is bounded before it starts; then a child Python process "
-    "imports the file and only answers questions (the rule's rows and numbers), under a clock per answer, a "
-    "wall clock for the whole check (--timeout) and a memory limit (--memory), with its output discarded. "
-    "This process runs the engine and computes the verdict: nothing the child sends is one. A child that "
-    "ends, stalls or sends anything but answers is one line and no verdict; the child and every process it "
-    "started are killed when the check ends (SIGINT, SIGTERM and SIGHUP included). The child runs your file "
-    "with your permissions: check only files you trust.")
+    "isolates itself on Linux (its own user, PID, mount, network and IPC namespaces, read-only files but a "
+    "private /tmp, no capabilities, no new processes: it cannot see, signal or write to this process), "
+    "imports the file and only answers questions (the rule's rows and numbers), each asked twice, under a "
+    "clock per answer, a wall clock for the whole check (--timeout) and a memory limit (--memory), with its "
+    "output discarded. This process runs the engine and computes the verdict: nothing the child sends is "
+    "one. A child that ends, stalls or sends anything but answers is one line and no verdict; the child and "
+    "every process it started are killed when the check ends (SIGINT, SIGTERM and SIGHUP included). The "
+    "output says whether the child was isolated; where the machine cannot isolate, the file runs with your "
+    "permissions (--require-isolation refuses instead).")
 EPILOG = "exit codes: 0 exact on every check; 1 a counter-example (printed); 2 no verdict or bad input (one line)."
 
 
@@ -61,6 +66,8 @@ def register(sub) -> None:
     p.add_argument("--memory", type=int_in_range("memory", sandbox.MIN_MEMORY_MB, sandbox.MAX_MEMORY_MB),
                    default=sandbox.DEFAULT_MEMORY_MB, metavar="MB",
                    help=f"the child's address space (default {sandbox.DEFAULT_MEMORY_MB})")
+    p.add_argument("--require-isolation", action="store_true",
+                   help="refuse (exit 2) where the child cannot be isolated by the operating system")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     max_work_arg(p)  # args.max_work: the work limit a person can raise (cli/common.py)
     p.set_defaults(func=cmd_check_rule)
@@ -110,20 +117,31 @@ def cmd_check_rule(args) -> int:
     else:
         path, name = sandbox.parse_target(args.target)  # SandboxError and WorkRefused: one line, exit 2
         result = sandbox.check_rule_file(path, name, args.gammas, args.tokens, args.models, args.seed,
-                                         timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args))
+                                         timeout=args.timeout, memory_mb=args.memory, max_work=total_limit(args),
+                                         require_isolation=args.require_isolation)
     if args.json:
         print_json(result.to_dict())
         return 0 if result.exact else 1
     gammas = ", ".join(str(g) for g in args.gammas)
     scope = (f"{result.models} models ({len(checker.PRESETS)} presets + {result.models - len(checker.PRESETS)} "
-             f"random, seed {args.seed})" if result.exact else f"{result.models} model(s) up to the first failure")
-    print(f"Rule {result.rule!r} ({args.target}): {scope}, {result.contexts:,} contexts, "
+             f"random, seed {args.seed})" if result.counterexample is None else f"{result.models} model(s) up to the first failure")
+    print(f"Rule {result.rule!r} ({sandbox.escaped(args.target)[:300]}): {scope}, {result.contexts:,} contexts, "
           f"γ = {gammas} with N = {args.tokens}")
+    if result.isolation is not None:
+        from ..labs.isolation import describe
+        print(_sentence(describe(result.isolation["isolated"], result.isolation["why"]))
+              + (f"; {result.questions:,} answers asked" if result.questions else ""))
     if result.skipped:
         print(f"({result.skipped} random model(s) skipped: over the work limit)")
     if result.exact:
         print(f"EXACT in all {result.checks:,} checks: the next {args.tokens} token(s) follow the target")
         print("(on these models, contexts and γ: evidence, not a proof for every model)")
+    elif result.changed is not None:
+        c = result.changed
+        print(f"NOT EXACT: the rule answered the same question differently when asked again: {c['question']} "
+              f"was first {c['first']}, then {c['again']}")
+        print("(a rule is judged as a function of p, q and x; this one changes with the order, the count or the "
+              "time of its questions)")
     else:
         _print_counterexample(result.counterexample)
     print()
@@ -165,3 +183,7 @@ def _print_counterexample(ce) -> None:
                 ["next tokens", "target", "this rule", "difference"]))
     print(f"E[tokens per round] here: this rule {num(ce.tokens_rule, 'both')}, "
           f"correct rule {num(ce.tokens_correct, 'both')}")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]

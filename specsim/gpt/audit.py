@@ -6,10 +6,14 @@
    every prefix whose probability reaches the smallest cell's threshold is
    expanded, one batched pass per level (``exact_distribution``).
 2. The engine runs in a child process (``specsim.gpt.audit_child``) under
-   ``specsim.labs.reaper.Reaper``: N seeded, independent runs, each one line of
-   K token ids, each under its own clock and the whole audit under another.
-   A line that is not K token ids of the vocabulary ends the audit with one
-   line and no verdict; so does a child that ends early or goes silent.
+   ``specsim.labs.reaper.Reaper``, isolated by the operating system
+   (``specsim.labs.isolation``: it cannot see, signal or write to this
+   process; this process checks that itself) and under one memory limit:
+   N seeded, independent runs, each one line of K token ids, each under its
+   own clock and the whole audit under another. Everything the verdict
+   needs (scipy included) is loaded before the child starts. A line that is
+   not K token ids of the vocabulary (ints, checked here) ends the audit with
+   one line and no verdict; so does a child that ends early or goes silent.
 3. The verdict (``specsim.labs.audit.judge_samples``): Pearson's chi-square
    over cells fixed by p and N, at a stated false-alarm rate, with the TV
    seen, its bootstrap interval and what this budget can detect.
@@ -29,6 +33,7 @@ from ..labs import audit as judge
 from .rule import adjust
 
 ENGINES = ("specsim", "hf")
+DEFAULT_MEMORY_MB, MIN_MEMORY_MB, MAX_MEMORY_MB = judge.DEFAULT_MEMORY_MB, judge.MIN_MEMORY_MB, judge.MAX_MEMORY_MB
 SAMPLE_SECONDS = 60.0  # one run (building the engine aside)
 START_SECONDS = 120.0  # loading torch, the weights and the engine
 MAX_SAMPLES, MAX_TOKENS = judge.MAX_SAMPLES, judge.MAX_TOKENS
@@ -62,10 +67,14 @@ def exact_distribution(target, ids: list, k: int, temperature: float = 1.0, top_
     return level
 
 
-def run_engine(job: dict, vocab_size: int, timeout: float, progress=None) -> tuple:
-    """(samples, seconds of sampling) from the engine in a child; AuditError for anything else."""
+def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, require_isolation: bool = False) -> tuple:
+    """(samples, seconds of sampling, isolation) from the engine in a child; AuditError for anything else."""
     from ..labs.reaper import Reaper
+    from ..labs.sandbox import OracleDown, SandboxError, read_isolation
+    judge.preload()  # the verdict's modules, before the child exists
     deadline = time.monotonic() + timeout
+    job = job | {"require_isolation": require_isolation}
+    isolation = None
     read_fd, write_fd = os.pipe()
     samples, buffer, started = [], b"", None
     with Reaper() as reaper:
@@ -99,6 +108,12 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None) -> tup
                         if len(buffer) > 2**20:
                             raise AuditError("the engine's process sent over 1 MiB for one run; no verdict")
                 line, buffer = buffer.split(b"\n", 1)
+                if isolation is None:  # the child's first line: its isolation, checked from here
+                    try:
+                        isolation = read_isolation(line, child.pid, require_isolation)
+                    except (OracleDown, SandboxError) as e:
+                        raise AuditError(str(e)) from None
+                    continue
                 samples.append(_tokens(line, job["tokens"], vocab_size))
                 if started is None:
                     started = time.monotonic()
@@ -106,7 +121,7 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None) -> tup
                     progress(len(samples), job["samples"])
         finally:
             os.close(read_fd)
-    return samples, time.monotonic() - (started or time.monotonic())
+    return samples, time.monotonic() - (started or time.monotonic()), isolation
 
 
 def _tokens(line: bytes, k: int, vocab_size: int) -> tuple:
@@ -125,7 +140,8 @@ def _tokens(line: bytes, k: int, vocab_size: int) -> tuple:
 
 def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme: str = "chain:4",
           drafter: str = "distilled", temperature: float = 1.0, top_k=None, top_p=None, seed: int = 0,
-          alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None) -> dict:
+          alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None,
+          memory_mb: int = DEFAULT_MEMORY_MB, require_isolation: bool = False) -> dict:
     """Run ``engine`` (``specsim``, ``hf`` or ``PATH.py:ClassName``) ``samples`` times from ``prompt`` and
     judge its first ``tokens`` tokens against the shipped target's exact distribution."""
     from . import api
@@ -133,13 +149,15 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
         raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens}")
     if not 2 <= samples <= MAX_SAMPLES:
         raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
+    if not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
+        raise ValueError(f"memory must be from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MB, got {memory_mb}")
     pair = api.load_pair("distilled", device="cpu")
     ids = api.encode_prompt(pair, prompt)
     api.sampling(temperature, top_k, top_p, False)  # one-line refusals of bad settings
     if temperature == 0:
         raise ValueError("an audit samples: use a temperature above 0")
     job = {"ids": ids, "tokens": tokens, "samples": samples, "seed": seed, "scheme": scheme, "drafter": drafter,
-           "sampling": {"temperature": temperature, "top_k": top_k, "top_p": top_p}}
+           "sampling": {"temperature": temperature, "top_k": top_k, "top_p": top_p}, "memory_mb": memory_mb}
     if engine in ENGINES:
         job["engine"] = engine
     else:
@@ -148,12 +166,13 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
         job |= {"engine": "file", "path": os.path.abspath(path), "class_name": name}
     exact = exact_distribution(pair.target, ids, tokens, temperature, top_k, top_p,
                                threshold=judge.MIN_EXPECTED / samples / 4)
-    got, seconds = run_engine(job, len(pair.vocab), timeout, progress)
+    got, seconds, isolation = run_engine(job, len(pair.vocab), timeout, progress, require_isolation)
     r = judge.judge_samples(got, exact, alpha, seed)
     out = r.to_dict()
     out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
     out.update({"engine": engine, "prompt": prompt, "tokens": tokens, "scheme": scheme if engine == "specsim" else None,
                 "drafter": drafter if engine == "specsim" else None, "temperature": temperature, "top_k": top_k,
                 "top_p": top_p, "seed": seed, "samples_per_s": round(samples / seconds, 2) if seconds else None,
-                "detect_tv": detect_tv, "samples_to_detect": judge.samples_needed(detect_tv, r.df, alpha)})
+                "detect_tv": detect_tv, "samples_to_detect": judge.samples_needed(detect_tv, r.df, alpha),
+                "isolation": isolation, "memory_mb": memory_mb})
     return out

@@ -6,14 +6,20 @@ the target itself and judges the tokens. The steps:
 
 1. read the job (one JSON line on stdin: the engine, prompt ids, K, N, seed,
    sampling settings, the descriptor for the tokens); stdin becomes /dev/null
-   and the descriptor is not inherited by anything the engine starts;
+   and the descriptor is not inherited by anything the engine starts; then
+   isolate itself (``specsim.labs.isolation.enter``: its own namespaces,
+   read-only files, no new processes), say so in its first line, and limit
+   its address space (``RLIMIT_AS``: one memory limit for the whole tree);
 2. build the engine: ``specsim`` (specsim's own decoder, any scheme and
    drafter), ``hf`` (transformers' assisted generation on the shipped pair,
    converted in memory) or a user's ``PATH.py:ClassName``, built as
    ``ClassName(target, drafter, temperature=..., top_k=..., top_p=...)`` over
    the shipped target and distilled drafter;
 3. for run i = 0 .. N - 1 write one line, the JSON list of its first K token
-   ids, generated with seed ``seed + i``; a failure is one line {"e": ...}.
+   ids, generated with seed ``seed + i``, as the engine returned them (a
+   tensor or an array through ``tolist``, keeping its type: never rounded or
+   converted here, the parent checks each is an int of the vocabulary); a
+   failure is one line {"e": ...}.
 
 Importing this module does nothing; only ``main()`` acts.
 """
@@ -90,6 +96,16 @@ def build(job: dict):
     return _user_engine(job["path"], job["class_name"], pair.target, pair.draft, job["sampling"])
 
 
+def plain(tokens):
+    """What ``generate`` returned, as JSON-ready data of the same types (tensors and arrays through
+    ``tolist``); anything else is sent as its type's name, which the parent refuses."""
+    if hasattr(tokens, "tolist") and callable(tokens.tolist):
+        tokens = tokens.tolist()
+    if not isinstance(tokens, (list, tuple)):
+        return f"<{type(tokens).__name__}>"
+    return [t if type(t) in (int, float, bool, str) else f"<{type(t).__name__}>" for t in tokens]
+
+
 def _send(fd: int, body) -> None:
     data = memoryview((json.dumps(body) + "\n").encode())
     while data:
@@ -103,6 +119,17 @@ def main() -> None:
     os.close(null)
     fd = job["out_fd"]
     os.set_inheritable(fd, False)
+    from ..labs import isolation
+    try:  # before any of the engine's code loads
+        keep = [job["path"]] if job.get("engine") == "file" else []
+        _send(fd, {"isolation": isolation.enter(job.get("require_isolation", False), keep)})
+    except isolation.IsolationError as e:
+        _send(fd, {"isolation": {"isolated": False, "why": str(e)[:300], "refused": True}})
+        os._exit(0)
+    if job.get("memory_mb"):
+        import resource
+        limit = job["memory_mb"] * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         import torch
         torch.set_num_threads(1)
@@ -112,7 +139,7 @@ def main() -> None:
         os._exit(0)
     for i in range(job["samples"]):  # step 3
         try:
-            tokens = [int(t) for t in run(job["ids"], job["tokens"], job["seed"] + i)]
+            tokens = plain(run(job["ids"], job["tokens"], job["seed"] + i))
         except BaseException as e:
             _send(fd, {"e": f"run {i} failed: {type(e).__name__}: {str(e)[:200]}"})
             os._exit(0)

@@ -144,7 +144,10 @@ def safetensors_files(path: str, role: str) -> list:
 
 def _safetensors_files(path: str) -> list:
     index = os.path.join(path, SAFETENSORS_INDEX)
-    if os.path.isfile(os.path.join(path, SAFETENSORS)):
+    weights = os.path.join(path, SAFETENSORS)
+    if os.path.lexists(weights) and not os.path.isfile(weights):
+        raise CheckpointError(f"{weights} is {_kind(weights)}, not a weight file")
+    if os.path.isfile(weights):
         files = [SAFETENSORS]
     elif os.path.lexists(index):
         weight_map = read_json(index, limit=16 * MAX_JSON_BYTES).get("weight_map")
@@ -163,6 +166,16 @@ def _safetensors_files(path: str) -> list:
     for f in files:
         check_safetensors(os.path.join(path, f))
     return files
+
+
+def _kind(path: str) -> str:
+    """What a path that is not a regular file is ("a FIFO (named pipe)", "a character device", ...),
+    links followed, without opening it."""
+    from ..labs.sandbox import file_kind
+    try:
+        return file_kind(path) or "a regular file"
+    except OSError:
+        return "a broken link"
 
 
 def check_safetensors(path: str) -> None:

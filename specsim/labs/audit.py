@@ -89,6 +89,16 @@ def cells_of(exact: dict, n: int) -> tuple:
     return cells, merged
 
 
+DEFAULT_MEMORY_MB, MIN_MEMORY_MB, MAX_MEMORY_MB = 8192, 1024, 65536  # the engine's address space (torch: ~2 GB)
+
+
+def preload() -> None:
+    """Load what a verdict needs (scipy's chi-square, its noncentral twin, the root finder) now: the audit
+    calls it before the engine's process exists, so nothing that process could write is imported later."""
+    chi2_sf(1.0, 1)
+    noncentrality(1)
+
+
 def chi2_sf(x: float, df: int) -> float:
     from scipy.stats import chi2
     return float(chi2.sf(x, df))

@@ -142,20 +142,30 @@ class CheckResult:
     tokens: list  # per γ: (γ, mean E[tokens per round] of the rule, of the correct rule)
     counterexample: CounterExample | None = None
     seconds: dict = field(default_factory=dict)  # first counter-example, shrunk, total
+    # a rule judged from a file (specsim.labs.sandbox): was its process isolated, how many questions were
+    # asked, and the first question whose answer changed when asked again (then exact is False)
+    isolation: dict | None = None
+    questions: int | None = None
+    changed: dict | None = None
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "exact": self.exact, "models": self.models, "contexts": self.contexts,
                 "pairs": [list(p) for p in self.pairs], "checks": self.checks, "skipped": self.skipped,
                 "tokens_per_round": [{"gamma": g, "rule": str(a), "correct": str(b)} for g, a, b in self.tokens],
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None,
-                "seconds": {k: round(v, 3) for k, v in self.seconds.items()}}
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+                "isolation": self.isolation, "questions": self.questions, "changed": self.changed}
 
     @classmethod
     def from_dict(cls, d: dict) -> "CheckResult":
         """The inverse of ``to_dict`` (for a report read back from a child process), strict."""
         ce = d["counterexample"]
         exact_ = _typed(d["exact"], bool, "exact")
-        if exact_ != (ce is None):
+        changed = d.get("changed")
+        if changed is not None and not (isinstance(changed, dict) and set(changed) == {"question", "first", "again"}
+                                        and all(type(v) is str for v in changed.values())):
+            raise ValueError("report: changed has the wrong type")
+        if exact_ != (ce is None and changed is None):
             raise ValueError("report: exact and counterexample disagree")
         ints = {k: _typed(d[k], int, k) for k in ("models", "contexts", "checks", "skipped")}
         pairs = [(_typed(g, int, "pairs"), _typed(n, int, "pairs")) for g, n in _typed(d["pairs"], list, "pairs")]
@@ -165,7 +175,7 @@ class CheckResult:
                    for k, v in _typed(d["seconds"], dict, "seconds").items()}
         return cls(_typed(d["rule"], str, "rule"), exact_, ints["models"], ints["contexts"], pairs,
                    ints["checks"], ints["skipped"], tokens, None if ce is None else CounterExample.from_dict(ce),
-                   seconds)
+                   seconds, changed=changed)
 
 
 def _typed(value, kinds, what):
@@ -318,6 +328,21 @@ def check_rule(rule, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500, see
         seconds["shrunk"] = time.perf_counter() - start
     seconds["total"] = time.perf_counter() - start
     return result
+
+
+class _AlwaysAccept(RoundRule):
+    """A broken rule for ``preload``: it keeps every draft."""
+    name = "always accept"
+
+    def accept(self, p, q, x):
+        return Fraction(1)
+
+
+def preload() -> None:
+    """Load every module a check uses (the engines, the schemes, the judge, the shrinker) by running a tiny
+    check that fails and shrinks: the sandbox calls it before a child exists, so that nothing a child could
+    write is imported afterwards."""
+    check_rule(_AlwaysAccept(), gammas=(1,), n_tokens=1, models=0)
 
 
 def _describe(setup, model, ctx, gamma, n_tokens, found_on, top: int = 5) -> CounterExample:

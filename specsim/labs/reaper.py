@@ -13,6 +13,9 @@
   and SIGINT raise ``Stopped`` (a ``KeyboardInterrupt``) in the main thread,
   so the ``finally`` that cleans up runs and no layer mistakes the signal for
   the judged code's own exception;
+* this process is non-dumpable inside the block (``isolation.judge_guard``):
+  no process without CAP_SYS_PTRACE over it can ptrace it or open its
+  ``/proc/<pid>/mem`` or ``fd``, even one of the same user;
 * on leaving -- a normal end, an exception, the clock, no memory, a signal --
   every descendant found under this process (the child's tree, and any
   process re-parented to us since the reaper opened) is sent SIGKILL,
@@ -106,6 +109,8 @@ class Reaper:
         self._old_flag, self._handlers = 0, {}
 
     def __enter__(self) -> "Reaper":
+        from .isolation import judge_guard
+        self._guard = judge_guard().__enter__()  # non-dumpable while judged code runs: no ptrace, no /proc/<pid>/mem
         if LINUX:
             self.before = descendants(self.me)  # spared: what this process had started already
             self._old_flag = _is_subreaper()
@@ -185,3 +190,4 @@ class Reaper:
                 _prctl(PR_SET_CHILD_SUBREAPER, 0)
             for sig, old in self._handlers.items():
                 signal.signal(sig, old)
+            self._guard.__exit__()

@@ -1,38 +1,50 @@
-"""Judge a rule from a file you did not write: it answers questions from a child process; the verdict is ours.
+"""Judge a rule from a file you did not write: it answers questions from an isolated child; the verdict is ours.
 
 ``check_rule_file(path, class_name, ...)`` is ``checker.check_rule`` for a
 rule this process never imports (what ``specsim check-rule`` runs):
 
-1. the whole check is bounded first (``checker.check_total_work``): nothing
-   starts when it is too large;
-2. a fresh Python (``specsim.labs.sandbox_child``) imports the file under an
-   address-space limit, its stdout and stderr discarded, and from then on
-   only *answers questions*: the rule's row or number for given p, q and x,
-   one JSON line each, over a pipe of its own;
-3. this process runs the exact engine and the shrinker itself, on an
+1. the whole check is bounded first (``checker.check_total_work``), and
+   everything the verdict needs (the checker, the engines, the shrinker) is
+   imported before any child exists: nothing the child could write is read
+   afterwards;
+2. a fresh Python (``specsim.labs.sandbox_child``) isolates itself by the
+   operating system before it reads the file (``specsim.labs.isolation``:
+   its own user, PID, mount, network and IPC namespaces, read-only files
+   but a private /tmp, no capabilities, no new processes, one memory limit),
+   which this process checks from outside (``isolation.verify``); this
+   process is non-dumpable meanwhile (no ptrace, no /proc/<pid>/mem);
+3. the child imports the file, its stdout and stderr discarded, and from
+   then on only *answers questions*: the rule's row or number for given p,
+   q and x, one JSON line each, over a pipe of its own;
+4. this process runs the exact engine and the shrinker itself, on an
    ``OracleRule`` whose four methods ask the child. Every answer is read
    strictly (one line, bounded, numbers as "n/d" strings, nothing else) and
    checked again (``ValidatedRule``: rows of the right length, non-negative,
-   summing to 1; an acceptance in [0, 1]). The same question is asked once:
-   a rule is judged as the function its first answers define;
-4. each answer has a clock (``question_seconds``) and the whole check one
-   more (``timeout``, by default set from the work estimate: a rule that loops
-   is stopped in seconds, not minutes). A child that ends, goes silent or
-   sends anything malformed ends the check with one line and no verdict;
-5. ``reaper.Reaper`` kills the child and everything it started, however it
-   detached, when the check ends for any reason (see that module for what
-   this covers on Linux and elsewhere).
+   summing to 1; an acceptance in [0, 1]);
+5. **every question is asked twice**: a random sample again during the
+   check, and all of them again at its end in a random order (a sample a
+   third time): a rule whose answer changes with order, count or time reads
+   NOT EXACT, naming the question that changed;
+6. each answer has a clock (``question_seconds``), importing the file one
+   (``START_SECONDS``) and the whole check one more (``timeout``, by default
+   set from the work estimate). A child that ends, goes silent or sends
+   anything malformed ends the check with one line and no verdict;
+7. ``reaper.Reaper`` kills the child and everything it started when the
+   check ends for any reason; in the isolated case the PID namespace dies
+   with its first process, which dies with this one, even on SIGKILL.
 
-Nothing the child can send is a verdict: patching the checker, the proxy or
-the report inside the child changes nothing here, and the only thing a
-rule's code controls is what the rule answers. The child still runs the
-user's code with the user's permissions (files, sockets); the sandbox
-bounds time and memory and judges from outside, it is not a jail.
+Nothing the child can send is a verdict. Where the machine cannot isolate
+(another OS, user namespaces disabled), the child runs as before, bounded
+only by the clocks and limits, and the result says so
+(``CheckResult.isolation``); ``require_isolation=True`` refuses instead.
+What an isolated verdict does and does not guarantee: ``isolation``'s
+docstring.
 """
 from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import select
 import signal
@@ -43,6 +55,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..rule import RoundRule
+from . import isolation
 from .rule_proxy import RuleError
 
 MAX_TIMEOUT = 3600  # seconds of wall clock for the whole check
@@ -51,6 +64,8 @@ QUESTION_SECONDS = 5.0  # one answer (a rule's method takes microseconds when it
 START_SECONDS = 30.0  # importing the file and building the class
 SECONDS_PER_STEP = 1e-6  # an honest check's pace through the oracle (the default check: 2.2e7 steps in ~23 s)
 MAX_ANSWER = 2**18  # bytes of one answer line
+SPOT = 1 / 16  # share of repeated questions asked the child again during the check
+THIRD = 200  # questions asked a third time at the very end
 NUMBER = re.compile(r"-?\d{1,4000}(/\d{1,4000})?")
 _ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds specsim/: the child imports this copy
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from specsim.labs.sandbox_child import main; main()"
@@ -74,15 +89,37 @@ def parse_target(spec: str) -> tuple:
     return path, name
 
 
-def check_path(path: str) -> None:
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def shown(path: str) -> str:
+    """A path for a message: quoted, control characters (ESC included) escaped, at most 200 characters.
+
+    >>> shown("rule\x1b]0;x\x07.py")
+    "'rule\\x1b]0;x\\x07.py'"
+    """
+    return repr(str(path)[:200])
+
+
+def file_kind(path: str) -> str | None:
+    """What ``path`` is when it is not a regular file ("a FIFO (named pipe)", "a directory", ...), else None;
+    links are followed. Never opens the file (a FIFO would block)."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+
+
+def check_path(path: str, what: str = "rule file") -> None:
     if not path.endswith(".py"):
-        raise SandboxError(f"{path[:200]!r} is not a .py file")
+        raise SandboxError(f"{shown(path)} is not a .py file")
     try:
-        info = os.stat(path)
+        kind = file_kind(path)
     except (OSError, ValueError):
-        raise SandboxError(f"rule file {path[:200]!r} does not exist") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SandboxError(f"rule file {path[:200]!r} is not a regular file")
+        raise SandboxError(f"{what} {shown(path)} does not exist") from None
+    if kind is not None:
+        raise SandboxError(f"{what} {shown(path)} is {kind}, not a regular file")
 
 
 def check_limits(timeout: float | None, memory_mb: int) -> None:
@@ -103,11 +140,20 @@ def auto_timeout(work: float) -> float:
     return min(MAX_TIMEOUT, 30.0 + 4 * work * SECONDS_PER_STEP)
 
 
+def escaped(text) -> str:
+    """Text from outside (a path, a message) shown inert: every control character (ESC, newline, BEL)
+    as its escape, so nothing reaches the terminal raw.
+
+    >>> escaped("a\x1b]0;owned\x07\nb")
+    'a\\x1b]0;owned\\x07\\nb'
+    """
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
 def one_line(text) -> str:
     """A message from the child as one printable line of at most 500 characters."""
     text = str(text).splitlines()[0] if str(text) else "(empty message)"
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-    return text[:500]
+    return escaped(text)[:500]
 
 
 def read_answer(line: bytes):
@@ -138,13 +184,15 @@ class Oracle:
     """The child that imported the rule, asked one question at a time under two clocks."""
 
     def __init__(self, reaper, path: str, class_name: str, memory_mb: int, deadline: float,
-                 question_seconds: float = QUESTION_SECONDS, timeout: float = 0.0):
+                 question_seconds: float = QUESTION_SECONDS, timeout: float = 0.0, require_isolation: bool = False):
         import subprocess
         self.deadline, self.question_seconds, self.timeout = deadline, question_seconds, timeout
+        self.require_isolation, self.isolation = require_isolation, {"isolated": False, "why": "not started"}
         ask_r, self.ask_w = os.pipe()
         self.answer_r, answer_w = os.pipe()
-        job = {"path": path, "class_name": class_name, "memory_mb": memory_mb, "ask_fd": ask_r,
-               "answer_fd": answer_w, "cpu_seconds": int(max(deadline - time.monotonic(), 1)) + 2}
+        job = {"path": os.path.abspath(path), "class_name": class_name, "memory_mb": memory_mb, "ask_fd": ask_r,
+               "answer_fd": answer_w, "cpu_seconds": int(max(deadline - time.monotonic(), 1)) + 2,
+               "require_isolation": require_isolation}
         env = dict(os.environ)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # few threads, little memory
             env.setdefault(var, "1")
@@ -169,13 +217,17 @@ class Oracle:
             except OSError:
                 pass
 
-    def _line(self, what: str, seconds: float) -> bytes:
+    def _line(self, what: str, seconds: float, importing: bool = False) -> bytes:
         """The next answer line, within ``seconds`` and the whole check's deadline."""
         clock_end = min(time.monotonic() + seconds, self.deadline)
         while b"\n" not in self.buffer:
             left = clock_end - time.monotonic()
             if left <= 0:
                 whole = clock_end >= self.deadline
+                if importing:
+                    clock = f"the whole check's {self.timeout:g} s" if whole else f"its {seconds:g} s"
+                    raise OracleDown(f"importing the rule file ran past {clock} clock and was killed (its top-level "
+                                     "code loops, sleeps or is slow); no verdict")
                 raise OracleDown(f"the check ran past its {self.timeout:g} s clock and was killed (the rule loops, "
                                  "sleeps or is slow: raise --timeout or lower --models); no verdict" if whole else
                                  f"the rule did not answer {what} within its {seconds:g} s clock and was killed "
@@ -208,8 +260,10 @@ class Oracle:
         return f"the rule's process ended (exit code {code}) while asked {what}; no verdict"
 
     def start(self) -> str:
-        """The rule's name, once the child imported the file (SandboxError: the file or rule is unusable)."""
-        line = self._line("to start", START_SECONDS)
+        """The rule's name, once the child isolated itself and imported the file (SandboxError: the file or
+        rule is unusable, or isolation was required and is not there)."""
+        self.isolation = read_isolation(self._line("to start", START_SECONDS), self.child.pid, self.require_isolation)
+        line = self._line("to start", START_SECONDS, importing=True)
         try:
             body = json.loads(line)
         except (ValueError, RecursionError):
@@ -230,17 +284,74 @@ class Oracle:
         return read_answer(self._line(f"{method}()", self.question_seconds))
 
 
-class OracleRule(RoundRule):
-    """A ``RoundRule`` whose methods ask the child; each distinct question once (memoized)."""
+def read_isolation(line: bytes, child_pid: int, require: bool) -> dict:
+    """The child's first line, {"isolation": {...}}, read strictly and checked from outside: a child that
+    says it is isolated is believed only when ``isolation.verify`` sees its namespaces differ from ours.
+    {"isolated": bool, "why": one line}; SandboxError when isolation is required and missing."""
+    try:
+        body = json.loads(line)
+    except (ValueError, RecursionError):
+        body = None
+    said = body.get("isolation") if isinstance(body, dict) and len(body) == 1 else None
+    if not (isinstance(said, dict) and type(said.get("isolated")) is bool and isinstance(said.get("why"), str)):
+        raise OracleDown("the child did not start with its isolation report; no verdict")
+    out = {"isolated": said["isolated"], "why": one_line(said["why"])[:300] if said["why"] else ""}
+    if out["isolated"] and not isolation.verify(child_pid):
+        out = {"isolated": False, "why": "the child said it was isolated, but its namespaces are the judge's own"}
+    if require and not out["isolated"]:
+        raise SandboxError(f"isolation is required and not available here: {out['why']}")
+    return out
 
-    def __init__(self, oracle: Oracle, name: str):
+
+def question_text(key) -> str:
+    """A question as a reader writes it: ``accept(p = (1/2, 1/2), q = (1, 0), x = 0)``."""
+    method, p, q, x = key
+    parts = [f"p = ({', '.join(map(str, p))})" if p else "", f"q = ({', '.join(map(str, q))})" if q else "",
+             f"x = {x}" if x is not None else ""]
+    return f"{method}({', '.join(part for part in parts if part)})"
+
+
+def answer_text(value) -> str:
+    return "none" if value is None else str(value) if isinstance(value, Fraction) else \
+        "(" + ", ".join(map(str, value)) + ")"
+
+
+class OracleRule(RoundRule):
+    """A ``RoundRule`` whose methods ask the child. The first answer to a question is the one used; a
+    random share (``SPOT``) of repeated questions is asked again during the check and ``recheck`` asks
+    every question again at the end, in a random order, so an answer that changes shows up (``changed``)."""
+
+    def __init__(self, oracle: Oracle, name: str, seed: int = 0):
         self.oracle, self.name, self.memo = oracle, name, {}
+        self.rng = random.Random(f"specsim-ask-twice-{seed}")
+        self.changed = None  # (question, first answer, later answer) of the first change seen
+        self.asked = 0
 
     def _ask(self, method, p=(), q=(), x=None):
         key = (method, tuple(p), tuple(q), x)
         if key not in self.memo:
             self.memo[key] = self.oracle.ask(method, p, q, x)
+            self.asked += 1
+        elif self.rng.random() < SPOT:
+            self._again(key)
         return self.memo[key]
+
+    def _again(self, key) -> None:
+        value = self.oracle.ask(*key)
+        self.asked += 1
+        if value != self.memo[key] and self.changed is None:
+            self.changed = (key, self.memo[key], value)
+
+    def recheck(self):
+        """Every question asked so far asked again, in a random order, then up to ``THIRD`` of them a third
+        time; the first change seen (question, first answer, later answer) or None."""
+        keys = list(self.memo)
+        self.rng.shuffle(keys)
+        for key in keys + self.rng.sample(keys, min(THIRD, len(keys))):
+            if self.changed is not None:
+                break
+            self._again(key)
+        return self.changed
 
     def draft_row(self, q):
         return self._ask("draft_row", q=q)
@@ -257,7 +368,8 @@ class OracleRule(RoundRule):
 
 def check_rule_file(path: str, class_name: str, gammas=(1, 2, 3), n_tokens: int = 2, models: int = 500,
                     seed: int = 0, timeout: float | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
-                    max_work: int | None = None, question_seconds: float = QUESTION_SECONDS):
+                    max_work: int | None = None, question_seconds: float = QUESTION_SECONDS,
+                    require_isolation: bool = False):
     """``checker.check_rule`` on ``class_name()`` from the file at ``path``, asked from a child process.
 
     Raises ``SandboxError`` (one line, no verdict) for a bad file or rule and
@@ -276,10 +388,20 @@ def check_rule_file(path: str, class_name: str, gammas=(1, 2, 3), n_tokens: int 
         timeout = auto_timeout(checker.total_work(models, gammas, n_tokens))
     deadline = time.monotonic() + timeout
     with Reaper() as reaper:
-        oracle = Oracle(reaper, path, class_name, memory_mb, deadline, question_seconds, timeout)
+        oracle = Oracle(reaper, path, class_name, memory_mb, deadline, question_seconds, timeout, require_isolation)
         try:
             name = oracle.start()
-            return checker.check_rule(OracleRule(oracle, name), gammas, n_tokens, models, seed, max_work=max_work)
+            rule = OracleRule(oracle, name, seed)
+            result = checker.check_rule(rule, gammas, n_tokens, models, seed, max_work=max_work)
+            changed = rule.recheck()
+            result.isolation = dict(oracle.isolation)
+            result.questions = rule.asked
+            if changed is not None:
+                key, first, later = changed
+                result.exact = False
+                result.changed = {"question": question_text(key), "first": answer_text(first),
+                                  "again": answer_text(later)}
+            return result
         except OracleDown as e:
             raise SandboxError(str(e)) from None
         except RuleError as e:

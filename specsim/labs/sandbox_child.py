@@ -7,9 +7,13 @@ is an oracle for the rule's four methods:
 1. read the job, one JSON line on stdin (file, class, limits and the two
    descriptors: questions in, answers out); stdin then becomes /dev/null
    and neither descriptor is inherited by a process the rule starts;
-2. limit the address space (``RLIMIT_AS``: an allocation over it raises
-   ``MemoryError``) and the CPU time (``RLIMIT_CPU``, a backstop; the
-   parent's clocks are the real limits);
+2. isolate itself (``specsim.labs.isolation.enter``: its own namespaces,
+   read-only files, no capabilities, no new processes) and say so in its
+   first line, ``{"isolation": {...}}`` (the parent checks it itself); then
+   limit the address space (``RLIMIT_AS``: an allocation over it raises
+   ``MemoryError``; with no new processes, one limit for the whole tree) and
+   the CPU time (``RLIMIT_CPU``, a backstop; the parent's clocks are the
+   real limits);
 3. import the file, build the class and answer the first line: the rule's
    name, or why the file, class or rule is unusable;
 4. answer each question (``{"m": method, "p": row, "q": row, "x": token}``,
@@ -34,6 +38,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..rule import RoundRule
+from . import isolation
 from .rule_proxy import RuleError, first_line, plain_number, plain_row, rule_name
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds specsim/ (this file: specsim/labs/)
@@ -148,7 +153,12 @@ def main() -> None:
     ask, out = job["ask_fd"], job["answer_fd"]
     os.set_inheritable(ask, False)
     os.set_inheritable(out, False)
-    _limit(job["memory_mb"], job["cpu_seconds"])  # step 2
+    try:  # step 2, before any of the user's code loads
+        _send(out, {"isolation": isolation.enter(job.get("require_isolation", False), [job["path"]])})
+    except isolation.IsolationError as e:
+        _send(out, {"isolation": {"isolated": False, "why": str(e)[:300], "refused": True}})
+        os._exit(0)
+    _limit(job["memory_mb"], job["cpu_seconds"])
     try:  # step 3
         rule, name = _start(job)
         _send(out, {"name": name})
