@@ -244,6 +244,19 @@ def figures(text: str) -> tuple:
     return tuple(out)
 
 
+def headings(text: str, level: int = 2) -> list:
+    """The text of every heading of ``level`` outside code blocks, in order."""
+    out, fence = [], False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fence = not fence
+            continue
+        m = None if fence else HEADING.match(line)
+        if m and len(m.group(1)) == level:
+            out.append(m.group(2).strip())
+    return out
+
+
 def section(text: str, name: str) -> str:
     """The level-2 section named ``name`` (heading included, up to the next level-1/2 heading), or ""."""
     lines, out, inside, fence = text.splitlines(), [], False, False
@@ -466,10 +479,9 @@ def course_map(entries: list) -> str:
     for path in PATHS:
         chosen = path_lessons(lessons, path)
         total = minutes_text(path_minutes(lessons, path))
+        blurb = PATH_BLURBS[path][0].upper() + PATH_BLURBS[path][1:] + "."
         out += [f"## {PATH_NAMES[path]}: {len(chosen)} lessons, {total}", "",
-                PATH_BLURBS[path][0].upper() + PATH_BLURBS[path][1:] + ".", ""]
-        if path == "core":
-            out += ["Start here: the core path is what every student needs, in order.", ""]
+                ("Start here, in order. " if path == "core" else "") + blurb, ""]
         out += ["| lesson | reading time | needs |", "| --- | ---: | --- |"]
         for les in chosen:
             link = f"[{les.number}. {les.title}]({files[les.number]})"

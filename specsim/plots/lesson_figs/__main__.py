@@ -53,8 +53,9 @@ def to_data(url: str) -> bytes:
     return base64.b64decode(body) if head.endswith(";base64") else urllib.parse.unquote(body).encode("utf-8")
 
 
-def render(names: list, figures: dict, png: bool = False, out=sys.stdout) -> list:
-    """Write lessons/figures/NAME.svg for each of ``names`` (and /tmp PNGs with ``png``); the paths written."""
+def render(names: list, figures: dict, png: bool = False, out=sys.stdout, directory: Path | None = None) -> list:
+    """Write lessons/figures/NAME.svg (or ``directory``/NAME.svg) for each of ``names``, and /tmp PNGs with
+    ``png``; the paths written."""
     from playwright.sync_api import sync_playwright
 
     written = []
@@ -78,12 +79,11 @@ def render(names: list, figures: dict, png: bool = False, out=sys.stdout) -> lis
                 except Exception as err:
                     first = str(err).strip().splitlines()[0] if str(err).strip() else ""
                     raise RuntimeError(f"figure {name}: {type(err).__name__}: {first}") from err
-                path = svg_path(name)
+                path = svg_path(name) if directory is None else Path(directory) / f"{name}.svg"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(stamp(name, digest) + "\n" + svg + "\n", encoding="utf-8")
                 written.append(path)
-                print(f"{path.relative_to(path.parents[2])}  {item.width}x{item.height}  sha256={digest[:12]}",
-                      file=out)
+                print(f"{path}  {item.width}x{item.height}  sha256={digest[:12]}", file=out)
                 if png:
                     PNG_DIR.mkdir(parents=True, exist_ok=True)
                     data = to_data(page.evaluate(
