@@ -262,6 +262,29 @@ def t_threshold(clusters: int, level: float = 0.05) -> float:
     return float(student.ppf(1 - level / 2, clusters - 1))
 
 
+def t_test_size(clusters: int, se_scale: float = 1.0, level: float = 0.05, threshold: float | None = None) -> float:
+    """The real false-alarm rate of a test that flags |estimate| > threshold x SE, when the SE used is
+    ``se_scale`` times the convention's (``_linearized_se``) and G = ``clusters``.
+
+    For normal cluster means, (estimate - truth) / SE follows Student's t with
+    G - 1 degrees of freedom (see ``_linearized_se``), so the test rejects a
+    true null with probability P(|T| > threshold x se_scale). The threshold
+    defaults to ``t_threshold(G, level)``, where the size is ``level`` exactly.
+    The plain bootstrap SD has se_scale = sqrt((G - 1) / G):
+
+    >>> round(t_test_size(5), 4), round(t_test_size(5, (4 / 5) ** 0.5), 3), round(t_test_size(3, (2 / 3) ** 0.5), 3)
+    (0.05, 0.068, 0.072)
+    >>> round(t_test_size(5, (4 / 5) ** 0.5, threshold=1.96), 3)      # and read against the normal's 1.96
+    0.154
+    """
+    if se_scale <= 0:
+        raise ValueError(f"se_scale must be positive, got {se_scale}")
+    crit = t_threshold(clusters, level) if threshold is None else float(threshold)
+    from scipy.stats import t as student
+
+    return float(2 * student.sf(crit * se_scale, clusters - 1))
+
+
 def bootstrap_best_share(numerators, denominators: dict, n_boot: int = 2000, seed: int = 0):
     """How often each arm has the largest sum(num) / sum(den) when whole units (prompts) are resampled,
     the same resample for every arm: how settled "the best arm" is by which units were drawn.

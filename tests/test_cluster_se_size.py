@@ -101,3 +101,15 @@ def test_bootstrap_and_delta_method_agree_for_a_linear_statistic():
     y = [3.0, 5.0, 4.0, 8.0, 1.0]
     boot = stats.cluster_bootstrap_se([(1.0, v) for v in y], lambda s: s[:, 1] / s[:, 0], 200_000, seed=2)
     assert boot == pytest.approx(stats.mean_se(y).se, rel=0.01)  # 200,000 resamples: ~0.2 % noise
+
+
+def test_t_test_size_is_the_simulated_size_of_a_mean():
+    # the closed form against a simulation of the same test (normal cluster means, the convention's SE scaled)
+    g, n = 5, 20_000
+    y = normal_clusters(g, n, seed=7)
+    se = y.std(axis=1, ddof=1) / math.sqrt(g)  # the convention's SE of the mean of G equal clusters
+    for scale in (1.0, math.sqrt((g - 1) / g)):
+        flagged = float(np.mean(np.abs(y.mean(axis=1)) > stats.t_threshold(g) * scale * se))
+        expected = stats.t_test_size(g, scale)
+        assert abs(flagged - expected) < Z * math.sqrt(expected * (1 - expected) / n), (scale, flagged, expected)
+    assert stats.t_test_size(g) == pytest.approx(LEVEL, abs=1e-12)
