@@ -1,10 +1,15 @@
-"""The lessons (lessons/*.md) in order, and the app pages each one opens."""
+"""The lessons (lessons/*.md) in order, the app pages each one opens, and a lesson cut into the pieces
+the Lessons page draws (text, folded answers and code, live figures, the check-yourself section, the
+Going deeper part). The course's data (metadata, reading time, checks) is ``specsim.views.course``."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import streamlit as st
+
 from parts.nav import PAGE
+from specsim.views import course
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 
@@ -42,7 +47,7 @@ def lesson_pages(path: Path, title: str) -> list:
     """
     text = path.read_text(encoding="utf-8", errors="replace")
     linked = []
-    for slug in re.findall(r"\]\(/([a-z_]+)(?:\?[^)\s]*)?\)", text):
+    for slug in re.findall(r"\]\((?:/|http://localhost:8501/)([a-z_]+)(?:\?[^)\s]*)?\)", text):
         if slug in PAGE and slug not in linked:
             linked.append(slug)
     if linked:
@@ -54,14 +59,17 @@ def lesson_pages(path: Path, title: str) -> list:
     return []
 
 
-INTERNAL_LINK = re.compile(r"\[([^\]\n]+)\]\((/[^)\s]*)\)")  # [label](/page) in lesson text
+# [label](http://localhost:8501/page?x=1) in lesson text (the app's address: it works from GitHub too), or the
+# older [label](/page?x=1); both become in-app page links
+INTERNAL_LINK = re.compile(r"\[([^\]\n]+)\]\((?:" + re.escape(course.APP_URL) + r"|/)([^)\s]*)\)")
 ANSWER = re.compile(r"^#{4,}\s+Answers?\b", re.IGNORECASE)
 FOLD_LINES = 8  # a code block longer than this is folded into an expander
 
 
 def internal_links(text: str) -> list:
-    """(label, target) of every ``[label](/page)`` link, target without the leading slash."""
-    return [(label, target[1:]) for label, target in INTERNAL_LINK.findall(text)]
+    """(label, target) of every link into the app (``[label](http://localhost:8501/page?x=1)`` or
+    ``[label](/page?x=1)``), target without the address: "page?x=1" ("" for Home)."""
+    return INTERNAL_LINK.findall(text)
 
 
 def link_params(target: str) -> dict:
@@ -76,19 +84,24 @@ def link_params(target: str) -> dict:
 
 
 def link_page(target: str):
-    """The PageInfo an internal link goes to ("home", "stepper", "stepper?x=1"), or None."""
-    return PAGE.get(target.split("?")[0].split("#")[0].rstrip("/"))
+    """The PageInfo an internal link goes to ("home", "" (Home), "stepper", "stepper?x=1"), or None."""
+    return PAGE.get(target.split("?")[0].split("#")[0].rstrip("/") or "home")
 
 
 def split_lesson(text: str) -> list:
-    """A lesson as segments: ("text", md), ("answer", md) for each exercise answer, ("code", md, lines).
+    """A lesson as segments: ("text", md), ("answer", md) for each exercise answer and each ``<details>``
+    block, ("code", md, lines), ("figure", course.Figure) for each figure line.
 
     An answer runs from a "#### Answer" heading to the next heading of level
-    1-3; a fenced block outside answers longer than ``FOLD_LINES`` is its own
-    "code" segment (the page folds both). A paragraph with an internal link
-    ends its segment, so the page can put the link's button right below it.
+    1-3, or is a ``<details>`` block (its summary dropped); a fenced block
+    outside answers longer than ``FOLD_LINES`` is its own "code" segment (the
+    page folds both). A figure on a line of its own (``![alt](figures/x.svg)``)
+    is its own segment (the page draws it live). HTML comments (the metadata,
+    the checks' kinds) are not shown. A paragraph with an internal link ends
+    its segment, so the page can put the link's button right below it.
     """
-    out, buf, kind, fence, linked = [], [], "text", None, False
+    text = re.sub(r"<!--.*?-->[ \t]*\n?", "", text, flags=re.S)
+    out, buf, kind, fence, linked, details = [], [], "text", None, False, False
 
     def flush(new_kind):
         nonlocal buf, kind
@@ -109,12 +122,35 @@ def split_lesson(text: str) -> list:
                     buf.extend(fence)
                 fence = None
             continue
-        if not stripped and linked:
+        if not details and not stripped and linked:
             flush(kind)
             linked = False
         linked = linked or bool(INTERNAL_LINK.search(line))
+        figure = course.FIGURE_LINE.match(line)
         if stripped.startswith("```"):
             fence = [line]
+        elif figure:
+            resume = kind
+            flush(kind)
+            out.append(("figure", course.Figure(figure.group(1).strip(), figure.group(2))))
+            kind = resume
+        elif not details and re.match(r"<details\b", stripped, re.I):
+            flush("answer")
+            details = True
+            rest = re.sub(r"^<details[^>]*>\s*(<summary>.*?</summary>)?", "", stripped, flags=re.I)
+            if re.search(r"</details\s*>", rest, re.I):
+                buf.append(re.sub(r"</details\s*>", "", rest, flags=re.I))
+                flush("text")
+                details = False
+            elif rest:
+                buf.append(rest)
+        elif details:
+            if re.search(r"</details\s*>", stripped, re.I):
+                buf.append(re.sub(r"</details\s*>", "", line, flags=re.I))
+                flush("text")
+                details = False
+            elif not re.fullmatch(r"<summary>.*</summary>", stripped, re.I):
+                buf.append(line)
         elif ANSWER.match(stripped):
             flush("answer")
         elif re.match(r"^#{1,3}\s", stripped) and kind == "answer":
@@ -126,3 +162,56 @@ def split_lesson(text: str) -> list:
         buf.extend(fence)
     flush("text")
     return out
+
+
+def lesson_parts(text: str) -> dict:
+    """A lesson cut where the page draws it differently: "taught" (up to ``## Check yourself``),
+    "check" (that section's heading and any text before the first question; "checks": the whole section),
+    "after" (the taught part
+    after the checks), "deeper" (``## Going deeper``, folded) and "rest" (Exercises, References)."""
+    taught, deeper, rest = course.split_parts(text)
+    section = course.section(taught, "Check yourself")
+    before, after, intro = taught, "", ""
+    if section:
+        at = taught.index(section)
+        before, after = taught[:at], taught[at + len(section):]
+        intro = re.split(r"^###\s", section, maxsplit=1, flags=re.M)[0]
+    return {"taught": before, "check": intro, "checks": section, "after": after, "deeper": deeper, "rest": rest}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _parsed(path: str, mtime: float) -> course.Lesson:
+    return course.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
+def course_entries() -> list:
+    """(path, course.Lesson) of every lesson, in order (parsed once per file version)."""
+    return [(path, _parsed(str(path), path.stat().st_mtime)) for path, _ in lessons()]
+
+
+def lesson_line(lesson: course.Lesson) -> str:
+    """The line under a lesson's picker: its path, reading time and what to read first."""
+    path = course.PATH_NAMES.get(lesson.meta.course, "") if lesson.meta else ""
+    needs = course.needs_text(lesson)
+    needs = "nothing before it" if needs == "none" else ("?" if needs == "?" else f"lessons {needs}")
+    return " · ".join(x for x in (path, f"{course.minutes_text(lesson.minutes)} of reading",
+                                  f"needs {needs}" if needs != "?" else "") if x)
+
+
+def map_markdown(lessons: list, current: int) -> str:
+    """The course map as the Lessons page shows it: each path a table (lesson, reading time, needs), the
+    core path first and in bold, the lesson shown marked ▶."""
+    out = []
+    for path, numbers in course.PATHS.items():
+        chosen = [les for les in lessons if les.number in numbers]
+        total = course.minutes_text(course.path_minutes(lessons, path))
+        head = f"**{course.PATH_NAMES[path]}** ({len(chosen)} lessons, {total})"
+        out += [("★ " + head + ": start here" if path == "core" else head) + f" · {course.PATH_BLURBS[path]}", "",
+                "| lesson | reading | needs |", "| --- | ---: | --- |"]
+        for les in chosen:
+            name = f"{les.number}. {les.title}"
+            name = f"**{name}**" if path == "core" else name
+            mark = "▶ " if les.number == current else ""
+            out.append(f"| {mark}{name} | {course.minutes_text(les.minutes)} | {course.needs_text(les)} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,83 +1,115 @@
-"""Lessons: step through lessons/*.md in order, each linked to its interactive pages.
+"""Lessons: the course map and its paths, then one lesson, with live figures and checks that answer back.
 
 The lesson shown is kept in the URL (``?lesson=N``, read strictly) and in the
 session (``st.session_state["lesson"]``), so leaving the page and coming back,
-or the browser's Back button, returns to it. Links to app pages inside a
-lesson become ``st.page_link`` buttons (same tab, same session); exercise
-answers and long code blocks are folded.
+or the browser's Back button, returns to it. A path (core, engineer,
+researcher, or every lesson) picks which lessons the list and Previous/Next
+step through; a lesson asked for by number brings its own path. In a lesson,
+each figure line is the live figure with its sliders, the check-yourself
+questions take an answer and say whether it is right, "Going deeper" is
+folded, and links into the app become ``st.page_link`` buttons (same tab,
+same session).
 """
 import streamlit as st
 
-from parts import nav, widgets
-from sections import lesson_index
+from parts import memory, widgets
+from sections import lesson_body, lesson_index
+from specsim.views import course
 
 st.title("Lessons")
-lessons = lesson_index.lessons()
-if not lessons:
+entries = lesson_index.course_entries()
+if not entries:
     st.info(f"No lessons yet: add Markdown files to `{lesson_index.LESSONS_DIR.name}/` (named `NN-slug.md`).")
     st.stop()
 
-titles = [t for _, t in lessons]
+info = [les for _, les in entries]
+titles = [les.title if not les.number else f"{les.number}. {les.title}" for les in info]
+PATHS = [*course.PATHS, "all"]
 wanted = st.query_params.get("lesson")  # ?lesson=3 opens the third lesson (links from Home, Back)
 if wanted is not None and wanted != st.session_state.get("lesson-url"):
     st.session_state["lesson-url"] = wanted
-    number = widgets.query_int(wanted, 1, len(lessons))
+    number = widgets.query_int(wanted, 1, len(info))
     if number is None:
-        st.error(f"There is no lesson {widgets.shown_param(wanted)}; there are {len(lessons)}: "
+        st.error(f"There is no lesson {widgets.shown_param(wanted)}; there are {len(info)}: "
                  f"showing lesson {st.session_state.get('lesson', 0) + 1}.")
     else:
         st.session_state["lesson"] = number - 1
-if not 0 <= st.session_state.get("lesson", 0) < len(lessons):
+if not 0 <= st.session_state.get("lesson", 0) < len(info):
     st.session_state["lesson"] = 0
 st.session_state.setdefault("lesson", 0)
+
+
+def path_of(i: int) -> str:
+    return next((name for name, numbers in course.PATHS.items() if i + 1 in numbers), "all")
+
+
+def members(path: str) -> list:
+    return [i for i in range(len(info)) if path == "all" or i + 1 in course.PATHS[path]]
+
+
+# the path: remembered; a lesson that is not on it (asked for by number) brings its own
+memory.remember("lesson-path", "core", valid=lambda v: v in PATHS)
+if st.session_state["lesson"] not in members(st.session_state["lesson-path"]):
+    st.session_state["lesson-path"] = path_of(st.session_state["lesson"])
 st.session_state["lesson-index"] = st.session_state["lesson"]  # the selectbox follows the remembered lesson
 
 
 def go(delta: int) -> None:
-    st.session_state["lesson"] = min(max(st.session_state["lesson"] + delta, 0), len(lessons) - 1)
+    on = members(st.session_state["lesson-path"])
+    at = on.index(st.session_state["lesson"])
+    st.session_state["lesson"] = on[min(max(at + delta, 0), len(on) - 1)]
 
 
 def picked() -> None:
     st.session_state["lesson"] = st.session_state["lesson-index"]
 
 
-i = st.selectbox("lesson", range(len(lessons)), key="lesson-index", format_func=lambda k: titles[k],
-                 on_change=picked)
-st.progress((i + 1) / len(lessons), text=f"lesson {i + 1} of {len(lessons)}")
+def picked_path() -> None:
+    on = members(st.session_state["lesson-path"])
+    if st.session_state["lesson"] not in on:
+        st.session_state["lesson"] = on[0]
+
+
+def path_label(path: str) -> str:
+    if path == "all":
+        return f"All {len(info)} lessons"
+    return f"{course.PATH_NAMES[path]} · {course.minutes_text(course.path_minutes(info, path))}"
+
+
+with st.expander(f"Course map: start with the core path ({len(course.PATHS['core'])} lessons, "
+                 f"{course.minutes_text(course.path_minutes(info, 'core'))} of reading)", icon=":material/map:"):
+    st.markdown(lesson_index.map_markdown(info, st.session_state["lesson"] + 1))
+
+path = st.radio("path", PATHS, key="lesson-path", format_func=path_label, horizontal=True, on_change=picked_path,
+                help="Which lessons the list and Previous/Next step through; the core path is what every "
+                     "student needs, the others go deeper for engineers and researchers.")
+on_path = members(path)
+i = st.selectbox("lesson", on_path, key="lesson-index",
+                 format_func=lambda k: f"{titles[k]} · {course.minutes_text(info[k].minutes)}", on_change=picked)
+at = on_path.index(i)
+where = "" if path == "all" else f" · {course.PATH_NAMES[path].lower()}: {at + 1} of {len(on_path)}"
+st.progress((i + 1) / len(info), text=f"lesson {i + 1} of {len(info)}{where}")
 st.query_params["lesson"] = str(i + 1)
 st.session_state["lesson-url"] = str(i + 1)
 
-
-def show(text: str) -> None:
-    """Markdown with each internal link as a bold label, then one ``st.page_link`` per link (same tab),
-    carrying the link's settings and ``from_lesson`` so the page opens on the example and links back."""
-    st.markdown(lesson_index.INTERNAL_LINK.sub(lambda m: f"**{m.group(1)}**", text))
-    for label, target in lesson_index.internal_links(text):
-        page = lesson_index.link_page(target)
-        if page is not None:
-            params = {**lesson_index.link_params(target), "from_lesson": str(i + 1)}
-            st.page_link(page.path, label=label, icon=page.icon, query_params=params)
-
-
-path, title = lessons[i]
-text = path.read_text(encoding="utf-8", errors="replace")
+path_file, les = entries[i]
+st.caption(lesson_index.lesson_line(les))
+text = path_file.read_text(encoding="utf-8", errors="replace")
+parts = lesson_index.lesson_parts(text)
 with st.container(border=True):
-    for kind, body, *extra in lesson_index.split_lesson(text):
-        if kind == "text":
-            show(body)
-        else:
-            with st.expander("Answer" if kind == "answer" else f"Code ({extra[0]} lines)",
-                             icon=":material/lightbulb:" if kind == "answer" else ":material/code:"):
-                show(body)
+    lesson_body.segments(parts["taught"], i + 1)
+    if parts["checks"] and les.checks:
+        lesson_body.check_section(parts["check"], les.checks, i + 1)
+    elif parts["checks"]:
+        lesson_body.segments(parts["checks"], i + 1)
+    lesson_body.segments(parts["after"], i + 1)
+    if parts["deeper"]:
+        lesson_body.deeper(parts["deeper"], i + 1)
+    lesson_body.segments(parts["rest"], i + 1)
 
-linked = {lesson_index.link_page(t) for _, t in lesson_index.internal_links(text)}
-pages = [p for p in lesson_index.lesson_pages(path, title) if nav.PAGE[p] not in linked]
-if pages:
-    st.markdown("**Try it in the app:**")
-    for page in pages:
-        nav.page_link(page, query_params={"from_lesson": str(i + 1)})
+lesson_body.try_it(path_file, titles[i], text, i + 1)
 
 prev_col, _, next_col = st.columns([1, 3, 1])
-prev_col.button("← Previous", on_click=go, args=(-1,), disabled=i == 0, key="lesson-prev", width="stretch")
-next_col.button("Next →", on_click=go, args=(1,), disabled=i == len(lessons) - 1, key="lesson-next",
+prev_col.button("← Previous", on_click=go, args=(-1,), disabled=at == 0, key="lesson-prev", width="stretch")
+next_col.button("Next →", on_click=go, args=(1,), disabled=at == len(on_path) - 1, key="lesson-next",
                 width="stretch")

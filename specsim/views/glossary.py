@@ -7,6 +7,8 @@ True
 True
 >>> help_for("α", "c").startswith("**α**: The chance")
 True
+>>> symbols_in("p(a)"), symbols_in("γ (drafts per round)"), symbols_in("cost c"), symbols_in("seed")
+(('p',), ('γ',), ('c',), ())
 """
 from __future__ import annotations
 
@@ -78,3 +80,22 @@ def help_for(*symbols: str) -> str:
     if len(terms) == 1:
         return terms[0].text
     return "\n\n".join(f"**{t.symbol}**: {t.text}" for t in terms)
+
+
+def symbols_in(label: str) -> tuple:
+    """The glossary's symbols a widget label names, in order, once each ("α and c" -> ("α", "c")): a word
+    of the label that is a symbol ("α", "TV", "p-value") or its code name ("alpha", "gamma")."""
+    import re
+
+    found = []
+    for word in re.findall(r"p-value|[^\W_]+", label):
+        key = word if word in GLOSSARY else ALIASES.get(word)
+        if key in GLOSSARY and key not in found:
+            found.append(key)
+    return tuple(found)
+
+
+def label_help(label: str) -> str | None:
+    """The hover text for a widget labelled ``label``: the definitions of the symbols it names, or None."""
+    found = symbols_in(label)
+    return help_for(*found) if found else None
