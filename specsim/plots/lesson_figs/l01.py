@@ -63,13 +63,17 @@ def drafted_labels_only(fig):
 def draw_test():
     """u against min(1, p/q) at each tested position of the first round (its last test rejects)."""
     first = tour()[0]
-    i = len(first.u) - 1
-    fig = acceptance_figure(first, i)
-    verdict = "accepted" if first.accepted_flags[i] else "rejected"
-    sign = "<" if first.accepted_flags[i] else "≥"
-    fig.update_layout(title_text=wrap(f"position {i + 1}, draft \"{first.drafts[i]}\": u = {first.u[i]:.3f} {sign} "
-                                 f"min(1, p/q) = {exact_dec(first.acceptance[i])}, so it is {verdict}"))
-    return fig
+    return decision(first, len(first.u) - 1)
+
+
+def decision(trace, i: int):
+    """``acceptance_figure`` at test ``i``, its title saying in words what u did against min(1, p/q)."""
+    fig = acceptance_figure(trace, i)
+    verdict = "accepted" if trace.accepted_flags[i] else "rejected"
+    sign = "<" if trace.accepted_flags[i] else "≥"
+    return fig.update_layout(title_text=wrap(f"position {i + 1}, draft \"{trace.drafts[i]}\": u = {trace.u[i]:.3f} "
+                                             f"{sign} min(1, p/q) = {exact_dec(trace.acceptance[i])}, "
+                                             f"so it is {verdict}"))
 
 
 def draw_correct():
