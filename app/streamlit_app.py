@@ -23,7 +23,9 @@ import plotly.io
 import plotly.subplots
 import streamlit as st
 
-from parts import memory, nav, presenter, warmup  # noqa: E402
+from parts import guard, memory, nav, presenter, warmup  # noqa: E402
+
+guard.install()  # a widget value of the wrong type is ignored (parts.guard)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

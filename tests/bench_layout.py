@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 
 # url path -> the Streamlit key of the page's main chart (None: the page has no chart, its text is the point)
 MAIN_CHART = {

@@ -48,6 +48,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 
 LIGHT = ("Lessons", "Home")  # sidebar labels of the two light pages
 LIGHT_PATHS = ("lessons", "")  # their url paths

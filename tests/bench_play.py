@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 
 SIZE = {"width": 1280, "height": 720}
 WATCH = """() => {

@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 
 PAGES = ["", "stepper", "residual", "speedup", "serving", "audit"]  # Home and five pages with charts on top
 

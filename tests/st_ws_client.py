@@ -58,10 +58,13 @@ class Session:
     def close(self) -> None:
         self.ws.close()
 
-    def run(self, page: str, triggers: tuple = (), timeout: float = 60.0, on_element=None) -> Run:
+    def run(self, page: str, triggers: tuple = (), timeout: float = 60.0, on_element=None,
+            values: dict | None = None) -> Run:
         """Rerun the script on ``page`` (its url path) with the buttons whose widget ids are in
         ``triggers`` pressed; returns when ``script_finished`` arrives. ``on_element(type, element)``
-        is called as each element arrives (to act while the run goes on).
+        is called as each element arrives (to act while the run goes on). ``values``: {widget id:
+        (field, value)}, widget values sent as they are, in any field of ``WidgetState`` (a forged
+        message: ``{id: ("int_value", 3)}`` for a selectbox, whose browser sends a ``string_value``).
         """
         msg = BackMsg()
         state = msg.rerun_script
@@ -71,6 +74,13 @@ class Session:
             w = state.widget_states.widgets.add()
             w.id = wid
             w.trigger_value = True
+        for wid, (name, value) in (values or {}).items():
+            w = state.widget_states.widgets.add()
+            w.id = wid
+            if isinstance(value, (list, tuple)):
+                getattr(w, name).data.extend(value)
+            else:
+                setattr(w, name, value)
         start = time.perf_counter()
         deadline = start + timeout
         self.ws.send(msg.SerializeToString())

@@ -105,7 +105,7 @@ def show_round(model, context, gamma: int, seed: int, key: str = "anim-round") -
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    memory.remember(f"{key}-rounds", 1)
+    memory.remember(f"{key}-rounds", 1, valid=memory.within(1, 5))
     rounds = c2.number_input("rounds to play", 1, 5, key=f"{key}-rounds",
                              help="1: this round, stopping at its end; more: the rounds that follow it too")
     _draw("round", (model.to_json(), tuple(context), gamma, seed, int(rounds)), key, pace, 0.8)
@@ -116,7 +116,7 @@ def show_acceptance(model, context, gamma: int, key: str = "anim-acceptance") ->
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    memory.remember(f"{key}-seed", 0)
+    memory.remember(f"{key}-seed", 0, valid=memory.within(0, 2**31 - 1))
     seed = int(c2.number_input("seed", 0, 2**31 - 1, key=f"{key}-seed"))
     _draw("acceptance", (model.to_json(), tuple(context), gamma, 1000, seed), key, pace, 0.2)
 
@@ -127,7 +127,7 @@ def show_residual(vocab, p, q, key: str = "anim-residual") -> None:
     c1, c2 = st.columns(2)
     with c1:
         pace = _pace(key)
-    memory.remember(f"{key}-seed", 0)
+    memory.remember(f"{key}-seed", 0, valid=memory.within(0, 2**31 - 1))
     seed = int(c2.number_input("seed of the rounds", 0, 2**31 - 1, key=f"{key}-seed"))
     _draw("morph", (vocab, p, q), f"{key}-morph", pace, 0.3)
     _draw("proof", (vocab, p, q, 2000, seed), f"{key}-proof", pace, 0.2)

@@ -23,12 +23,24 @@ when a new session starts. The browser is known by Streamlit's own XSRF cookie: 
 token is the same for every request of one browser, and the cookie value masks it
 differently each time (``browser_id`` unmasks it and keeps only a hash). Without that
 cookie (XSRF protection off) settings last as long as the session.
+
+A visitor controls both the cookie and every value (a hand-made websocket message is not
+bound by the browser's widgets), so the store is bounded in bytes as well as in count:
+``BYTES_PER_BROWSER`` per browser (a value that would pass it is not kept) and ``BYTES``
+in all (the least recently seen browsers forgotten first). A value is kept, restored or
+put back into a widget only when ``storable`` (a bool, a bounded int, a finite float, a
+string of at most ``MAX_CHARS`` characters, a short tuple of short strings, None) and
+of the default's kind (an int where the default is an int; a float for a float) and,
+where the page gives one, ``valid`` (its range or its options); anything else is
+replaced by the default.
 """
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections import OrderedDict
+from fractions import Fraction
 
 import streamlit as st
 
@@ -37,14 +49,89 @@ SEEN = "memory-link:"
 RESTORED = "memory-restored"
 BROWSERS = 256  # browsers whose settings the server keeps
 KEYS = 200  # remembered settings per browser
+BYTES_PER_BROWSER = 32_768  # the size (``size``) of one browser's settings
+BYTES = 2 * 2**20  # the size of every browser's settings together
+MAX_CHARS = 1_000  # a remembered string (the longest text box: parts.text_input.MAX_TEXT)
+MAX_ITEMS, MAX_ITEM_CHARS = 16, 64  # a remembered tuple (a context: a few tokens)
+MAX_INT = 2**53  # a remembered int's magnitude (a seed is below 2**31)
 XSRF_COOKIE = "_streamlit_xsrf"
 _lock = threading.Lock()
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _store() -> OrderedDict:
-    """{browser id: {key: value}}, shared by every session of this server."""
+    """{browser id: {key: value}}, shared by every session of this server (its total size under
+    ``_sizes()["total"]``)."""
     return OrderedDict()
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _sizes() -> dict:
+    """{browser id: the size of its settings, "total": their sum}, kept beside ``_store``."""
+    return {"total": 0}
+
+
+def storable(value) -> bool:
+    """Is ``value`` of a kind and size a remembered setting may have: None, a bool, a number (an int or a
+    Fraction's terms of at most ``MAX_INT``, a finite float), a string of at most ``MAX_CHARS``, a tuple of at
+    most ``MAX_ITEMS`` numbers or strings of at most ``MAX_ITEM_CHARS`` (a context, a range)?
+
+    >>> storable(3), storable(0.5), storable("chain:3"), storable(("a", "b")), storable((1, 4)), storable(None)
+    (True, True, True, True, True, True)
+    >>> storable(10**401), storable(float("nan")), storable("x" * 1001), storable(["a"]), storable({"k": 1})
+    (False, False, False, False, False)
+    """
+    return value is None or isinstance(value, (bool, str)) and len(str(value)) <= MAX_CHARS or _number(value) or (
+        isinstance(value, tuple) and len(value) <= MAX_ITEMS
+        and all(_number(v) or isinstance(v, str) and len(v) <= MAX_ITEM_CHARS for v in value))
+
+
+def _number(value) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) <= MAX_INT
+    if isinstance(value, Fraction):
+        return abs(value.numerator) <= MAX_INT and value.denominator <= MAX_INT
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def same_kind(value, default) -> bool:
+    """Is ``value`` of ``default``'s kind (an int for an int, an int or a float for a float, a string for a
+    string, a tuple for a tuple; anything storable for a default of None)?
+
+    >>> same_kind(3, 0), same_kind(3, 0.5), same_kind(True, 0), same_kind(3, "normal"), same_kind("x", None)
+    (True, True, False, False, True)
+    """
+    if default is None:
+        return True
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def size(key: str, value) -> int:
+    """The bytes a setting is counted for: its key and its value's repr as UTF-8 text, plus 64 for the entry.
+
+    >>> size("k", "héllo"), size("k", 12)
+    (73, 67)
+    """
+    return 64 + len(key.encode("utf-8", "replace")) + len(repr(value).encode("utf-8", "replace"))
+
+
+def _fits(key: str, value, default, valid) -> bool:
+    """``storable``, of ``default``'s kind (None only where ``valid`` takes it) and ``valid`` (which may not
+    raise: a range check handed a string is simply False)."""
+    if not storable(value) or (value is None and default is not None and valid is None):
+        return False
+    if value is not None and not same_kind(value, default):
+        return False
+    try:
+        return valid is None or bool(valid(value))
+    except Exception:  # noqa: BLE001  a check written for the right kind, handed another
+        return False
 
 
 def browser_id(cookie: str | None) -> str | None:
@@ -91,29 +178,58 @@ def restore() -> None:
     with _lock:
         saved = dict(_store().get(bid, {}))
     for key, value in saved.items():
-        state.setdefault(PREFIX + key, value)
+        if isinstance(key, str) and storable(value):  # checked again on the way out (and by ``remember``)
+            state.setdefault(PREFIX + key, value)
 
 
 def _save(key: str, value) -> None:
     bid = _browser()
-    if bid is None:
+    if bid is None or not storable(value):
         return
     with _lock:
-        store = _store()
+        store, sizes = _store(), _sizes()
         saved = store.pop(bid, {})
-        if key in saved or len(saved) < KEYS:
+        used = sizes.pop(bid, 0)
+        grown = used + size(key, value) - (size(key, saved[key]) if key in saved else 0)
+        if (key in saved or len(saved) < KEYS) and grown <= BYTES_PER_BROWSER:
             saved[key] = value
-        store[bid] = saved  # the most recently seen last
-        while len(store) > BROWSERS:
-            store.popitem(last=False)
+            sizes["total"] += grown - used
+            used = grown
+        store[bid], sizes[bid] = saved, used  # the most recently seen last
+        while len(store) > BROWSERS or (sizes["total"] > BYTES and len(store) > 1):
+            old, _ = store.popitem(last=False)
+            sizes["total"] -= sizes.pop(old, 0)
+
+
+def stored_bytes(bid: str | None = None) -> int:
+    """The size of one browser's remembered settings (``bid``), or of all of them."""
+    with _lock:
+        sizes = _sizes()
+        return sizes["total"] if bid is None else sizes.get(bid, 0)
+
+
+def among(options):
+    """``valid`` for a choice: one of ``options``."""
+    options = tuple(options)
+    return lambda v: v in options
+
+
+def within(lo, hi):
+    """``valid`` for a number box or a slider: a number from ``lo`` to ``hi`` (a range slider's tuple: both
+    ends, in order)."""
+    def check(v):
+        ends = v if isinstance(v, tuple) else (v,)
+        return 1 <= len(ends) <= 2 and all(lo <= x <= hi for x in ends) and tuple(sorted(ends)) == tuple(ends)
+    return check
 
 
 def remember(key: str, default, link=None, valid=None):
     """Make ``st.session_state[key]`` this run's value of the widget ``key``; returns it.
 
     In order: ``link`` when it is not None and not yet seen, the widget's live value, the
-    remembered value, ``default``. A value that fails ``valid`` (say, a context the model
-    no longer has, a γ over the page's maximum) is replaced by ``default``.
+    remembered value, ``default``. A value that is not ``storable``, not of ``default``'s kind or
+    fails ``valid`` (say, a context the model no longer has, a γ over the page's maximum) is
+    replaced by ``default``.
     """
     state = st.session_state
     if link is not None and state.get(SEEN + key) != link:
@@ -121,7 +237,11 @@ def remember(key: str, default, link=None, valid=None):
         state[SEEN + key] = link
     elif key not in state:
         state[key] = state.get(PREFIX + key, default)
-    if valid is not None and not valid(state[key]):
+    try:
+        value = state[key]
+    except Exception:  # noqa: BLE001  a widget value Streamlit itself cannot read back (parts.guard)
+        value = _MISSING
+    if value is _MISSING or not _fits(key, value, default, valid):
         state[key] = default
     if state.get(PREFIX + key, _MISSING) != state[key]:
         _save(key, state[key])

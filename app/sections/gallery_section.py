@@ -57,8 +57,8 @@ def show(device: str) -> None:
                 "first 2 layers, on the target's KV cache, with its final norm and head, or with a small exit "
                 "head trained to match p: `+head`). Each is measured at γ = 4 against plain decoding "
                 "of the target, interleaved in the same run.")
-    for key, default in (("gallery-n", 60), ("gallery-repeats", 1), ("gallery-prompts", 1)):
-        memory.remember(key, default)  # kept across pages
+    for key, default, lo, hi in (("gallery-n", 60, 20, 200), ("gallery-repeats", 1, 1, 5), ("gallery-prompts", 1, 1, 3)):
+        memory.remember(key, default, valid=memory.within(lo, hi))  # kept across pages
     with st.form("gallery-form"):
         c1, c2, c3 = st.columns(3)
         n_tokens = c1.slider("characters per prompt", 20, 200, step=10, key="gallery-n")

@@ -39,8 +39,9 @@ def show(scheme) -> None:
     st.markdown("The same walk on the real character-level pair (distilled drafter, T = 1, CPU): the drafter "
                 "drafts the tree level by level, the target scores **every node in one pass** through the tree "
                 "mask with tree position ids, and both KV caches keep only the accepted path.")
-    for key, default in (("tree-gpt-prompt", "def main("), ("tree-gpt-n", 40), ("tree-gpt-seed", 0)):
-        memory.remember(key, default)  # kept across pages
+    for key, default, valid in (("tree-gpt-prompt", "def main(", None), ("tree-gpt-n", 40, memory.within(8, MAX_CHARS)),
+                                ("tree-gpt-seed", 0, memory.within(0, 10**6))):
+        memory.remember(key, default, valid=valid)  # kept across pages
     with st.form("tree-gpt-form"):
         c1, c2, c3 = st.columns([3, 1, 1])
         prompt = c1.text_input("prompt", key="tree-gpt-prompt")

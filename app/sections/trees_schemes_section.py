@@ -72,7 +72,7 @@ def block_vs_chain(model, context, seed: int) -> None:
     st.markdown("**Block** verification reads a drafted chain as a whole: one coin per position, with a probability "
                 "computed from the whole block, and it keeps the prefix up to the last coin that comes up heads, a "
                 "random stopping point (not the longest prefix that could pass).")
-    memory.remember(f"{KEY}-gamma", 3)
+    memory.remember(f"{KEY}-gamma", 3, valid=memory.within(1, MAX_CHAIN))
     gamma = int(st.number_input("γ: drafted chain", 1, MAX_CHAIN, key=f"{KEY}-gamma"))
     both = scheme_view.chain_keep(model, context, gamma, seed)
     st.markdown(f"Seed {seed} drafts **{md_tokens(both['drafts'])}** after *{md_tokens(context)}*; both rules read "

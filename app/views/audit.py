@@ -48,7 +48,7 @@ with st.sidebar:  # every setting is remembered across pages and reloads (parts.
     scheme = st.selectbox("Scheme (specsim's decoder)", SCHEMES, key=kept("audit-scheme", SCHEMES[0], SCHEMES))
     top_k = st.selectbox("top-k", TOP_K, format_func=lambda k: "off" if k is None else str(k),
                          key=kept("audit-topk", None, TOP_K))
-    seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, key=kept("audit-seed", 0)))
+    seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, key=kept("audit-seed", 0, range(10**6 + 1))))
 
 value = ENGINES[label][0]
 engine = value if value in ("specsim", "hf") else f"{EXAMPLES}:{value}"

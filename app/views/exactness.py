@@ -17,9 +17,9 @@ st.caption("Speculative decoding claims its output has **exactly** the target's 
 with st.sidebar:
     model = widgets.model_picker("exact")
     if model is not None:
-        memory.remember("exact-n", 3)
+        memory.remember("exact-n", 3, valid=memory.within(1, 5))
         n_tokens = st.number_input("N: tokens to compare", min_value=1, max_value=5, key="exact-n")
-        memory.remember("exact-gammas", (1, 4))
+        memory.remember("exact-gammas", (1, 4), valid=memory.within(1, 6))
         gammas = st.slider("γ range", min_value=1, max_value=6, key="exact-gammas")
 if model is None:
     st.stop()
@@ -70,7 +70,7 @@ o1, o2 = st.columns(2)
 with o1:
     round_ctx = widgets.context_picker(model, "exact-round-ctx", label="round from context")
 with o2:
-    memory.remember("exact-round-gamma", 3)
+    memory.remember("exact-round-gamma", 3, valid=memory.within(1, 6))
     round_gamma = st.number_input("γ for the round", min_value=1, max_value=6, key="exact-round-gamma")
 if not widgets.within_bounds(bounds.check_round, model, int(round_gamma)):
     st.stop()

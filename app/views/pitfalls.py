@@ -26,7 +26,7 @@ with st.sidebar:
     if model is not None:
         context = widgets.context_picker(model, "pit-ctx")
         scheme = scheme_picker.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
-        memory.remember("pit-n", 2)
+        memory.remember("pit-n", 2, valid=memory.within(1, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="pit-n"))
 if model is None or scheme is None or not widgets.within_bounds(pitfalls.check_lab, model, scheme, n_tokens):
     st.stop()  # pitfalls.check_lab: the same guard as `specsim pitfalls`

@@ -71,10 +71,14 @@ if bad_params:
 names = sv.preset_names()
 names["hardware"].append(CPU)
 d = sv.Settings(context=DEFAULT_CONTEXT)
-for name, default in (("hw", d.hardware), ("target", d.target), ("draft", d.draft), ("context", d.context),
-                      ("alpha", d.alpha), ("window", 0), ("devices", 1), ("gamma", 4)):
+for name, default, valid in (("hw", d.hardware, memory.among(names["hardware"])),
+                             ("target", d.target, memory.among(names["models"])),
+                             ("draft", d.draft, memory.among(names["models"])),
+                             ("context", d.context, memory.within(1, sv.MAX_CONTEXT)), ("alpha", d.alpha, memory.within(0, 1)),
+                             ("window", 0, memory.within(0, sv.MAX_CONTEXT)), ("devices", 1, memory.within(1, sv.MAX_DEVICES)),
+                             ("gamma", 4, memory.within(1, max(sv.GAMMAS)))):
     link = query.get({"hw": "hardware"}.get(name, name))  # a link's setting wins once (parts.memory)
-    memory.remember(f"{KEY}-{name}", default, link)
+    memory.remember(f"{KEY}-{name}", default, link, valid)
 
 with st.sidebar:
     hw_name = st.selectbox("hardware", names["hardware"], key=f"{KEY}-hw",

@@ -27,12 +27,12 @@ st.markdown(
 
 controls, chart = st.columns([1, 2])  # the curve beside its sliders: on a projector both fit one screen
 a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
-memory.remember("sp-alpha", 0.8, a0)
+memory.remember("sp-alpha", 0.8, a0, valid=memory.within(0.0, 0.99))
 alpha_f = controls.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
-memory.remember("sp-cost", 0.05, c0)
+memory.remember("sp-cost", 0.05, c0, valid=memory.within(0.0, C_MAX))
 cost_f = controls.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost")
-memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA)
+memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA, valid=memory.within(1, 64))
 max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max"))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
@@ -83,7 +83,7 @@ if model is None:
 with e2:
     context = widgets.context_picker(model, "sp-ctx")
 with e3:
-    memory.remember("sp-top", 5)
+    memory.remember("sp-top", 5, valid=memory.within(1, 6))
     top = int(st.number_input("γ up to", 1, 6, key="sp-top"))
 if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()

@@ -21,6 +21,7 @@ from specsim.views import replay
 
 KEY = "stepper"
 MAX_GAMMA = 8
+SPEEDS = (0.3, 0.6, 1.0, 2.0)  # seconds per event
 
 st.title("Round stepper")
 tryit.back_to_lesson()
@@ -35,10 +36,10 @@ with st.sidebar:
                                          link=tuple(wanted.split(" ")) if wanted else None)
         every = scheme_picker.every_family("chain", "block", "confidence", "tree", "dynamic")  # a new one too
         scheme = scheme_picker.scheme_picker(KEY, model, "chain:3", kinds=every, max_gamma=MAX_GAMMA)
-        memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1))
+        memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1), valid=memory.within(0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
-        memory.remember(f"{KEY}-speed", 0.6)
-        speed = st.select_slider("play speed (seconds per event)", [0.3, 0.6, 1.0, 2.0], key=f"{KEY}-speed")
+        memory.remember(f"{KEY}-speed", 0.6, valid=memory.among(SPEEDS))
+        speed = st.select_slider("play speed (seconds per event)", SPEEDS, key=f"{KEY}-speed")
 if model is None or scheme is None:
     stepper.stop(KEY)
     st.stop()

@@ -31,9 +31,10 @@ with st.sidebar:
     if model is not None:
         context = widgets.context_picker(model, f"{KEY}-ctx")
         scheme = scheme_picker.scheme_picker(KEY, model, "tree:2,2,1", kinds=("tree", "dynamic", "confidence"))
-        memory.remember(f"{KEY}-seed", 0, widgets.query_int(params.get("seed"), 0, SEED_MAX))
+        memory.remember(f"{KEY}-seed", 0, widgets.query_int(params.get("seed"), 0, SEED_MAX),
+                        valid=memory.within(0, SEED_MAX))
         seed = int(st.number_input("seed", 0, SEED_MAX, key=f"{KEY}-seed"))
-        memory.remember(f"{KEY}-speed", 1.0)
+        memory.remember(f"{KEY}-speed", 1.0, valid=memory.among((0.5, 1.0, 2.0)))
         speed = st.select_slider("play speed (seconds per event)", [0.5, 1.0, 2.0], key=f"{KEY}-speed")
 if model is None:
     stepper.stop(KEY)

@@ -32,9 +32,9 @@ with st.sidebar:
     model = widgets.model_picker("wb")
     if model is not None:
         context = widgets.context_picker(model, "wb-ctx")
-        memory.remember("wb-gamma", 2)
+        memory.remember("wb-gamma", 2, valid=memory.within(1, 4))
         gamma = int(st.number_input("γ: draft length", 1, 4, key="wb-gamma"))
-        memory.remember("wb-n", 2)
+        memory.remember("wb-n", 2, valid=memory.within(1, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="wb-n"))
 cells = len(family.BETAS) * len(family.LAMBDAS)
 if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma, rounds=2 * cells)
@@ -42,16 +42,16 @@ if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma,
     st.stop()
 
 controls, chart = st.columns([2, 3])  # the map beside its controls: on a projector both fit one screen
-memory.remember("wb-beta", 1)
+memory.remember("wb-beta", 1, valid=memory.among(family.BETAS))
 beta = controls.select_slider("β: acceptance exponent", family.BETAS, key="wb-beta",
                               help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")
-memory.remember("wb-lam", family.LAMBDAS[-1])
+memory.remember("wb-lam", family.LAMBDAS[-1], valid=memory.among(family.LAMBDAS))
 lam = controls.select_slider("λ: residual weight in the replacement", family.LAMBDAS,
                              format_func=widgets.fmt, key="wb-lam",
                              help="λ = 1 draws the replacement from the residual r; λ = 0 resamples from p")
 memory.remember("wb-bonus", True)
 bonus = controls.toggle("bonus token after full acceptance", key="wb-bonus")
-memory.remember("wb-cmp", family.COMPARISONS[0])
+memory.remember("wb-cmp", family.COMPARISONS[0], valid=memory.among(family.COMPARISONS))
 comparison = controls.radio("keep the draft when", family.COMPARISONS, horizontal=True, key="wb-cmp",
                             format_func=lambda c: f"u {c} a(x)")
 

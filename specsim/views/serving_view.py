@@ -176,9 +176,8 @@ def measured(result: dict) -> dict:
         run = result["runs"][0]
         points = {}
         for row in run["rows"]:
-            b, g, m, p = row["batch"], row["gamma"], float(row["speedup"]), float(row["predicted_speedup"])
-            if not (isinstance(b, int) and isinstance(g, int) and 1 <= b <= roofline.MAX_BATCH and 0 <= g <= 64
-                    and math.isfinite(m) and math.isfinite(p)):
+            b, g, m, p = row["batch"], row["gamma"], _ratio(row["speedup"]), _ratio(row["predicted_speedup"])
+            if not (isinstance(b, int) and isinstance(g, int) and 1 <= b <= roofline.MAX_BATCH and 0 <= g <= 64):
                 raise ValueError
             if g >= 1:
                 points.setdefault(g, []).append((b, m, p))
@@ -203,6 +202,41 @@ def dtypes_for(hardware_name: str) -> list:
         return ["fp32"]
     peaks = hardware.hardware_named(hardware_name).peak_flops
     return [d for d in models.DTYPE_BYTES if d in peaks]
+
+
+MAX_RATIO = 1e6  # a speedup in an uploaded result: any real one is far below
+
+
+def _ratio(value) -> float:
+    """``value`` as a float when it is a number (not a bool) from 0 to ``MAX_RATIO``; else ValueError (a
+    401-digit integer is refused by its size, before any conversion could overflow)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError
+    if isinstance(value, int) and not -1 < value <= MAX_RATIO:
+        raise ValueError
+    if not (math.isfinite(value) and 0 <= value <= MAX_RATIO):
+        raise ValueError
+    return float(value)
+
+
+MAX_DIGITS = 30  # of one number in an uploaded JSON (a count, a time, a speedup; 17 digits is a double's)
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"the file holds a number of {len(text.lstrip('-')):,} digits; the limit is {MAX_DIGITS}")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text) if len(text) <= 4 * MAX_DIGITS else math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"the file holds the number {text[:20]}{'…' if len(text) > 20 else ''}: out of range")
+    return value
+
+
+def _json_constant(text: str):
+    raise ValueError(f"the file holds {text}, which is not a number JSON allows")
 
 
 def _count(value, most: int, none: bool = False):
@@ -230,11 +264,19 @@ def read_bench(raw: bytes) -> dict:
     Traceback (most recent call last):
     ...
     ValueError: not a serve-bench result: expected the JSON of `specsim gpt serve-bench --json`
+    >>> read_bench(b'{"runs": [{"rows": [{"speedup": ' + b"9" * 401 + b'}]}]}')
+    Traceback (most recent call last):
+    ...
+    ValueError: the file holds a number of 401 digits; the limit is 30
+
+    Every number is parsed with its size checked (``MAX_DIGITS``; a float that overflows to infinity,
+    NaN and Infinity are refused), so no conversion of it can overflow later.
     """
     if len(raw) > MAX_BENCH_BYTES:
         raise ValueError(f"the file has {len(raw):,} bytes; the limit is {MAX_BENCH_BYTES:,}")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_int=_json_int, parse_float=_json_float,
+                          parse_constant=_json_constant)
     except UnicodeDecodeError:
         raise ValueError("the file is not UTF-8 text") from None
     except RecursionError:
