@@ -3,8 +3,10 @@
 The numbers in the lessons are checked by their own doctests (pytest collects
 ``lessons/*.md`` through ``--doctest-glob``); this file checks what a doctest
 cannot: that there are enough lessons, in order, that each has a worked
-example, an exercise with an answer, a link to an app page that exists, and
-references, and that the app shows every one of them without an exception.
+example, something to practise (exercises with answers, or check-yourself
+questions), a link to an app page that exists, and references, and that the
+app shows every one of them without an exception. The course's own contract
+(metadata, figures, checks, reading time) is tests/test_course.py.
 """
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ VIEWS = ROOT / "app" / "views"
 ENTRY = ROOT / "app" / "streamlit_app.py"
 
 NAME = re.compile(r"^(\d\d)-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
-PAGE_LINK = re.compile(r"\]\(/([a-z0-9_]+)(?:\?[^)\s]*)?\)")  # [label](/page) or [label](/page?x=1)
-TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\(/[a-z0-9_]+(?:\?[^)\s]*)?\)")
+APP = "http://localhost:8501/"  # a link into the app: [label](http://localhost:8501/page?x=1) (the old form: (/page))
+PAGE_LINK = re.compile(r"\]\((?:" + re.escape(APP) + r"|/)([a-z0-9_]*)(?:\?[^)\s]*)?\)")
+TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\((?:" + re.escape(APP) + r"|/)[a-z0-9_]*(?:\?[^)\s]*)?\)")
 
 FILES = sorted(p for p in LESSONS.glob("*.md") if p.name.lower() != "readme.md")
 
@@ -57,10 +60,12 @@ def test_lesson_has_doctest_examples(path):
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_lesson_has_exercises_with_answers(path):
+    """Something to practise: exercises (each with a worked answer) or check-yourself questions (the course
+    makes Exercises optional; tests/test_course.py checks the questions)."""
     body = text(path)
     exercises = re.findall(r"^#{3,4} Exercise\b", body, flags=re.M)
     answers = re.findall(r"^#{4,5} Answer\b", body, flags=re.M)
-    assert exercises, "at least one exercise"
+    assert exercises or "\n## Check yourself\n" in body, "at least one exercise or a check-yourself section"
     assert len(answers) >= len(exercises), "every exercise has a worked answer"
 
 
@@ -69,6 +74,8 @@ def test_lesson_exercises_are_numbered_in_order_under_one_heading(path):
     """Every lesson numbers its exercises the same way: "## Exercises", then "### Exercise 1", 2, ..."""
     body = text(path)
     numbers = re.findall(r"^### Exercise(?: (\d+))?$", body, flags=re.M)
+    if not numbers and "\n## Exercises\n" not in body:
+        return  # no exercises (a lesson may practise with its check-yourself questions only)
     assert all(numbers), "an exercise without its number"
     assert [int(n) for n in numbers] == list(range(1, len(numbers) + 1))
     assert body.count("\n## Exercises\n") == 1
@@ -79,7 +86,7 @@ def test_lesson_exercises_are_numbered_in_order_under_one_heading(path):
 def test_lesson_links_to_pages_that_exist(path):
     body = text(path)
     assert TRY_IT.search(body), "a **Try it:** link to an app page"
-    pages = PAGE_LINK.findall(body)
+    pages = [p or "home" for p in PAGE_LINK.findall(body)]
     assert pages
     missing = [p for p in pages if not (VIEWS / f"{p}.py").exists()]
     assert not missing, f"links to pages that do not exist: {missing}"
@@ -92,7 +99,7 @@ def test_lesson_links_to_pages_that_exist(path):
 def test_no_page_link_hides_inside_a_folded_answer(path):
     """The app folds each answer into a closed expander: a Try-it link there is invisible."""
     for answer in re.findall(r"^#### Answer\n(.*?)(?=^#{1,4} |\Z)", text(path), re.S | re.M):
-        assert "](/" not in answer, f"{path.name}: a page link inside an answer"
+        assert "](/" not in answer and f"]({APP}" not in answer, f"{path.name}: a page link inside an answer"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -121,6 +128,7 @@ def test_lessons_page_renders_every_lesson():
     at.switch_page("views/lessons.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    at.radio(key="lesson-path").set_value("all").run()  # every lesson, not one path's
     box = at.selectbox(key="lesson-index")
     assert len(box.options) == len(FILES)
     for i, path in enumerate(FILES):
@@ -128,6 +136,7 @@ def test_lessons_page_renders_every_lesson():
         box.set_value(i)
         at.run()
         assert not at.exception, (path.name, [e.value for e in at.exception])
+        assert not at.error, (path.name, [e.value for e in at.error])  # every figure drawn
         shown = "\n".join(m.value for m in at.markdown)
         title = text(path).splitlines()[0][2:].strip()
         assert title in shown, f"lesson {path.name} is not on the page"
