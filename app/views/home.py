@@ -1,45 +1,94 @@
-"""Home: what speculative decoding is, one round replayed, a map of the app."""
+"""Home: a first tour (one round of the reference toy model, step by step, each idea told before it
+appears), why the output is exactly p (a picture), then a map of the app and the course."""
 import streamlit as st
 
 from parts import event_text, memory, nav, presenter, tokens
-from sections import lesson_index, tryit
+from sections import home_tour, lesson_index, tryit
 from specsim import sampling, toy
+from specsim.plots import charts
 from specsim.plots import rounds as plots_rounds
+from specsim.views import course
 
 st.title("specsim: speculative decoding, simulated exactly")
 tryit.back_to_lesson()  # a lesson's link to Home (?from_lesson=N) gets its way back
-st.markdown("A small **drafter** guesses γ tokens ahead; the big **target** checks them all in one pass and keeps "
-            "each, left to right, with probability **min(1, p/q)**: the output is exactly the target's, and it comes "
-            "sooner when the drafter is cheap and often right. "
-            "One round, replayed:")
 MODEL, CONTEXT, GAMMA = toy.load_model("seed"), ("a",), 3
+st.markdown("A big language model writes one token per pass, and each pass is slow. **Speculative decoding** "
+            "lets a small model guess a few tokens ahead and the big one check them all in one pass: the text "
+            "comes out exactly as the big model alone would write it, only sooner. A first tour, one round "
+            "step by step (the toy vocabulary is a, b, c; the text so far is “a”); press **Next step**:")
 
 
 def new_round():
     st.session_state["home-seed"] = st.session_state.get("home-seed", 0) + 1
-    for key in ("home-event", memory.PREFIX + "home-event"):  # show the new round whole; drag back to replay it
+    for key in ("home-event", memory.PREFIX + "home-event"):  # the new round starts at its first step
         st.session_state.pop(key, None)
 
 
 memory.remember("home-seed", 0)  # the round shown survives a visit to another page
-trace = sampling.trace_round(MODEL, CONTEXT, GAMMA, seed=st.session_state["home-seed"])
+seed = st.session_state["home-seed"]
+trace = sampling.trace_round(MODEL, CONTEXT, GAMMA, seed=seed)
 events = trace.events()
-memory.remember("home-event", len(events), valid=lambda v: isinstance(v, int) and 1 <= v <= len(events))
-# the chart first (at 1280×720 it is on the first screen, on a phone right under the slider); the words beside it
+other = home_tour.other_seed(MODEL, CONTEXT, GAMMA, seed, bonus=trace.bonus is None)
+steps = len(events) + (other is not None)  # the round's events, then the other way a round ends
+memory.remember("home-event", 1, valid=lambda v: isinstance(v, int) and 1 <= v <= steps)
+
+
+def move(delta: int) -> None:
+    st.session_state["home-event"] = min(max(st.session_state["home-event"] + delta, 1), steps)
+
+
 chart, words = st.columns([3, 2])
 with chart:
-    c1, c2 = st.columns([5, 2], vertical_alignment="bottom")
-    step = c1.slider("replay the round: drag back to event 1 and forward again", 1, len(events), key="home-event")
-    c2.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
-    presenter.chart(plots_rounds.event_figure(trace, step - 1), key="home-figure")
+    back, ahead, again = st.columns(3, vertical_alignment="bottom")
+    back.button("Back", on_click=move, args=(-1,), icon=":material/arrow_back:", key="home-prev", width="stretch",
+                disabled=st.session_state["home-event"] <= 1)
+    ahead.button("Next step", on_click=move, args=(1,), icon=":material/arrow_forward:", key="home-next",
+                 width="stretch", type="primary", disabled=st.session_state["home-event"] >= steps)
+    again.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
+    step = st.slider("step of the tour (drag back to replay)", 1, steps, key="home-event",
+                     help=f"Steps 1 to {len(events)}: the round's events; "
+                          + (f"step {steps}: a round that ends the other way." if other is not None else ""))
+    ending = step > len(events)
+    if ending:
+        shown = sampling.trace_round(MODEL, CONTEXT, GAMMA, seed=other)
+        figure = plots_rounds.event_figure(shown, len(shown.events()) - 2)  # its bonus or its replacement
+    else:
+        figure = plots_rounds.event_figure(trace, step - 1)
+    presenter.chart(figure, key="home-figure")
 with words:
-    st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
-    st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),
-                unsafe_allow_html=True)
-    for ev in events[:step]:
-        st.markdown("- " + event_text.describe_event(ev, GAMMA))
-    st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {st.session_state['home-seed']}.")
+    if ending:
+        st.markdown(home_tour.other_ending(shown))
+        st.markdown(tokens.stream_html(CONTEXT, [], shown, -1), unsafe_allow_html=True)
+        st.caption(f"The other ending: seed {other}. Press **Back** to return to the round, or **New round**.")
+    else:
+        kind = events[step - 1]["kind"]
+        st.markdown(home_tour.NOW[kind if kind in home_tour.NOW else "emit"])
+        st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
+        st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),
+                    unsafe_allow_html=True)
+        teaser = home_tour.teaser(events, step - 1)
+        if teaser:
+            st.info(teaser, icon=":material/lightbulb:")
+        for ev in events[:step]:
+            st.markdown("- " + event_text.describe_event(ev, GAMMA))
+        st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {seed}.")
 nav.page_link("stepper", "Round stepper: more rounds, your seed")  # one line at 420 px
+
+st.subheader("Why the output is exactly p")
+p, q = MODEL.p(CONTEXT), MODEL.q(CONTEXT)
+picture, why = st.columns([3, 2])
+with picture:
+    presenter.chart(charts.residual_stack(MODEL.vocab, p, q), key="home-exact")
+with why:
+    st.markdown("After “a”, each token can come out of a round's first position in two ways: **drafted and "
+                "kept** (green), or **rejected, then drawn from the residual** (red). Stacked, the two ways "
+                "add up to the target's own chance p (the black line) for every token:")
+    for line in home_tour.two_ways(MODEL.vocab, p, q):
+        st.markdown("- " + line)
+    st.markdown("So the drafter changes only how fast tokens come, never which ones. Lesson 4 shows why this "
+                "holds at every position of a round, and the Exactness page checks it with exact fractions for "
+                "whole sequences.")
+nav.page_link("exactness", "Exactness: the proof, in fractions")
 
 st.subheader("What speculative decoding is")
 st.markdown(
@@ -50,20 +99,30 @@ st.markdown(
     "replacement from the **residual r = max(0, p − q)**, normalized; if every draft survives it adds "
     "a **bonus** token from p. The result is exactly as if the target had sampled alone, "
     "and faster when the drafter is cheap and often right (slower when it is not): here you can check both claims.")
+nav.page_link("glossary", "Glossary: p, q, γ, α, c and the other symbols, one definition each")
 
 st.subheader("Where to go")
-cols = st.columns(2)
-for k, page in enumerate(p for p in nav.PAGES if p != nav.HOME):
-    with cols[k % 2]:
-        # a page link's label is one line, cut with "…" when too long: the blurb goes below it, wrapped
-        st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
-        st.caption(page.blurb)
-
-lessons = lesson_index.lessons()
-if lessons:
-    st.subheader("Lessons")
+others = [p for p in nav.PAGES if p != nav.HOME]
+for row in range(0, len(others), 2):  # row by row: on a phone the columns stack in the sidebar's order
     cols = st.columns(2)
-    for k, (path, title) in enumerate(lessons):
-        with cols[k * 2 // len(lessons)]:
-            st.page_link("views/lessons.py", label=title, icon=":material/menu_book:",
-                         query_params={"lesson": str(k + 1)})
+    for col, page in zip(cols, others[row:row + 2]):
+        with col:
+            # a page link's label is one line, cut with "…" when too long: the blurb goes below it, wrapped
+            st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
+            st.caption(page.blurb)
+
+entries = lesson_index.course_entries()
+if entries:
+    info = [les for _, les in entries]
+    st.subheader("The course")
+    core = course.path_minutes(info, "core")
+    st.markdown(f"Start with the **core path** ({len(course.PATHS['core'])} lessons, "
+                f"{course.minutes_text(core)} of reading); the Lessons page shows the engineer's and the "
+                "researcher's paths too, and draws every figure live.")
+    for k, les in enumerate(info):
+        if les.number in course.PATHS["core"]:
+            # the whole title, wrapped below a short link (a long link label is cut at a phone's width)
+            st.page_link("views/lessons.py", label=f"**Lesson {les.number}** · {course.minutes_text(les.minutes)}",
+                         icon=":material/menu_book:", query_params={"lesson": str(k + 1)})
+            st.caption(les.title)
+    st.page_link("views/lessons.py", label="All lessons and the course map", icon=":material/map:")
