@@ -20,6 +20,8 @@ PAGES = [
              "what speculative decoding is, one round replayed"),
     PageInfo("views/lessons.py", "Lessons", ":material/school:", "Start",
              "the lessons, in order, each linked to its page"),
+    PageInfo("views/glossary.py", "Glossary", ":material/dictionary:", "Start",
+             "p, q, γ, α, c, v, K, TV, the residual, SE, cells, p-value: one definition each"),
     PageInfo("views/stepper.py", "Round stepper", ":material/play_circle:", "Toy models",
              "play rounds forward one event at a time"),
     PageInfo("views/residual.py", "Residual explorer", ":material/stacked_bar_chart:", "Toy models",
