@@ -14,8 +14,7 @@ from ...exact import round_distribution, speculative_joint, target_joint
 from ...rule import alpha
 from ...schemes import Chain
 from ...toy import load_model
-from ..charts import exact_dec
-from ..charts import outcome_sunburst
+from ..charts import exact_dec, outcome_sunburst
 from ..rounds import distribution_vs_target
 from .figure import Control, LessonFigure
 from .l01 import exact_stack
