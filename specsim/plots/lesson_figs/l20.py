@@ -11,7 +11,7 @@ from ...schemes import Chain, Tree
 from ...toy import load_model
 from .. import rounds
 from ..charts import exact_dec
-from . import LessonFigure
+from .figure import LessonFigure
 
 
 def _figure(pit, model, context, scheme, n_tokens, title):

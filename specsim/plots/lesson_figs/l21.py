@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...toy import load_model
 from .. import gallery
-from . import Control, LessonFigure
+from .figure import Control, LessonFigure
 
 
 def acceptances() -> dict:

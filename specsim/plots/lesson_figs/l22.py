@@ -13,7 +13,7 @@ from ...schemes import parse
 from ...toy import load_model
 from ...views import scheme_view, tree_view
 from .. import tree
-from . import LessonFigure
+from .figure import LessonFigure
 
 CONTEXT = ("a",)
 DYNAMIC = "tree:dynamic,budget=6,depth=3,topk=2"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...views import serving_view
 from .. import serving
 from ..colors import P_COLOR, RESIDUAL_COLOR, WHITE
-from . import LessonFigure
+from .figure import LessonFigure
 
 
 def _heatmap(context: int):

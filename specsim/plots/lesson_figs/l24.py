@@ -13,7 +13,7 @@ from ...schemes import Chain
 from ...toy import load_model
 from .. import audit as audit_plots
 from ..colors import DARK_GREY
-from . import LessonFigure
+from .figure import LessonFigure
 
 CONTEXT, N_TOKENS, SCHEME = ("a",), 2, Chain(3)
 RUNS = 2000

@@ -13,7 +13,7 @@ from ...schemes import Chain
 from ...toy import load_model
 from ...transforms import greedy
 from .. import charts
-from . import Control, LessonFigure
+from .figure import Control, LessonFigure
 
 CONTEXT = ("a",)
 

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from ...serving import crossover_batch, latency_point, latency_table, max_batch, tokens_distribution
 from .. import charts
 from ..colors import GREY, P_COLOR, Q_COLOR, RESIDUAL_COLOR
-from . import LessonFigure
+from .figure import LessonFigure
 
 PAIR = ("llama-3-8b", "llama-3.2-1b", "h100-sxm")
 CONTEXT, ALPHA, GAMMA = 128, Fraction(4, 5), 4

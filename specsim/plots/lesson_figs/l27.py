@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...labs import retokenize
 from .. import charts
-from . import LessonFigure
+from .figure import LessonFigure
 
 CONTEXT = "a"
 
