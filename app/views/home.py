@@ -12,6 +12,7 @@ from specsim.views import course
 st.title("specsim: speculative decoding, simulated exactly")
 tryit.back_to_lesson()  # a lesson's link to Home (?from_lesson=N) gets its way back
 MODEL, CONTEXT, GAMMA = toy.load_model("seed"), ("a",), 3
+LESSON_LINKS = "home-lessons"  # the container of the core lessons' links (their labels wrap)
 st.markdown("A big language model writes one token per pass, and each pass is slow. **Speculative decoding** "
             "lets a small model guess a few tokens ahead and the big one check them all in one pass: the text "
             "comes out exactly as the big model alone would write it, only sooner. A first tour, one round "
@@ -39,12 +40,12 @@ def move(delta: int) -> None:
 
 chart, words = st.columns([3, 2])
 with chart:
-    back, ahead, again = st.columns(3, vertical_alignment="bottom")
-    back.button("Back", on_click=move, args=(-1,), icon=":material/arrow_back:", key="home-prev", width="stretch",
-                disabled=st.session_state["home-event"] <= 1)
-    ahead.button("Next step", on_click=move, args=(1,), icon=":material/arrow_forward:", key="home-next",
-                 width="stretch", type="primary", disabled=st.session_state["home-event"] >= steps)
-    again.button("New round", on_click=new_round, icon=":material/casino:", key="home-new", width="stretch")
+    bar = st.container(horizontal=True, wrap=True)  # one row, on a phone too
+    bar.button("Back", on_click=move, args=(-1,), icon=":material/arrow_back:", key="home-prev",
+               disabled=st.session_state["home-event"] <= 1)
+    bar.button("Next step", on_click=move, args=(1,), icon=":material/arrow_forward:", key="home-next",
+               type="primary", disabled=st.session_state["home-event"] >= steps)
+    bar.button("New round", on_click=new_round, icon=":material/casino:", key="home-new")
     step = st.slider("step of the tour (drag back to replay)", 1, steps, key="home-event",
                      help=f"Steps 1 to {len(events)}: the round's events; "
                           + (f"step {steps}: a round that ends the other way." if other is not None else ""))
@@ -63,12 +64,12 @@ with words:
     else:
         kind = events[step - 1]["kind"]
         st.markdown(home_tour.NOW[kind if kind in home_tour.NOW else "emit"])
+        teaser = home_tour.teaser(events, step - 1)
+        if teaser:  # the idea the next step shows, told before it appears
+            st.info(teaser, icon=":material/lightbulb:")
         st.markdown(tokens.stream_html(CONTEXT, [], trace, step - 1), unsafe_allow_html=True)
         st.markdown(tokens.legend_html(["context", "pending", "draft", "rejected", "discarded", "correct", "bonus"]),
                     unsafe_allow_html=True)
-        teaser = home_tour.teaser(events, step - 1)
-        if teaser:
-            st.info(teaser, icon=":material/lightbulb:")
         for ev in events[:step]:
             st.markdown("- " + event_text.describe_event(ev, GAMMA))
         st.caption(f"The seed model (vocabulary a, b, c), context “a”, γ = {GAMMA}, seed {seed}.")
@@ -119,10 +120,13 @@ if entries:
     st.markdown(f"Start with the **core path** ({len(course.PATHS['core'])} lessons, "
                 f"{course.minutes_text(core)} of reading); the Lessons page shows the engineer's and the "
                 "researcher's paths too, and draws every figure live.")
-    for k, les in enumerate(info):
-        if les.number in course.PATHS["core"]:
-            # the whole title, wrapped below a short link (a long link label is cut at a phone's width)
-            st.page_link("views/lessons.py", label=f"**Lesson {les.number}** · {course.minutes_text(les.minutes)}",
-                         icon=":material/menu_book:", query_params={"lesson": str(k + 1)})
-            st.caption(les.title)
+    core = [(k, les) for k, les in enumerate(info) if les.number in course.PATHS["core"]]
+    # a page link's label is one line cut with "…": here it wraps instead, so every title is shown whole
+    st.html(f"<style>.st-key-{LESSON_LINKS} [data-testid='stPageLink'] * "
+            "{white-space: normal !important; overflow: visible !important; text-overflow: clip !important}</style>")
+    with st.container(key=LESSON_LINKS):
+        for row in range(0, len(core), 2):  # row by row: a phone stacks them in the path's order
+            for col, (k, les) in zip(st.columns(2), core[row:row + 2]):
+                col.page_link("views/lessons.py", label=f"{les.number}. {les.title} · {course.minutes_text(les.minutes)}",
+                              icon=":material/menu_book:", query_params={"lesson": str(k + 1)})
     st.page_link("views/lessons.py", label="All lessons and the course map", icon=":material/map:")
