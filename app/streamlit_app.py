@@ -11,6 +11,7 @@ The shared widgets are in ``app/parts/``, the pieces of one page in ``app/sectio
 imported as ``from parts import widgets``, with ``app/`` on ``sys.path`` (``streamlit run`` puts the
 script's folder there; the line below does it for any other runner).
 """
+import html
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import plotly.io
 import plotly.subplots
 import streamlit as st
 
-from parts import guard, memory, nav, presenter, warmup  # noqa: E402
+from parts import guard, memory, nav, presenter, viewbar, warmup  # noqa: E402
 
 guard.install()  # a widget value of the wrong type is ignored (parts.guard)
 
@@ -42,24 +43,42 @@ def warm_plotly() -> int:
     return len(plotly.io.to_json(fig)) + len(plotly.io.to_json(go.Figure(go.Sunburst(labels=["a"], parents=[""]))))
 
 
+# A spinner from the first paint: a page's own imports (Tiny GPT: PyTorch) or first computation can take
+# seconds on a fresh server before its title is drawn; the spinner stands above it and goes (CSS) as soon as
+# the page's title is there
+LOADING_HTML = ("<div class='page-loading' role='status'><span class='page-spinner'></span>"
+                "Loading {title}…</div>")
+LOADING_CSS = (".page-loading{display:flex;gap:.6rem;align-items:center;color:#555;font-size:1rem;margin-top:1rem}"
+               ".page-spinner{width:1.1rem;height:1.1rem;border:3px solid #ddd;border-top-color:#ff4b4b;"
+               "border-radius:50%;animation:page-spin .8s linear infinite}"
+               "@keyframes page-spin{to{transform:rotate(360deg)}}"
+               "[data-testid='stMain']:has(h1) .st-key-page-loading{display:none}")
+
+
 def main() -> None:
     memory.restore()  # a reload is a new session: this browser's settings come back (parts.memory)
     presenting = presenter.from_link()  # ?presenter=1: a projector (parts.presenter)
     st.set_page_config(page_title="specsim: speculative decoding", page_icon="🎯", layout="wide",
                        initial_sidebar_state="collapsed" if presenting else "auto")
     warm_plotly()
-    # less blank space above a page's title than Streamlit's 6rem: at 1280×720 the main chart starts higher;
+    # less blank space above a page's title than Streamlit's 6rem (3rem and the view bar's 1rem gap: the bar
+    # itself is fixed at the top right, parts.viewbar): at 1280×720 the main chart starts higher;
     # a table wider than the screen (a phone) scrolls sideways inside its own box instead of being cut off
-    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:4rem}"
-            "[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}</style>")
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3rem}"
+            "[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}" + LOADING_CSS
+            + "</style>")
     sections = {}
     for page in nav.PAGES:
         sections.setdefault(page.section, []).append(
             st.Page(page.path, title=page.title, icon=page.icon, default=page.path == nav.PAGES[0].path))
-    page = st.navigation(sections)
-    presenter.controls()  # the toggle, under the page list
+    page = st.navigation(sections, expanded=True)  # every page listed, none behind "View 3 more"
+    memory.begin(page.url_path)  # the settings this run remembers make the link to this view
+    with st.container(key="page-loading"):  # from the first paint until the page's title is drawn
+        st.html(LOADING_HTML.format(title=html.escape(page.title)))
+    link_slot, shown = viewbar.show(page)  # top right: link to this view, presenter mode, clicker (parts.viewbar)
     try:
         page.run()
+        viewbar.finish(link_slot, shown)
     finally:  # after the first page has run (never competing with it): the library's imports and the pages'
         warmup.start()  # fixed work, once per server, in the background (parts.warmup)
 

@@ -23,11 +23,6 @@ WEIGHTS = (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists()
 TOY_PAGES = [p.path for p in nav.PAGES if p.path != "views/tiny_gpt.py"]
 
 
-
-def generate(at):
-    """The Tiny GPT form's Generate button (in the sidebar: found by its label)."""
-    return next(b for b in at.button if b.label == "Generate")
-
 def charts(at) -> list:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
@@ -231,7 +226,7 @@ def test_tiny_gpt_page():
     shown = speedup.proto.help.replace("\\", "")  # the machine it was timed on, its name escaped (inert)
     assert f"torch {torch.__version__.split('+')[0]} with " in shown
     at.text_area(key="gpt-prompt").set_value("caf\u00e9")
-    generate(at).click().run()  # the form's Generate button
+    at.run()  # a change takes effect at once (no Generate button)
     assert not at.exception
     assert any("not in the vocabulary" in e.value for e in at.error)
     assert all(f["layout"].get("meta") != "placeholder" for f in charts(at))  # no "generating…" left behind
@@ -265,7 +260,7 @@ def test_tiny_gpt_page_runs_prompt_lookup_and_the_gallery():
     at = open_page("views/tiny_gpt.py", timeout=300)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
     at.text_area(key="gpt-prompt").set_value("x = 1\ny = 2\nx = 1\ny = 2\nx = ")
-    generate(at).click().run()
+    at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "measured" in " ".join(m.label for m in at.metric)
     hint = next(i.value for i in at.info if "Measure every drafter" in i.value)
@@ -287,6 +282,6 @@ def test_tiny_gpt_page_generates_with_lookup_from_the_default_prompt():
     them (it raised ValueError from the per-draft chart before)."""
     at = open_page("views/tiny_gpt.py", timeout=300)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
-    generate(at).click().run()
+    at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "measured" in " ".join(m.label for m in at.metric)

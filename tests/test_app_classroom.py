@@ -24,10 +24,10 @@ def test_presenter_link_sizes_charts_for_the_screen_and_the_toggle_turns_it_off(
     big, small = heights(at), heights(plain)
     assert len(big) == len(small) and all(b >= 504 and b >= s for b, s in zip(big, small)), (big, small)
     assert any("font-size: 20px" in str(h.proto.body) for h in at.get("html"))
-    at.select_slider(key="presenter-screen").set_value(1080).run()
-    assert min(heights(at)) >= 756
+    at.selectbox(key="presenter-screen").set_value(1080).run()
+    assert min(heights(at)) >= 810
     at.switch_page("views/residual.py").run()  # the mode is the session's: it stays on from page to page
-    assert at.toggle(key="presenter").value is True and min(heights(at)) >= 756
+    assert at.toggle(key="presenter").value is True and min(heights(at)) >= 810
     at.toggle(key="presenter").set_value(False).run()
     assert heights(at) == heights(open_page("views/residual.py"))
     assert not any("font-size: 20px" in str(h.proto.body) for h in at.get("html"))

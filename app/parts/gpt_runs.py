@@ -31,8 +31,15 @@ def store() -> dict:
 
 
 def queued() -> None:
-    st.info(f"Waiting for the server: {heavy.running()} heavy computation(s) running, "
-            f"at most {heavy.HEAVY_SLOTS} at a time. This page continues when it is done.")
+    """The page waits: for a heavy slot (others' computations running), or for this very computation, under
+    way for another visitor or the server's warm-up (``heavy.Store``: computed once)."""
+    running = heavy.running()
+    if running:
+        st.info(f"Waiting for the server: {running} heavy computation(s) running, at most {heavy.HEAVY_SLOTS} "
+                "at a time. This page continues when it is done.")
+    else:
+        st.info("Waiting for the server: it is computing this very run already (for another visitor, or warming "
+                "up). This page continues when it is done.")
 
 
 class Choice(NamedTuple):

@@ -7,14 +7,18 @@ with ``key=key`` and no ``value``/``index`` argument: the value lives on in
 ``st.session_state`` under a key no widget owns (``"memory:" + key``) and is
 put back as the widget's value on the page's next run.
 
-A link's setting (``?seed=5``, read by the page and passed as ``link``) wins
-once, on the run that first sees it: a later change made with the widget is
-not undone on the next rerun while the address still holds the link; a reload
-opens the page on what the address holds.
+A link's setting (``?seed=5``, read by the page and passed as ``link``; or any
+remembered key as a query parameter, ``?stepper-seed=5``, read strictly by
+``parts.links``) wins once, on the run that first sees it: a later change made
+with the widget is not undone on the next rerun while the address still holds
+the link; a reload opens the page on what the address holds.
 
-The pages do not write their settings into the address: Streamlit turns every
-change of ``st.query_params`` into a new browser history entry, so Back would
-step through settings instead of returning to the lesson that linked the page.
+The pages do not write their settings into the address as they change: Streamlit
+turns every change of ``st.query_params`` into a new browser history entry, so Back
+would step through settings instead of returning to the lesson that linked the page.
+Instead the keys a page remembers are collected run by run (``begin``, ``note``) and
+``view_params`` makes the link to the view on demand ("Copy link to this view",
+``parts.viewbar``).
 
 A reload opens a new Streamlit session, with an empty ``st.session_state``. So the
 remembered values are also kept on the server, per browser (``BROWSERS`` of them at
@@ -44,9 +48,12 @@ from fractions import Fraction
 
 import streamlit as st
 
+from parts import links
+
 PREFIX = "memory:"
 SEEN = "memory-link:"
 RESTORED = "memory-restored"
+PAGE, RUN, LAST = "memory-page", "memory-run", "memory-last"  # the links' bookkeeping (``begin``)
 BROWSERS = 256  # browsers whose settings the server keeps
 KEYS = 200  # remembered settings per browser
 BYTES_PER_BROWSER = 32_768  # the size (``size``) of one browser's settings
@@ -223,6 +230,61 @@ def within(lo, hi):
     return check
 
 
+def _from_address(key: str, default, valid):
+    """The value of the query parameter named ``key`` (a link to a view, ``parts.links``), read strictly:
+    None when absent or not a value this setting may take."""
+    try:
+        text = st.query_params.get(key)
+    except Exception:  # noqa: BLE001  no request (a bare run)
+        return None
+    value = links.parse(text, default) if text is not None else links.BAD
+    return None if value is links.BAD or not _fits(key, value, default, valid) else value
+
+
+def begin(page: str) -> None:
+    """At the start of a full run of ``page``: the keys remembered in the run before become that page's
+    last keys (``last_keys``), and this run's keys are collected anew."""
+    state = st.session_state
+    done, run = state.get(PAGE), state.get(RUN)
+    if done is not None and run:
+        last = state.setdefault(LAST, {})
+        last[done] = dict(run)
+        while len(last) > 64:  # pages, in fact (13)
+            last.pop(next(iter(last)))
+    state[PAGE], state[RUN] = page, {}
+
+
+def note(name: str, text: str | None = None) -> None:
+    """Put ``name`` in this run's link: a remembered key (its value read when the link is made), or a
+    parameter with its own ``text`` (the toy model's name, read by ``parts.widgets.model_picker``)."""
+    run = st.session_state.get(RUN)
+    if run is not None and (name in run or len(run) < KEYS):
+        run[name] = text
+
+
+def run_keys() -> dict:
+    """The link's names collected in this run so far."""
+    return dict(st.session_state.get(RUN) or {})
+
+
+def last_keys(page: str) -> dict:
+    """The link's names of ``page``'s last run in this session (empty before its first)."""
+    return dict((st.session_state.get(LAST) or {}).get(page, {}))
+
+
+def view_params(names: dict) -> dict:
+    """{query name: text}: the link to this view, from ``names`` (``run_keys`` or ``last_keys``): each
+    remembered key with the value its widget holds now, each noted parameter with its text."""
+    state, out = st.session_state, {}
+    for name, text in names.items():
+        if text is None:
+            value = state[name] if name in state else state.get(PREFIX + name)
+            text = links.text_of(value) if storable(value) else None
+        if text is not None and len(text) <= links.MAX_CHARS:
+            out[name] = text
+    return out
+
+
 def remember(key: str, default, link=None, valid=None):
     """Make ``st.session_state[key]`` this run's value of the widget ``key``; returns it.
 
@@ -232,6 +294,9 @@ def remember(key: str, default, link=None, valid=None):
     replaced by ``default``.
     """
     state = st.session_state
+    note(key)
+    if link is None:
+        link = _from_address(key, default, valid)
     if link is not None and state.get(SEEN + key) != link:
         state[key] = link
         state[SEEN + key] = link

@@ -82,7 +82,9 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chai
     if s["playing"]:
         play_clock.start_event(s, speed, time.monotonic())
     pl = s["player"]
-    bar = st.container(horizontal=True, wrap=True)  # one row that wraps on a phone, not five stacked rows
+    # one row that wraps on a phone, not five stacked rows; "-clicker": a clicker's keys press its Next step and
+    # Previous in presenter mode (parts.viewbar)
+    bar = st.container(horizontal=True, wrap=True, key=f"{key}-clicker")
     bar.button("Previous", on_click=_move, args=(key, "back"), icon=":material/skip_previous:",
                key=f"{key}-prev", disabled=pl.step_number == 1)
     bar.button("Next step", on_click=_move, args=(key, "step"), icon=":material/skip_next:", key=f"{key}-next",

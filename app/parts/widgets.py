@@ -5,6 +5,7 @@ line and the picker or check returns None / False; the page then stops.
 """
 from __future__ import annotations
 
+import json
 import math
 
 import streamlit as st
@@ -25,6 +26,7 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
     The choice is the session's (``parts.model_editor``): a model picked, uploaded or edited on one toy page
     is the model of every toy page until it is changed; the editor is folded under the picker.
     """
+    _model_from_link()
     edited = model_editor.EDITED_JSON in st.session_state
     names = list(toy.PRESETS) + ([model_editor.EDITED] if edited else []) + [UPLOAD]
     current = model_editor.choice(default)
@@ -40,7 +42,43 @@ def model_picker(key: str, default: str = "seed", label: str = "toy model") -> t
         model = toy.load_model(choice)
     if model is not None:
         model_dialog.show(model)
+        _note_model(choice, model)
     return model
+
+
+LINKED_JSON = 2_000  # characters: a model this short goes into a link to the view whole (``model-json``)
+MODEL_SEEN = "model-link"
+
+
+def _model_from_link() -> None:
+    """``?model=<preset>`` or ``?model-json=<a model's JSON>`` (a link to a view, ``parts.links``) makes that
+    model the session's, once per link; read strictly: a preset's exact name, or JSON of at most
+    ``LINKED_JSON`` characters that ``toy.loads_model`` accepts (else one error line, and the model stays)."""
+    q = st.query_params
+    name, text = q.get("model"), q.get("model-json")
+    seen = st.session_state.get(MODEL_SEEN)
+    if isinstance(name, str) and name in toy.PRESETS and seen != ("model", name):
+        st.session_state[MODEL_SEEN] = ("model", name)
+        st.session_state[model_editor.CHOICE] = name
+    elif isinstance(text, str) and seen != ("model-json", text):
+        st.session_state[MODEL_SEEN] = ("model-json", text)
+        if len(text) > LINKED_JSON:
+            st.error(f"the link's model has {len(text):,} characters; the limit is {LINKED_JSON:,}")
+            return
+        try:
+            model_editor.use(loads_cached(text.encode(), "the link's model"))
+        except toy.ModelError as e:
+            st.error(one_line(e))
+
+
+def _note_model(choice: str, model: toy.ToyModel) -> None:
+    """The model in this run's link to the view: a preset by name, another model whole when it is short."""
+    if choice in toy.PRESETS:
+        memory.note("model", choice)
+        return
+    text = json.dumps(json.loads(model.to_json()), separators=(",", ":"), ensure_ascii=False)
+    if len(text) <= LINKED_JSON:
+        memory.note("model-json", text)
 
 
 def _picked(widget_key: str) -> None:

@@ -46,9 +46,11 @@ def show_chain(gen, result, gamma: int, n_tokens: int, device) -> None:
                 f"{rates['tokens_per_round']:.2f}", help=f"{len(gen.rounds)} rounds, {gen.target_passes} target passes; "
                                                           "± one standard error over rounds")
     if check:
-        m[2].metric("tokens per round, formula at the measured α", f"{check['formula_tokens']:.2f}",
-                    delta=f"gap {check['gap']:+.2f} = {check['gap_in_se']:+.1f} SE: {check['verdict']}", delta_color="off",
-                    help="(1 − α^(γ+1)) / (1 − α): what i.i.d. acceptances at the measured α would give")
+        m[2].metric("tokens per round, formula", f"{check['formula_tokens']:.2f}",  # a label that fits its column
+                    delta=f"{check['gap']:+.2f} ({check['gap_in_se']:+.1f} SE): {check['verdict']}", delta_color="off",
+                    help="(1 − α^(γ+1)) / (1 − α) at the measured α: what i.i.d. acceptances at that α would give. "
+                         "Below it: the measured tokens per round minus this, in standard errors (the arrow "
+                         "points the way of the gap's sign)")
     m = st.columns(3)
     host = costs["host"] / costs["target"]
     m[0].metric("c and v measured", f"{cost:.3f} · {verify_ratio:.2f}",
@@ -70,9 +72,9 @@ def show_chain(gen, result, gamma: int, n_tokens: int, device) -> None:
             return float(formulas.refined_speedup(formulas.expected_tokens(min(max(a, 0.0), 1.0), gamma), gamma, cost,
                                                   verify_ratio))
         a, se = check["alpha"].value, check["alpha"].se
-        m[2].metric("speedup, formula with this run's c and v", f"{predicted(a):.2f}× ({predicted(a - se):.2f}–"
-                    f"{predicted(a + se):.2f})",
-                    help="(1 − α^(γ+1)) / ((1 − α)(γc + v)) with the measured α, c and v (in brackets: α ± one SE). "
+        m[2].metric("speedup, formula", f"{predicted(a):.2f}× ({predicted(a - se):.2f}–{predicted(a + se):.2f})",
+                    help="(1 − α^(γ+1)) / ((1 − α)(γc + v)) with this run's measured α, c and v (in brackets: α ± one "
+                         "SE). "
                          f"The textbook formula, which takes v = 1: {rates['formula_speedup']:.2f}×. The measured speedup "
                          "falls short of the prediction by the loop's own work, which the formula does not count.")
     gpt_stats_section.show(check)

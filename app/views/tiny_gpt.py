@@ -1,22 +1,22 @@
 """Tiny GPT: real speculative decoding with a GPT pair, its mask and its KV cache opened up.
 
-The only page that imports torch (through ``specsim.gpt.api``). The model pair
-loads once per (drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set
-``SPECSIM_WEIGHTS`` to a directory to use other weights than the shipped ones. "Your own model pair"
-runs two Hugging Face causal-LM checkpoints (``specsim.gpt.hf.pair``) through the same decoder: off unless
-the operator sets ``SPECSIM_PAIRS_DIR``, and then only checkpoints listed from that directory
-(``own_pairs.own_choices``). Every failure at the load boundary is one ``st.error`` line.
+The only page that imports torch (through ``specsim.gpt.api``), after its title, under a spinner: a
+fresh server's first visit sees the page and what it waits for at once. The model pair loads once per
+(drafter, device) into a ``st.cache_resource`` store, with a progress bar. Set ``SPECSIM_WEIGHTS`` to a
+directory to use other weights than the shipped ones. "Your own model pair" runs two Hugging Face
+causal-LM checkpoints (``specsim.gpt.hf.pair``) through the same decoder: off unless the operator sets
+``SPECSIM_PAIRS_DIR``, and then only checkpoints listed from that directory (``own_pairs.own_choices``).
+Every failure at the load boundary is one ``st.error`` line.
+
+Every setting takes effect when it changes (a run is computed once per settings for every visitor and
+kept, ``parts.gpt_runs``); only the inputs of the chosen verification are shown.
 """
 import os
 
 import streamlit as st
 
 from parts import gpt_runs, memory, own_pairs, presenter, tokens, widgets
-from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section, tryit
-from specsim import schemes
-from specsim.plots import gpt as plots_gpt
-from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
-
+from sections import tryit
 
 SHIPPED = "(the shipped pair)"
 md = tokens.md  # a character or name safe inside Markdown text
@@ -25,30 +25,41 @@ md = tokens.md  # a character or name safe inside Markdown text
 st.title("Tiny GPT")
 tryit.back_to_lesson()
 st.caption("A character-level GPT **target** and a much smaller **drafter** run real speculative decoding "
-           "in PyTorch (settings in the sidebar). The drafter proposes γ characters, the target verifies them in "
-           "one pass through a **lower-right** causal mask over its KV cache, and both caches are **rolled back** "
-           "to the accepted prefix.")
+           "in PyTorch (settings in the sidebar: each takes effect as it changes). The drafter proposes γ "
+           "characters, the target verifies them in one pass through a **lower-right** causal mask over its KV "
+           "cache, and both caches are **rolled back** to the accepted prefix.")
+with st.spinner("Loading PyTorch and the tiny GPT page…"):  # seconds on a fresh server: shown, not blank
+    from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section
+    from specsim import schemes
+    from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
+    from specsim.plots import gpt as plots_gpt
 
 KINDS = {"chain": "chain", "block": "block", "tree": "tree", "dynamic": "dynamic tree"}  # every scheme the decoder runs
+CHOICES = {"gpt-kind": list(KINDS), "gpt-drafts": ["iid", "distinct"], "gpt-draft": list(GALLERY_DRAFTERS),
+           "gpt-device": ["auto", "cpu", "cuda"], "gpt-dtype": ["float32", "bfloat16"]}
+RANGES = {"gpt-n": (8, 400), "gpt-gamma": (1, 8), "gpt-budget": (1, 16), "gpt-depth": (1, 8), "gpt-topk": (1, 8),
+          "gpt-temp": (0.0, 2.0), "gpt-seed": (0, 2**31 - 1)}
 for key, default in gpt_runs.DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
-    memory.remember(key, default)
+    valid = memory.among(CHOICES[key]) if key in CHOICES else memory.within(*RANGES[key]) if key in RANGES else None
+    memory.remember(key, default, valid=valid)
 
-with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its chart fill the first screen
-    prompt = st.text_area("prompt", key="gpt-prompt", help="newline and printable ASCII", height=100)
-    n_tokens = st.slider("characters to generate", 8, 400, key="gpt-n",
-                         help="more characters give more rounds and smaller standard errors")
+with st.sidebar:  # the generated text and its chart fill the first screen
     kind = st.radio("verification", list(KINDS), format_func=KINDS.get, key="gpt-kind", horizontal=True,
                     help="chain: token by token; block: the drafted chain judged as a whole; tree: several children "
                          "per position, one target pass; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
-    gamma = st.slider("γ: draft length (chain, block)", 1, 8, key="gpt-gamma")
-    shape = st.text_input("tree: widths per depth", key="gpt-shape", help="W1,W2,...: the root gets W1 children, "
-                                                                           "each of them W2, ...")
-    drafts = st.radio("tree: children drafted", ("iid", "distinct"), key="gpt-drafts", horizontal=True)
-    d1, d2, d3 = st.columns(3)
-    budget = d1.number_input("dynamic: nodes", 1, 16, key="gpt-budget", help="the best-scored nodes kept")
-    depth = d2.number_input("depth", 1, 8, key="gpt-depth", help="levels grown")
-    topk = d3.number_input("top-k", 1, 8, key="gpt-topk", help="each expanded node's most probable tokens")
-    temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
+    gamma, shape, drafts = gpt_runs.DEFAULTS["gpt-gamma"], gpt_runs.DEFAULTS["gpt-shape"], gpt_runs.DEFAULTS["gpt-drafts"]
+    budget, depth, topk = (gpt_runs.DEFAULTS[k] for k in ("gpt-budget", "gpt-depth", "gpt-topk"))
+    if kind in ("chain", "block"):  # only the inputs of the chosen verification
+        gamma = st.slider("γ: draft length", 1, 8, key="gpt-gamma")
+    elif kind == "tree":
+        shape = st.text_input("tree widths per depth", key="gpt-shape", help="W1,W2,...: the root gets W1 children, "
+                                                                               "each of them W2, ...")
+        drafts = st.radio("children drafted", ("iid", "distinct"), key="gpt-drafts", horizontal=True)
+    else:
+        budget = st.number_input("nodes kept", 1, 16, key="gpt-budget", help="the best-scored nodes of the tree")
+        depth = st.number_input("depth (levels grown)", 1, 8, key="gpt-depth")
+        topk = st.number_input("top-k per expanded node", 1, 8, key="gpt-topk",
+                               help="each expanded node's most probable tokens")
     draft = st.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
                          help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
                               "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
@@ -57,14 +68,18 @@ with st.sidebar, st.form("gpt-form"):  # the sidebar: the generated text and its
                               "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
                               "layers with its final norm and head; early-exit:2+head: the same layers with a "
                               "small trained exit head")
+    prompt = st.text_area("prompt", key="gpt-prompt", height=80,
+                          help="newline and printable ASCII; Ctrl+Enter (or leaving the box) applies it")
+    n_tokens = st.slider("characters to generate", 8, 400, key="gpt-n",
+                         help="more characters give more rounds and smaller standard errors")
+    temperature = st.number_input("temperature (0 = greedy)", 0.0, 2.0, step=0.1, key="gpt-temp")
+    seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
     device = st.radio("device", ["auto", "cpu", "cuda"], key="gpt-device", horizontal=True)
     dtype = st.radio("target's number format", ["float32", "bfloat16"], key="gpt-dtype", horizontal=True,
                      help="bfloat16: the target's weights and its cached keys and values in bfloat16 (plain "
                           "decoding too), the drafter in float32. On a CPU with AVX-512 BF16 or AMX a verify pass over "
                           "γ + 1 positions then costs less than in float32 (a smaller v); greedy text may part "
                           "from float32's at near-ties (lesson 16)")
-    seed = int(st.number_input("seed", 0, 2**31 - 1, key="gpt-seed"))
-    st.form_submit_button("Generate", type="primary", width="stretch")
 prompt = widgets.capped_text(prompt, "the prompt")
 scheme_text = {"chain": f"chain:{gamma}", "block": f"block:{gamma}",
                "tree": f"tree:{(widgets.capped_text(shape, 'the tree shape', 40) or '').strip()}:{drafts}",

@@ -83,9 +83,12 @@ def frame_duration(speed: float) -> int:
     return max(0, round(speed * 1000) - DISPLAY_FRAME_MS)
 
 
-def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool = False) -> go.Figure:
+def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool = False,
+            layouts: list | None = None) -> go.Figure:
     """Attach ``data[i]`` as frame i, named by ``frames[i]["name"]``: one entry per trace of ``fig``,
-    the trace's new values, or None for a trace that never changes (an exact reference).
+    the trace's new values, or None for a trace that never changes (an exact reference). ``layouts[i]``,
+    when given, is frame i's layout change (an axis range that follows the data); the figure opens on
+    ``layouts[0]``.
 
     Every frame updates every trace, and the caption of each frame is a
     text trace at the top of the figure (added here, last), so a frame changes
@@ -111,26 +114,30 @@ def animate(fig: go.Figure, frames: list, data: list, speed: float, redraw: bool
     # as an empty trace of its type, which changes nothing
     stub = [type(t)() for t in fig.data]
     fig.frames = [go.Frame(name=f["name"], data=[*(s if t is None else t for s, t in zip(stub, d)),
-                                                 go.Scatter(text=[c])])
-                  for f, d, c in zip(frames, data, captions)]
+                                                 go.Scatter(text=[c])], layout=lay)
+                  for f, d, c, lay in zip(frames, data, captions, layouts or [None] * len(frames))]
+    if layouts:
+        fig.update_layout(layouts[0])
     for trace, new in zip(fig.data, data[0]):  # the figure opens on frame 1
         if new is not None:
             trace.update({k: v for k, v in new.to_plotly_json().items() if k != "type"})
     instant = dict(frame=dict(duration=0, redraw=redraw), mode="immediate", transition=dict(duration=0))
     play = dict(instant, frame=dict(duration=frame_duration(speed), redraw=redraw), fromcurrent=True)
-    many = len(frames) > 8  # step labels would collide: the current one shows above the slider instead
+    many = len(frames) > 6  # step labels would collide: the current one shows above the slider instead
     fig.update_layout(
         height=fig.layout.height + 19 * lines + 74, title=None,
-        uniformtext=dict(mode=False),  # a frame without a redraw shrinks bar labels to fit; so does a redraw now
+        # a frame without a redraw shrinks bar labels to fit (so does a redraw now): the bars keep their labels
+        # at full size instead (constraintext="none"), a label taller than its bar reads across its edge
+        uniformtext=dict(mode=False),
         updatemenus=[dict(type="buttons", direction="left", x=0, xanchor="left", y=0,
                           yanchor="top", pad=dict(t=82, r=4), showactive=False, font_size=13,
                           buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
                                    dict(label="❚❚", method="animate", args=[[None], instant])])],
         # the rail starts 120 px in, right of the two buttons, at any width (x=0.3 let them overlap at 420 px)
         sliders=[dict(active=0, x=0, len=1, y=0, yanchor="top", pad=dict(t=72, b=0, l=120),
-                      currentvalue=dict(font=dict(size=12, color=DARK_GREY), xanchor="right"),
+                      currentvalue=dict(font=dict(size=14, color=DARK_GREY), xanchor="right"),
                       transition=dict(duration=0), ticklen=3,
-                      font=dict(size=10, color="rgba(0,0,0,0)" if many else DARK_GREY),
+                      font=dict(size=12, color="rgba(0,0,0,0)" if many else DARK_GREY),
                       steps=[dict(label=f["name"], method="animate", args=[[f["name"]], instant]) for f in frames])],
     )
     return fig
@@ -148,7 +155,7 @@ def round_animation(data: dict, speed: float = 0.8) -> go.Figure:
     fig.add_scatter(x=slots, y=[-1.1] * (g + 1), mode="text", showlegend=False, row=1, col=1,
                     textfont=dict(size=11, color=DARK_GREY), hoverinfo="skip")
     for name, colour in (("p (target)", P_COLOR), ("q (drafter)", Q_COLOR), ("residual r", RESIDUAL_COLOR)):
-        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
+        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0, constraintext="none",
                     insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>", row=2, col=1)
     fig.add_bar(x=[], y=["u vs"], orientation="h", name="min(1, p/q)", row=3, col=1, textposition="inside", width=0.7,
                 marker_color=OVERLAP_COLOR,  # green in the legend, as on the stepper's own chart
@@ -199,7 +206,7 @@ def morph_animation(data: dict, speed: float = 0.3) -> go.Figure:
     names = (("p (target)", P_COLOR), ("q_t", Q_COLOR), ("min(p, q_t)", OVERLAP_COLOR),
              ("residual r_t", RESIDUAL_COLOR))
     for name, colour in names:
-        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0,
+        fig.add_bar(x=vocab, y=[], name=name, marker_color=colour, textposition="inside", textangle=0, constraintext="none",
                     insidetextanchor="end", hovertemplate="%{x}: %{customdata}<extra>" + name + "</extra>")
     traces = []
     for f in data["frames"]:
@@ -217,9 +224,9 @@ def proof_animation(data: dict, speed: float = 0.2) -> go.Figure:
     vocab, p = list(data["vocab"]), data["p"]
     fig = go.Figure()
     fig.add_bar(x=vocab, y=[], name="accepted draft (→ min(p, q))", marker_color=OVERLAP_COLOR,
-                textposition="inside", textangle=0, hovertemplate="%{x}: %{text} rounds<extra>accepted draft</extra>")
+                textposition="inside", textangle=0, constraintext="none", hovertemplate="%{x}: %{text} rounds<extra>accepted draft</extra>")
     fig.add_bar(x=vocab, y=[], name="replacement (→ (1 − α)·r)", marker_color=RESIDUAL_COLOR,
-                textposition="inside", textangle=0, hovertemplate="%{x}: %{text} rounds<extra>replacement</extra>")
+                textposition="inside", textangle=0, constraintext="none", hovertemplate="%{x}: %{text} rounds<extra>replacement</extra>")
     fig.add_scatter(x=vocab, y=_f(data["overlap"]), name="exact min(p, q)", mode="markers",
                     marker=dict(symbol="line-ew-open", size=40, color=shade(OVERLAP_COLOR),
                                 line=dict(width=3, color=shade(OVERLAP_COLOR))),
@@ -348,11 +355,14 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
                None,
                go.Scatter(x=[float(f["alpha"])], y=[float(f["cost"])], text=[f["best_label"]])]
               for f in frames]
-    top = max(float(s) for f in frames for s in f["speedups"] + [1])
+    # each frame's own y range (a range fixed for the whole sweep was flat for most α: the largest speedup,
+    # at α near 1, set it), with room above the star for its label
+    layouts = [dict(yaxis=dict(range=[0, max([float(s) for s in f["speedups"]] + [1.0]) * 1.3]))
+               for f in frames]
     fig.add_hrect(y0=0, y1=1, fillcolor=RESIDUAL_COLOR, opacity=0.08, line_width=0, row=1, col=1)
     fig.add_hline(y=1, line_dash="dash", line_color=GREY, row=1, col=1)
     fig.update_xaxes(row=1, col=1, range=[0.5, data["max_gamma"] + 0.5], title_text="draft length γ")
-    fig.update_yaxes(row=1, col=1, range=[0, top * 1.15], title_text="speedup (×)")
+    fig.update_yaxes(row=1, col=1, title_text="speedup (×)")
     img = fig.layout.images[0]
     low_a = min(float(f["alpha"]) for f in frames)  # the cursor stays in view
     low_c = min(float(f["cost"]) for f in frames)
@@ -360,5 +370,7 @@ def speedup_animation(data: dict, speed: float = 0.2) -> go.Figure:
                      title_text="α (acceptance rate)", showgrid=False)
     fig.update_yaxes(row=2, col=1, range=[min(img.y - img.sizey, low_c - 0.01), img.y], title_text="c (drafter cost)",
                      showgrid=False)
+    fig.update_traces(cliponaxis=False, selector=dict(mode="markers+text"))  # the star at γ = 32 whole
+    fig.update_traces(cliponaxis=False, selector=dict(name="α, c now"))  # the cursor at c = 0 whole
     style(fig, None, height=720)
-    return animate(fig, frames, traces, speed)
+    return animate(fig, frames, traces, speed, layouts=layouts)

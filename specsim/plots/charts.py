@@ -21,6 +21,7 @@ Example
 """
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Sequence
 
@@ -114,23 +115,83 @@ def style(fig: go.Figure, title: str | None = None, x: str | None = None, y: str
     return fig
 
 
-def presented(fig: go.Figure, screen_height: int, share: float = 0.7, scale: float = 1.3) -> go.Figure:
-    """A copy of ``fig`` for a projector: ``share`` of a screen ``screen_height`` px high (never shorter
-    than it was; the rest of the screen holds a step bar or a caption), and its text ``scale`` times larger
-    (the titles, the axes, the legend, the hover).
+PROJECTED_PX = 20  # the smallest text of a chart on a projector (``presented``)
+_FONTS = ("font", "textfont", "tickfont", "insidetextfont", "outsidetextfont", "grouptitlefont")
 
-    >>> fig = style(go.Figure(go.Bar(x=[1], y=[1])), "t", height=380)
-    >>> big = presented(fig, 720)
+
+def _grow_fonts(node, scale: float, smallest: int) -> None:
+    """Every font size set anywhere in ``node`` (a figure as plain dicts) times ``scale``, at least
+    ``smallest``; the pads and margins set in px (the animation's buttons and slider sit below the plot at
+    fixed offsets) times ``scale``, so the larger text keeps its room."""
+    if isinstance(node, list):
+        for item in node:
+            _grow_fonts(item, scale, smallest)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in _FONTS and isinstance(value, dict) and "size" in value:
+            size = value["size"]
+            value["size"] = ([max(round(x * scale), smallest) for x in size] if isinstance(size, list)
+                             else max(round(size * scale), smallest))
+        elif key in ("pad", "margin") and isinstance(value, dict):
+            for side in ("t", "b", "l", "r"):
+                if isinstance(value.get(side), (int, float)):
+                    value[side] = round(value[side] * scale)
+        _grow_fonts(value, scale, smallest)
+
+
+def presented(fig: go.Figure, screen_height: int, share: float = 0.75, smallest: int = PROJECTED_PX) -> go.Figure:
+    """A copy of ``fig`` for a projector: ``share`` of a screen ``screen_height`` px high (never shorter than
+    it was; the rest of the screen holds a step bar or a caption), and every text in it, in every frame,
+    at least ``smallest`` px: titles, axes and their ticks, the legend, annotations and subplot titles, bar
+    and marker labels, the animation's buttons and slider, the hover. Text grows by one factor (the base
+    font's to ``smallest``, at least 1.3), so sizes keep their order; the margins and the animation's pads
+    grow with it. Bar labels too small to fit their bar at ``smallest`` are hidden (hover shows them), not
+    shrunk.
+
+    >>> fig = style(go.Figure(go.Bar(x=[1], y=[1], text=["1"], textfont_size=10)), "t", height=380)
+    >>> fig.add_annotation(text="note", font_size=11, x=1, y=1) and None
+    >>> big = presented(fig, 1080)
     >>> big.layout.height, big.layout.font.size, big.layout.title.font.size, fig.layout.height
-    (504, 18, 20, 380)
+    (810, 20, 21, 380)
+    >>> big.data[0].textfont.size, big.layout.annotations[0].font.size, big.layout.uniformtext.minsize
+    (20, 20, 20)
     """
-    out = go.Figure(fig)
-    height = max(round(screen_height * share), fig.layout.height or 0)
-    font = round((fig.layout.font.size or FONT["size"]) * scale)
-    out.update_layout(height=height, font_size=font, hoverlabel_font_size=font)
-    if fig.layout.title.text:
-        out.update_layout(title_font_size=round((fig.layout.title.font.size or 15) * scale))
-    return out
+    spec = fig.to_dict()
+    layout = spec.setdefault("layout", {})
+    base = (layout.get("font") or {}).get("size") or FONT["size"]
+    scale = max(smallest / base, 1.3)
+    _grow_fonts(spec, scale, smallest)
+    size = max(round(base * scale), smallest)
+    layout.setdefault("font", {})["size"] = size
+    layout.setdefault("hoverlabel", {}).setdefault("font", {})["size"] = size
+    # text that inherits the figure's font gets its size set here: the app's theme (Streamlit's template)
+    # sets ticks and axis titles in rem, smaller than the figure's font
+    for name, axis in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", name) and isinstance(axis, dict):
+            axis.setdefault("tickfont", {}).setdefault("size", size)
+            title = axis.setdefault("title", {})
+            if isinstance(title, dict):
+                title.setdefault("font", {}).setdefault("size", size)
+    layout.setdefault("legend", {}).setdefault("font", {}).setdefault("size", size)
+    for note in layout.get("annotations", []):
+        note.setdefault("font", {}).setdefault("size", size)
+    for menu in layout.get("sliders", []) + layout.get("updatemenus", []):
+        menu.setdefault("font", {}).setdefault("size", size)
+        if "currentvalue" in menu or menu in layout.get("sliders", []):
+            menu.setdefault("currentvalue", {}).setdefault("font", {}).setdefault("size", size)
+    for trace in spec.get("data", []):
+        if isinstance(trace.get("colorbar"), dict):
+            trace["colorbar"].setdefault("tickfont", {}).setdefault("size", size)
+            trace["colorbar"].setdefault("title", {}).setdefault("font", {}).setdefault("size", size)
+    if (layout.get("uniformtext") or {}).get("mode"):
+        layout["uniformtext"]["minsize"] = max(layout["uniformtext"].get("minsize", 0), smallest)
+    margin = layout.setdefault("margin", {})
+    margin.setdefault("l", round(80 * scale))
+    margin.setdefault("b", round(80 * scale))
+    layout["height"] = max(round(screen_height * share), fig.layout.height or 0)
+    return go.Figure(spec)
 
 
 # -- one position: p, q, the rule and the residual -------------------------
