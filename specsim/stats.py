@@ -13,6 +13,14 @@ Under the null hypothesis (the sampler is right) the p-value is uniform on
 out of a thousand; the test suite uses fixed seeds, so its verdicts are
 reproducible.
 
+Standard errors of measured means and ratios follow one convention (the GPT
+path's included, with the prompt as the cluster): the cluster-robust variance
+with the small-sample factor G / (G - 1) (``mean_se``, ``ratio_se``, ``gap_se``),
+the bootstrap over clusters scaled to the same variance
+(``cluster_bootstrap_se``), and a verdict read against Student's t with
+G - 1 degrees of freedom (``t_threshold``). ``_linearized_se`` says why;
+``t_test_size`` gives the real size of a test that strays from it.
+
 Example
 -------
 >>> from fractions import Fraction as F
