@@ -4,6 +4,7 @@ Every audit here is seeded, so each verdict is reproducible; the sample sizes ar
 the example engines at the default false-alarm rate of 0.001 (their TVs are printed by `specsim audit`).
 """
 import json
+import os
 import random
 import subprocess
 import sys
@@ -144,7 +145,7 @@ class E(Textbook):
     start = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "specsim.cli", "audit", "--engine", f"{tmp_path}/eng.py:E",
                         "--prompt", "def ", "--tokens", "1", "--samples", "50"], capture_output=True, text=True,
-                       cwd=ROOT, timeout=300)
+                       cwd=ROOT, timeout=300, env={**os.environ, "SPECSIM_ISOLATION": "off"})  # the reaper alone
     assert r.returncode == 0, r.stderr
     time.sleep(max(0.0, 22 - (time.monotonic() - start)))
     assert not marker.exists(), "a process the engine started outlived the audit"

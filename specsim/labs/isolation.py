@@ -178,7 +178,10 @@ def _write(path: str, text: str) -> None:
 
 # -- the child's steps ----------------------------------------------------------------------
 def why_not() -> str | None:
-    """Why this machine cannot isolate (one line), or None when it can try."""
+    """Why this machine cannot isolate (one line), or None when it can try. ``SPECSIM_ISOLATION=off`` in
+    the environment turns isolation off (to see the unisolated path, or on a system that misbehaves)."""
+    if os.environ.get("SPECSIM_ISOLATION", "").lower() == "off":
+        return "turned off by SPECSIM_ISOLATION=off"
     if not sys.platform.startswith("linux"):
         return f"isolation needs Linux namespaces; this is {sys.platform}"
     if platform.machine() not in SYSCALLS:
