@@ -43,6 +43,21 @@ def warm_plotly() -> int:
     return len(plotly.io.to_json(fig)) + len(plotly.io.to_json(go.Figure(go.Sunburst(labels=["a"], parents=[""]))))
 
 
+# A table wider than its column (a phone) scrolls sideways inside its own box instead of being cut off; its first
+# (key) column stays in view while it scrolls, and a shadow at an edge says there is more that way
+TABLE_CSS = ("[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto;"
+             "background:linear-gradient(to right,#fff 30%,rgba(255,255,255,0)) left/2.5rem 100% no-repeat local,"
+             "linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right/2.5rem 100% no-repeat local,"
+             "radial-gradient(farthest-side at 0 50%,rgba(0,0,0,.22),rgba(0,0,0,0)) left/0.9rem 100% no-repeat scroll,"
+             "radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.22),rgba(0,0,0,0)) right/0.9rem 100% no-repeat "
+             "scroll}"
+             "[data-testid='stMarkdownContainer'] table :is(th,td):first-child{position:sticky;left:0;background:#fff;"
+             "z-index:1;box-shadow:1px 0 0 rgba(49,51,63,.15)}")
+# On a phone plotly's toolbar (zoom, pan) covered the charts' titles when a chart was touched: none there;
+# and a row of controls and a chart stacks chart first (parts.widgets.chart_first_on_phone)
+PHONE_CSS = ("@media (max-width:640px){.js-plotly-plot .modebar-container{display:none!important}"
+             "[class*='st-key-chart-first-']>[data-testid='stLayoutWrapper']>[data-testid='stHorizontalBlock']"
+             "{flex-direction:column-reverse}}")
 # A spinner from the first paint: a page's own imports (Tiny GPT: PyTorch) or first computation can take
 # seconds on a fresh server before its title is drawn; the spinner stands above it and goes (CSS) as soon as
 # the page's title is there
@@ -64,8 +79,7 @@ def main() -> None:
     # less blank space above a page's title than Streamlit's 6rem (3rem and the view bar's 1rem gap: the bar
     # itself is fixed at the top right, parts.viewbar): at 1280×720 the main chart starts higher;
     # a table wider than the screen (a phone) scrolls sideways inside its own box instead of being cut off
-    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3rem}"
-            "[data-testid='stMarkdownContainer'] table{display:block;max-width:100%;overflow-x:auto}" + LOADING_CSS
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3rem}" + TABLE_CSS + PHONE_CSS + LOADING_CSS
             + "</style>")
     sections = {}
     for page in nav.PAGES:
@@ -74,7 +88,7 @@ def main() -> None:
     page = st.navigation(sections, expanded=True)  # every page listed, none behind "View 3 more"
     memory.begin(page.url_path)  # the settings this run remembers make the link to this view
     with st.container(key="page-loading"):  # from the first paint until the page's title is drawn
-        st.html(LOADING_HTML.format(title=html.escape(page.title)))
+        st.html(LOADING_HTML.format(title=html.escape(getattr(page, "title", None) or "the page")))
     link_slot, shown = viewbar.show(page)  # top right: link to this view, presenter mode, clicker (parts.viewbar)
     try:
         page.run()
@@ -83,4 +97,5 @@ def main() -> None:
         warmup.start()  # fixed work, once per server, in the background (parts.warmup)
 
 
-main()
+if __name__ != "__mp_main__":  # not in a child the server spawns (parts.heavy): it re-runs this file as its main
+    main()

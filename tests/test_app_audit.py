@@ -34,9 +34,16 @@ def test_an_audit_shows_its_verdict_chart_and_numbers(engine, verdict):
     assert not at.exception
     shown = getattr(at, verdict)
     assert len(shown) == 1 and "after 200 runs (false-alarm rate 0.001)" in shown[0].value
-    (chart,) = at.get("plotly_chart")
+    chart, curves = at.get("plotly_chart")
     assert "exact p (target)" in chart.proto.spec and "emitted (engine)" in chart.proto.spec
     assert [m.label for m in at.metric] == ["p-value", "TV seen", "Detectable TV", "Runs per second"]
+    # the run placed on the detectability curves (they stay after a run), and the result names the scheme
+    import json
+    star = next(t for t in json.loads(curves.proto.spec)["data"] if t["name"].startswith("this audit"))
+    assert star["x"] == [200] and "5 cells" in curves.proto.spec
+    if engine == "specsim's decoder":
+        shown_text = [t.replace("\\", "") for t in [shown[0].value] + [c.value for c in at.caption]]  # Markdown escapes
+        assert "(chain:4)" in shown_text[0] and any("scheme chain:4" in c for c in shown_text[1:])
 
 
 def test_a_bad_prompt_is_one_error_line():
@@ -61,5 +68,4 @@ def test_the_prompt_is_shown_inert_and_presenter_mode_sizes_the_chart():
     import json
     at.query_params["presenter"] = "1"
     at.run()
-    (chart,) = at.get("plotly_chart")
-    assert json.loads(chart.proto.spec)["layout"]["height"] >= 504
+    assert all(json.loads(chart.proto.spec)["layout"]["height"] >= 504 for chart in at.get("plotly_chart"))

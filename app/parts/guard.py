@@ -10,7 +10,8 @@ even ran (Streamlit reads the values to call the widgets' callbacks first).
 so that a value is dropped, and the widget keeps the value it had, when for a widget the server has
 already drawn (its metadata known):
 
-- its field is not the widget's own (``metadata.value_type``),
+- its field is not the widget's own (``metadata.value_type``; a number box of whole numbers sends
+  ``int_value`` for its ``double_value``),
 - the widget's reader (``metadata.deserializer``) raises on it, or
 - it names no option of a selectbox, radio or segmented control (the app offers no free entry).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 from streamlit.runtime.state import common, session_state
 
 _NOT_READ = {"file_uploader_state_value", "chat_input_value", "string_trigger_value"}
+_NUMBERS = {"int_value", "double_value"}  # a number box whose values are ints sends int_value (its field: double)
 MARK = "_specsim_guarded"
 
 
@@ -31,7 +33,7 @@ def acceptable(state, metadata) -> bool:
     field = state.WhichOneof("value")
     if field is None:  # a cleared value (a number box emptied): the widget's own None
         return True
-    if metadata.value_type is not None and field != metadata.value_type:
+    if metadata.value_type is not None and field != metadata.value_type and {field, metadata.value_type} != _NUMBERS:
         return False
     if field in _NOT_READ:
         return True

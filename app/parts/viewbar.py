@@ -128,7 +128,9 @@ export default function(component) {
 STYLE = """<style>
 .st-key-viewbar { position: fixed; top: 0.55rem; right: 3.75rem; z-index: 999991; width: auto !important;
                   max-width: calc(100vw - 7rem); background: var(--background-color, white); }
-.st-key-viewbar [data-testid="stElementContainer"] { width: auto !important; }
+.st-key-viewbar { flex-wrap: nowrap !important; }
+.st-key-viewbar [data-testid="stElementContainer"], .st-key-viewbar [data-testid="stLayoutWrapper"],
+.st-key-viewbar [data-testid="stVerticalBlock"] { width: auto !important; flex: 0 0 auto !important; }
 .st-key-viewbar .stToggle label p, .st-key-viewbar p { font-size: 0.875rem; white-space: nowrap; }
 @media (max-width: 640px) { .st-key-viewbar .viewbar-hint { display: none; } }
 </style>"""

@@ -128,6 +128,16 @@ def context_picker(model: toy.ToyModel, key: str, label: str = "context", link=N
                         help="the previous token(s) the model looks at")
 
 
+CHART_FIRST = "chart-first-"  # a container's key prefix: its columns stack in reverse on a phone (streamlit_app)
+
+
+def chart_first_on_phone(key: str):
+    """A container for a row of controls and a chart (``with chart_first_on_phone("sp"): controls, chart =
+    st.columns([1, 2])``): on a wide screen side by side, on a phone stacked with the chart first, so it is
+    on the first screen (stacked in order, the controls pushed it below)."""
+    return st.container(key=CHART_FIRST + key)
+
+
 def within_bounds(check, *args, **kwargs) -> bool:
     """Ask ``specsim.bounds`` first (``check`` is ``bounds.check_round`` or ``bounds.check_joint``, the checks
     the CLI makes for the same computation).

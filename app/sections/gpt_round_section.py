@@ -29,9 +29,19 @@ def is_path(parents) -> bool:
 
 def show(gen, vocab) -> None:
     st.subheader("One round, opened up")
-    memory.remember("gpt-round", 1, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept
+    # opens on the first round that drafted something (prompt lookup's first rounds often find no match)
+    first = next((i + 1 for i, x in enumerate(gen.rounds) if len(x.drafts)), 1)
+    memory.remember("gpt-round", first, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept
     j = st.slider("round", 1, len(gen.rounds), key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
     r = gen.rounds[j]
+    if not len(r.drafts):  # nothing to verify: no mask, no draft slots, no tests to draw
+        drafted = sum(1 for x in gen.rounds if len(x.drafts))
+        st.info(f"Round {j + 1} ({md(r.scheme)}): the drafter proposed nothing (prompt lookup found no earlier "
+                f"match for the last characters), so the target's pass emitted one token alone, "
+                f"**{md(plots_gpt.show_char(vocab[r.closing_token]))}**. "
+                f"{drafted} of the {words.count(len(gen.rounds), 'round')} drafted something: pick one on the "
+                "slider.")
+        return
     n = r.cache["target"]["start"]
     chars = [plots_gpt.show_char(vocab[t]) for t in r.drafts]
     last = plots_gpt.show_char(vocab[r.last_token])

@@ -72,8 +72,10 @@ if r is None:  # before any run: what a budget can see, the page's first lesson
     presenter.chart(detectable_tv(detectable_curves()), key="audit-curves", width="stretch")
     st.caption("Each audit prints where it sits on these curves; four times the runs halve the detectable TV.")
 else:
+    how = f" ({plain.cell(r['scheme'])})" if r.get("scheme") else ""
     (st.success if r["verdict"] == "consistent with the target" else st.error)(
-        f"**{r['verdict'].capitalize()}** after {r['samples']:,} runs (false-alarm rate {r['alpha']:g})")
+        f"**{r['verdict'].capitalize()}**: {plain.cell(r['engine'].rsplit('/', 1)[-1])}{how} after {r['samples']:,} "
+        f"runs (false-alarm rate {r['alpha']:g})")
     from specsim.plots.audit import emitted_vs_exact
     presenter.chart(emitted_vs_exact(r["top"]), key="audit-emitted", width="stretch")
     c1, c2, c3, c4 = st.columns(4)
@@ -84,5 +86,13 @@ else:
     c3.metric("Detectable TV", f"{r['detectable_tv']:.3f}", help="the TV over the cells this budget detects with "
               f"probability 0.8; a TV of {r['detect_tv']:g} needs {r['samples_to_detect']:,} runs")
     c4.metric("Runs per second", f"{r['samples_per_s']}")
-    st.caption(f"Engine {plain.cell(r['engine'].rsplit('/', 1)[-1])}, prompt {plain.cell(repr(r['prompt']))}, "
-               f"first {r['tokens']} token(s).")  # the prompt is the user's text: shown inert
+    scheme = f"scheme {plain.cell(r['scheme'])}" if r.get("scheme") else "the engine's own decoding"
+    st.caption(f"Engine {plain.cell(r['engine'].rsplit('/', 1)[-1])} ({scheme}, top-k "
+               f"{'off' if r.get('top_k') is None else r['top_k']}), prompt {plain.cell(repr(r['prompt']))}, "
+               f"first {r['tokens']} token(s), seed {r.get('seed', 0)}.")  # the prompt is the user's text: shown inert
+    from specsim.labs.audit import detectable_curves
+    from specsim.plots.audit import detectable_tv
+    presenter.chart(detectable_tv(detectable_curves(), mark=(r["samples"], r["detectable_tv"],
+                                                             f"this audit ({r['cells']} cells)")),
+                    key="audit-curves", width="stretch")
+    st.caption("This audit, placed on the curves: four times the runs halve the detectable TV.")

@@ -112,7 +112,8 @@ st.markdown(f"Pick one of the Pitfalls lab's broken rules: its joint of the next
             f"“{md(' '.join(context))}” with γ = {gamma} (the joint table's settings above) is enumerated exactly "
             "and set beside the distribution it should produce; the correct rule's joint equals it, as the table shows.")
 broken_names = [None] + [n for n in pitfalls.PITFALLS if n != "correct"]
-if memory.remember("exact-pitfall", None, valid=lambda n: n in broken_names) is None:
+# opens on the first broken rule (on "none" the section was empty); "none" stays a choice
+if memory.remember("exact-pitfall", broken_names[1], valid=lambda n: n in broken_names) is None:
     del st.session_state["exact-pitfall"]  # None as a widget's state reads "no choice": let the widget show "none"
 broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
                       format_func=lambda n: "none" if n is None else

@@ -35,7 +35,8 @@ table = pitfalls.applicable(scheme)  # every chain rule on a chain; the tree rul
 names = [n for n in table if n != "correct"] + ["correct"]
 wanted = st.query_params.get("rule")  # ?rule=<a known rule name>; anything else is ignored
 memory.remember("pit-rule", names[0], wanted if wanted in names else None, valid=lambda n: n in names)
-controls, chart = st.columns([1, 2])  # the chart beside the rule and its numbers: on a projector all fit one screen
+with widgets.chart_first_on_phone("pit"):  # the chart beside the rule and its numbers: on a projector all fit
+    controls, chart = st.columns([1, 2])  # one screen
 name = controls.selectbox("rule", names, key="pit-rule", format_func=title,
                           help="every broken rule for this scheme, and the correct one to compare")
 pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
@@ -69,6 +70,6 @@ with st.expander("What the rule changes (its source)"):
     plain.code(inspect.getsource(cls))
 
 st.subheader("Every rule on this model")
-plain.table([{"rule": title(r.name), "TV": widgets.fmt(r.total_variation), "TV ≈": f"{float(r.total_variation):.4f}",
-             "E[tokens per round]": f"{float(r.expected_tokens):.3f}", "exact": "✓" if r.exact else "✗"}
+plain.table([{"rule": title(r.name), "exact": "✓" if r.exact else "✗", "TV": widgets.fmt(r.total_variation),
+             "TV ≈": f"{float(r.total_variation):.4f}", "E[tokens per round]": f"{float(r.expected_tokens):.3f}"}
             for r in lab.values()])

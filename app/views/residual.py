@@ -70,7 +70,8 @@ st.markdown(
     "**residual r = max(0, p − q) / Σ max(0, p − q)**. Type exact fractions (`3/5`) or "
     f"decimals (`0.25`), up to {MAX_VOCAB} tokens.")
 
-left, right = st.columns([1, 2])
+with widgets.chart_first_on_phone("res"):
+    left, right = st.columns([1, 2])
 with left:
     st.selectbox("start from", list(EXAMPLES), key="res-example", on_change=load_example)
     tokens_text = st.text_input("tokens (separated by spaces)", key="res-tokens", on_change=tokens_changed)

@@ -25,7 +25,8 @@ st.markdown(
     "the round costs γc + 1 target steps, so against plain "
     "decoding the speedup is **(1 − α^(γ+1)) / ((1 − α)(γc + 1))**.")
 
-controls, chart = st.columns([1, 2])  # the curve beside its sliders: on a projector both fit one screen
+with widgets.chart_first_on_phone("sp"):  # the curve beside its sliders: on a projector both fit one screen
+    controls, chart = st.columns([1, 2])
 a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
 memory.remember("sp-alpha", 0.8, a0, valid=memory.within(0.0, 0.99))
 alpha_f = controls.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")

@@ -58,12 +58,20 @@ def tokens_per_pass(s: dict) -> None:
         return
     s["totals"] = totals = replay.running_tokens_per_pass(
         model, finished, expected_tokens=expected_tokens, previous=s["totals"][:len(finished)]) if finished else []
-    drawn = (tuple(t["sampled"] for t in totals), tuple(t["expected"] for t in totals), scheme.depth)
+    expected = tuple(t["expected"] for t in totals)
+    if not finished:  # the first round's exact expectation alone: the chart opens with its reference
+        try:
+            bounds.check_round(model, scheme, limit=bounds.LIMITS.interactive_work)
+            expected = (expected_tokens(tuple(context), scheme),)
+        except bounds.WorkRefused:
+            pass
+    drawn = (tuple(t["sampled"] for t in totals), expected, scheme.depth)
     if s.get("tpp", (None,))[0] != drawn:  # built again only when a round ends, not at every event of Play
         s["tpp"] = (drawn, plots_rounds.tokens_per_pass(*drawn))
     presenter.chart(s["tpp"][1], key=f"{KEY}-tpp")
     if not finished:
-        st.caption("Tokens per target pass are drawn here as rounds finish.")
+        st.caption("Tokens per target pass are drawn here as rounds finish, against the exact expectation "
+                   "(from the exact engine; the first round's is shown from the start).")
     else:
         st.caption(f"{len(finished)} round(s): {totals[-1]['tokens']} tokens for {totals[-1]['target_passes']} "
                    "target passes. Exact expectation from the exact engine, averaged over the contexts the rounds "

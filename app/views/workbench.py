@@ -41,7 +41,8 @@ if model is None or not (widgets.within_bounds(bounds.check_round, model, gamma,
                          and widgets.within_bounds(bounds.check_joint, model, n_tokens, (gamma,), rules=cells)):
     st.stop()
 
-controls, chart = st.columns([2, 3])  # the map beside its controls: on a projector both fit one screen
+with widgets.chart_first_on_phone("wb"):  # the map beside its controls: on a projector both fit one screen
+    controls, chart = st.columns([2, 3])
 memory.remember("wb-beta", 1, valid=memory.among(family.BETAS))
 beta = controls.select_slider("β: acceptance exponent", family.BETAS, key="wb-beta",
                               help="β = 1 is min(1, p/q); β = 0 accepts every draft; β > 1 is stricter")

@@ -19,13 +19,25 @@ def emitted_vs_exact(top: list, title: str = "Emitted frequency against the targ
 
 
 def detectable_tv(curves: dict, title: str = "The smallest TV an audit detects (probability 0.8, false-alarm rate "
-                                           "0.001), against its runs") -> go.Figure:
-    """One line per number of cells: ``curves`` maps a label to (runs, detectable TV) pairs (log axes)."""
+                                           "0.001), against its runs", mark: tuple | None = None) -> go.Figure:
+    """One line per number of cells: ``curves`` maps a label to (runs, detectable TV) pairs (log axes).
+    ``mark`` = (runs, detectable TV, label): an audit placed on the curves, as a star.
+
+    >>> fig = detectable_tv({"5 cells": [(100, 0.3), (1000, 0.1)]}, mark=(500, 0.15, "this audit"))
+    >>> [t.name for t in fig.data]
+    ['5 cells', 'this audit']
+    """
     fig = go.Figure([go.Scatter(x=[n for n, _ in pts], y=[d for _, d in pts], mode="lines+markers", name=label,
                                 hovertemplate="%{x} runs: TV %{y:.3f}<extra>" + label + "</extra>")
                      for label, pts in curves.items()])
     runs = sorted({n for pts in curves.values() for n, _ in pts})
     tvs = [d for pts in curves.values() for _, d in pts]
+    if mark is not None:
+        n, d, label = mark
+        fig.add_scatter(x=[n], y=[d], mode="markers", name=label, cliponaxis=False,
+                        marker=dict(symbol="star", size=18, color=Q_COLOR, line=dict(width=1, color="black")),
+                        hovertemplate="%{x} runs: detectable TV %{y:.3f}<extra>" + label + "</extra>")
+        tvs.append(d)
     ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0) if min(tvs) / 2 <= t <= max(tvs) * 2]
     fig.update_xaxes(type="log", title="runs (N)", tickvals=runs, ticktext=[f"{n:,}" for n in runs])
     fig.update_yaxes(type="log", title="detectable TV", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])

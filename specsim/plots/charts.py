@@ -253,10 +253,12 @@ def residual_stack(vocab: Sequence[str], p: Sequence, q: Sequence) -> go.Figure:
     rest = [(1 - a) * x for x in r] if r is not None else [0 * x for x in p]
     x = list(vocab)
     fig = go.Figure()
-    fig.add_bar(x=x, y=floats(over), name="min(p, q)", marker_color=OVERLAP_COLOR,
+    # labels away from the boundary of the two segments, where q's diamond sits when q < p (a label under it
+    # was covered, on a projector above all): min(p, q) at its bottom, (1 − α)·r at its top
+    fig.add_bar(x=x, y=floats(over), name="min(p, q)", marker_color=OVERLAP_COLOR, insidetextanchor="start",
                 text=[label(v) for v in over], customdata=[exact_dec(v) for v in over], textposition="inside",
                 hovertemplate="%{x}: drafted and accepted %{customdata}<extra></extra>")
-    fig.add_bar(x=x, y=floats(rest), name="(1 − α)·r", marker_color=RESIDUAL_COLOR,
+    fig.add_bar(x=x, y=floats(rest), name="(1 − α)·r", marker_color=RESIDUAL_COLOR, insidetextanchor="end",
                 text=[label(v) for v in rest], customdata=[exact_dec(v) for v in rest], textposition="inside",
                 hovertemplate="%{x}: rejected, then drawn from r: %{customdata}<extra></extra>")
     fig.add_scatter(x=x, y=floats(p), name="p", mode="markers+text",

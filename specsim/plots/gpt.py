@@ -83,8 +83,9 @@ def _label(j: int, labels: dict, slots, path, n: int, phase: str, spread: bool) 
     return "" if node is None else labels.get(-(node + 1), "")
 
 
+TREE_WORK = "node the drafter fed"  # a tree's drafter cache after the verify pass (its own order, not drawn node by node)
 CACHE_COLORS = {"prefix": PREFIX, "last token": P_COLOR, "accepted draft": OVERLAP_COLOR,
-                "rejected draft": RESIDUAL_COLOR, "empty": WHITE}
+                "rejected draft": RESIDUAL_COLOR, "empty": WHITE, TREE_WORK: Q_COLOR}
 
 
 def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict | None = None,
@@ -99,13 +100,16 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
     A tree (any layout that is not a chain): ``slots`` lists the node each verify slot after the last
     token holds (the pass's order) and ``path`` the accepted nodes; after the verify pass the target's
     slot of a node on the path is an accepted draft, every other node's a rejected one, and the rollback
-    keeps the path's entries, moved together to n + 1 .. n + k. (The drafter's own cache is drawn by its
-    lengths: after the rollback it too holds the path.)
+    keeps the path's entries, moved together to n + 1 .. n + k. (The drafter's own cache after the verify
+    pass holds the nodes it fed while growing the tree, in its own order: drawn as ``TREE_WORK``, marked "·";
+    after the rollback it too holds the path.)
     """
     n = cache["target"]["start"]
     first = max(0, n - window)
     last = n + gamma + 1
     names = ["prefix", "last token", "accepted draft", "rejected draft", "empty"]
+    if slots is not None:  # the drafter's cache of a tree holds the nodes it fed, in its own order
+        names.append(TREE_WORK)
     code = {c: i for i, c in enumerate(names)}
     on_path = set(range(k)) if path is None else set(path)
 
@@ -116,6 +120,8 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
             return "last token"
         if spread and slots is not None:  # a tree's verify slots, in the pass's order
             return "accepted draft" if slots[j - n - 1] in on_path else "rejected draft"
+        if spread is None:  # the drafter's cache of a tree after the verify pass: which node sits where is its own
+            return TREE_WORK
         return "accepted draft" if j - n <= k else "rejected draft"
 
     ys, z, text = [], [], []
@@ -126,9 +132,12 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
             length = cache[model][phase]
             ys.append(f"{model}: {title} ({length})")
             spread = model == "target" and phase == "after_verify"
+            if slots is not None and model == "draft" and phase == "after_verify":
+                spread = None
             z.append([code[kind(j, spread)] if j < length else code["empty"] for j in range(first, last)])
-            text.append([show_char(_label(j, labels, slots, path, n, phase, spread)) if labels and j < length else ""
-                         for j in range(first, last)])
+            text.append(["·" if spread is None and j > n and j < length else
+                         show_char(_label(j, labels, slots, path, n, phase, bool(spread))) if labels and j < length
+                         else "" for j in range(first, last)])
     scale = []
     for i, c in enumerate(names):
         scale += [[i / len(names), CACHE_COLORS[c]], [(i + 1) / len(names), CACHE_COLORS[c]]]

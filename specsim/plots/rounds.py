@@ -31,6 +31,7 @@ from .charts import (BONUS_COLOR, GREY, OVERLAP_COLOR, P_COLOR, PROBABILITY, Q_C
                     categorical, exact_dec, floats, label, shorten, style)
 from ..views.words import count
 
+NO_BREAK_RATIO = "min(1,\u00a0p/q)"  # one word for ``charts.wrap``
 KIND_COLORS = {"draft": OVERLAP_COLOR, "correct": RESIDUAL_COLOR, "bonus": BONUS_COLOR}
 KIND_LABELS = {"draft": "accepted draft", "correct": "replacement (residual)", "bonus": "bonus (from p)"}
 
@@ -104,7 +105,8 @@ def acceptance_figure(trace, i: int) -> go.Figure:
                     marker=dict(symbol="diamond", size=16, color="black"),
                     hovertemplate="%{x}: u = %{y:.3f}<extra></extra>", row=1, col=2)
     fig.update_yaxes(range=[0, 1.15], row=1, col=1, title_text=PROBABILITY)
-    fig.update_yaxes(range=[0, 1.05], row=1, col=2, title_text=f"u, {bar}")
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2)  # named by its panel's title: an axis title here sat on the
+    # left panel's outside labels (its "7/10")
     fig.update_xaxes(title_text="token", row=1, col=1)
     fig.update_xaxes(title_text="position: draft", row=1, col=2)
     if block:  # a stop coin: the block keeps drafts 1..τ, τ the last position whose coin comes up
@@ -115,8 +117,9 @@ def acceptance_figure(trace, i: int) -> go.Figure:
         meta = "accept" if passed[i] else "reject"
     fig.update_layout(barmode="group", meta=meta)
     fig.update_annotations(font_size=13)
-    style(fig, f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
-               f"({bar.split(' ')[0]} = {exact_dec(trace.acceptance[i])})", height=360)
+    title = (f"position {i + 1}, draft \"{x}\": u = {trace.u[i]:.3f} {verdict} "
+             f"({'h' if block else 'min(1, p/q)'} = {exact_dec(trace.acceptance[i])})")
+    style(fig, title.replace("min(1, p/q)", NO_BREAK_RATIO), height=360)  # the title wraps, never inside the ratio
     fig.update_layout(margin_t=fig.layout.margin.t + 24)
     return categorical(fig)
 
@@ -187,17 +190,28 @@ def event_figure(trace, i: int) -> go.Figure:
 
 
 def tokens_per_pass(actual: Sequence, expected: Sequence, gamma: int) -> go.Figure:
-    """Running tokens per target pass after each round, against the exact expectation."""
+    """Running tokens per target pass after each round, against the exact expectation. ``expected`` may
+    run one round ahead of ``actual`` (before any round ends: the first round's expectation alone), so the
+    chart never opens empty.
+
+    >>> fig = tokens_per_pass([], [3.318], 3)
+    >>> [len(t.x) for t in fig.data], fig.layout.annotations[-1].text
+    ([0, 1], 'rounds appear here as they finish')
+    """
     rounds = list(range(1, len(actual) + 1))
     fig = go.Figure()
     fig.add_scatter(x=rounds, y=floats(actual), mode="lines+markers", name="sampled so far",
                     line_color=P_COLOR, hovertemplate="after %{x} passes: %{y:.3f}<extra></extra>")
-    fig.add_scatter(x=rounds, y=floats(expected), mode="lines+markers", name="exact expectation",
+    fig.add_scatter(x=list(range(1, len(expected) + 1)), y=floats(expected), mode="lines+markers",
+                    name="exact expectation",
                     marker_symbol="line-ew-open", marker_size=14,
                     line=dict(color=OVERLAP_COLOR, dash="dash"),
                     hovertemplate="after %{x} passes: %{y:.3f}<extra>exact</extra>")
     fig.add_hline(y=gamma + 1, line_dash="dot", line_color=GREY,  # a tree's or a dynamic tree's longest path too
                   annotation_text=f"{gamma + 1}: the most a round emits", annotation_position="bottom right")
+    if not rounds:
+        fig.add_annotation(text="rounds appear here as they finish", x=1, y=(gamma + 1) / 2, showarrow=False,
+                           font=dict(color=GREY))
     fig.update_yaxes(range=[0, gamma + 1.5])
     fig.update_xaxes(range=[0.5, max(len(rounds), 1) + 0.5], dtick=max(1, len(rounds) // 10))
     return style(fig, "tokens per target pass", "target passes (rounds)", "tokens per target pass", height=300)
