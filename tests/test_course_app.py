@@ -40,12 +40,15 @@ def test_the_course_map_lists_every_path_with_computed_minutes():
     label = next(e.label for e in at.expander if e.label.startswith("Course map"))
     info = [les for _, les in ENTRIES]
     assert course.minutes_text(course.path_minutes(info, "core")) in label
-    table = next(m.value for m in at.markdown if "| lesson | reading | needs |" in m.value)
+    table = next(m.value for m in at.markdown if "| # | lesson | reading | needs |" in m.value)
     for path in course.PATHS:
         assert course.PATH_NAMES[path] in table
     for les in info:
-        assert f"{les.number}. {les.title}" in table and course.minutes_text(les.minutes) in table
-    assert f"| ▶ **1. {info[0].title}** |" in table  # the lesson shown, on the core path (bold)
+        bold = les.number in course.PATHS["core"]
+        name = f"**{les.title}**" if bold else les.title
+        mark = "▶ " if les.number == 1 else ""
+        assert (f"| {mark}{les.number} | {name} | {course.minutes_text(les.minutes)} | {course.needs_text(les)} |"
+                in table), les.number  # the lesson shown marked, the core path's in bold
 
 
 def test_a_path_picks_the_lessons_and_next_stays_on_it():

@@ -89,7 +89,7 @@ def figure(ref: course.Figure, lesson: int) -> None:
     values = {}
     with st.container(border=True):
         if item.controls:
-            cols = st.columns(min(len(item.controls), 3))
+            cols = st.columns(max(2, min(len(item.controls), 3)))  # a lone slider: half the width
             for k, control in enumerate(item.controls):
                 values[control.name] = slider(control, f"fig-{ref.name}-{control.name}", cols[k % len(cols)])
         try:
@@ -121,12 +121,13 @@ def check(item: course.Check, number: int, lesson: int) -> None:
             segments(f"<details>\n{item.answer}\n</details>" if item.answer else "", lesson)
             return
         with st.form(f"{key}-form", border=False):
+            row = st.container(horizontal=True, vertical_alignment="bottom", wrap=True)
             if item.kind == "choice":
-                typed = st.radio("your answer", item.options, index=None, key=key, horizontal=True)
+                typed = row.radio("your answer", item.options, index=None, key=key, horizontal=True, width="content")
             else:
-                typed = st.text_input("your answer (a fraction such as 9/10, or a decimal such as 0.9)", key=key,
-                                      max_chars=40)
-            if st.form_submit_button("Check", icon=":material/task_alt:"):
+                typed = row.text_input("your answer: a fraction (9/10) or a decimal (0.9)", key=key, max_chars=40,
+                                       width=300)
+            if row.form_submit_button("Check", icon=":material/task_alt:"):
                 st.session_state[f"{key}-sent"] = typed
         sent = st.session_state.get(f"{key}-sent")
         if sent is None or sent == "":

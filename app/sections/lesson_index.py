@@ -207,11 +207,11 @@ def map_markdown(lessons: list, current: int) -> str:
         total = course.minutes_text(course.path_minutes(lessons, path))
         head = f"**{course.PATH_NAMES[path]}** ({len(chosen)} lessons, {total})"
         out += [("★ " + head + ": start here" if path == "core" else head) + f" · {course.PATH_BLURBS[path]}", "",
-                "| lesson | reading | needs |", "| --- | ---: | --- |"]
+                "| # | lesson | reading | needs |", "| ---: | --- | ---: | --- |"]
         for les in chosen:
-            name = f"{les.number}. {les.title}"
-            name = f"**{name}**" if path == "core" else name
+            name = f"**{les.title}**" if path == "core" else les.title
             mark = "▶ " if les.number == current else ""
-            out.append(f"| {mark}{name} | {course.minutes_text(les.minutes)} | {course.needs_text(les)} |")
+            out.append(f"| {mark}{les.number} | {name} | {course.minutes_text(les.minutes)} | "
+                       f"{course.needs_text(les)} |")
         out.append("")
     return "\n".join(out)

@@ -25,8 +25,18 @@ if not entries:
 info = [les for _, les in entries]
 titles = [les.title if not les.number else f"{les.number}. {les.title}" for les in info]
 PATHS = [*course.PATHS, "all"]
+# A widget of this page still holds its state only when the session's last run was this page (Streamlit
+# drops the state of widgets another page's run did not draw): a plain address then is Back or Forward
+# within this visit, not an arrival from the sidebar.
+same_visit = "lesson-index" in st.session_state
 wanted = st.query_params.get("lesson")  # ?lesson=3 opens the third lesson (links from Home, Back)
-if wanted is not None and wanted != st.session_state.get("lesson-url"):
+if wanted is None and not same_visit:  # arrived without a number (the sidebar): remember what it showed
+    st.session_state["lesson-arrival"] = st.session_state.get("lesson", 0)
+elif wanted is None and st.session_state.get("lesson-url") is not None:  # Back to that arrival
+    st.session_state["lesson"] = st.session_state.get("lesson-arrival", st.session_state.get("lesson", 0))
+if wanted is None:
+    st.session_state["lesson-url"] = None
+elif wanted != st.session_state.get("lesson-url"):
     st.session_state["lesson-url"] = wanted
     number = widgets.query_int(wanted, 1, len(info))
     if number is None:
@@ -55,16 +65,19 @@ st.session_state["lesson-index"] = st.session_state["lesson"]  # the selectbox f
 
 
 def go(delta: int) -> None:
+    st.session_state["lesson-moved"] = True
     on = members(st.session_state["lesson-path"])
     at = on.index(st.session_state["lesson"])
     st.session_state["lesson"] = on[min(max(at + delta, 0), len(on) - 1)]
 
 
 def picked() -> None:
+    st.session_state["lesson-moved"] = True
     st.session_state["lesson"] = st.session_state["lesson-index"]
 
 
 def picked_path() -> None:
+    st.session_state["lesson-moved"] = True
     on = members(st.session_state["lesson-path"])
     if st.session_state["lesson"] not in on:
         st.session_state["lesson"] = on[0]
@@ -89,8 +102,12 @@ i = st.selectbox("lesson", on_path, key="lesson-index",
 at = on_path.index(i)
 where = "" if path == "all" else f" · {course.PATH_NAMES[path].lower()}: {at + 1} of {len(on_path)}"
 st.progress((i + 1) / len(info), text=f"lesson {i + 1} of {len(info)}{where}")
-st.query_params["lesson"] = str(i + 1)
-st.session_state["lesson-url"] = str(i + 1)
+# The address names the lesson the reader moved to (one history entry per lesson, so Back steps back
+# through them) or a link's bad number corrected; an arrival without a number writes nothing, so Back
+# leaves the page at once and no ?lesson=N is written while the browser goes back to another page.
+if (st.session_state.pop("lesson-moved", False) or wanted is not None) and wanted != str(i + 1):
+    st.query_params["lesson"] = str(i + 1)
+    st.session_state["lesson-url"] = str(i + 1)
 
 path_file, les = entries[i]
 st.caption(lesson_index.lesson_line(les))
