@@ -115,7 +115,7 @@ def check(item: course.Check, number: int, lesson: int) -> None:
     """One question: an input (a number: "9/10" or "0.9"; a choice: radio buttons), a Check button, then
     right or wrong with the reason (the answer's text after its doctest) and how specsim computes it."""
     key = f"check-{lesson}-{number}"
-    with st.container(border=True):
+    with st.container(border=True, key=f"{key}-box"):
         st.markdown(f"**{number}. {item.question}**")
         if item.expected is None:  # a question the lesson has not finished: its answer, as written
             segments(f"<details>\n{item.answer}\n</details>" if item.answer else "", lesson)
