@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 MAIN_CHART = {
     "": "home-figure",
     "lessons": None,
+    "glossary": None,
     "stepper": "stepper-event",
     "residual": "res-stack",
     "exactness": "exact-joint",

@@ -33,6 +33,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 PAGES = {
     "": "Home",
     "lessons": "Lessons",
+    "glossary": "Glossary",
     "stepper": "Round stepper",
     "residual": "Residual explorer",
     "exactness": "Exactness",

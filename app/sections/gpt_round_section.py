@@ -31,6 +31,12 @@ def show(gen, vocab) -> None:
     st.subheader("One round, opened up")
     # opens on the first round that drafted something (prompt lookup's first rounds often find no match)
     first = next((i + 1 for i, x in enumerate(gen.rounds) if len(x.drafts)), 1)
+    made = (gen.rounds[0].scheme if gen.rounds else None, tuple(int(x.closing_token) for x in gen.rounds))
+    if st.session_state.get("gpt-round-of") != made:  # another generation: its own first round with drafts
+        st.session_state["gpt-round-of"] = made
+        if st.session_state.get("gpt-round-of-seen"):  # (not on the page's first run: a remembered round stays)
+            st.session_state["gpt-round"] = first
+        st.session_state["gpt-round-of-seen"] = True
     memory.remember("gpt-round", first, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept
     j = st.slider("round", 1, len(gen.rounds), key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
     r = gen.rounds[j]
