@@ -124,3 +124,28 @@ def test_the_glossary_page(server, browser, size):  # noqa: F811
     pg.screenshot(path=str(ARTIFACTS / f"course-glossary-{size}.png"))
     no_exception(pg)
     ctx.close()
+
+
+def test_the_generator_writes_a_stamped_svg_the_same_each_time(tmp_path):
+    """``python -m specsim.plots.lesson_figs`` (its ``render``): plotly.js in headless Chromium, the figure's hash
+    in a comment at the top, valid XML, and the same bytes on a second run (seeded ids)."""
+    import io
+    import xml.dom.minidom
+
+    import plotly.graph_objects as go
+
+    from specsim.plots.lesson_figs.__main__ import render
+
+    def draw(p_a=0.6):
+        return go.Figure(go.Bar(x=["a", "b"], y=[p_a, 1 - p_a])).update_layout(title="p after a")
+
+    figures = {"99-planted": lesson_figs.LessonFigure("99-planted", draw, width=500, height=300)}
+    first = render(["99-planted"], figures, out=io.StringIO(), directory=tmp_path / "one")[0].read_bytes()
+    again = render(["99-planted"], figures, out=io.StringIO(), directory=tmp_path / "two")[0].read_bytes()
+    assert first == again
+    text = first.decode("utf-8")
+    assert text.startswith("<!-- specsim-figure 99-planted sha256=")
+    assert lesson_figs.svg_hash(text) == lesson_figs.figure_hash(draw())
+    svg = xml.dom.minidom.parseString(text).documentElement
+    assert svg.tagName == "svg" and (svg.getAttribute("width"), svg.getAttribute("height")) == ("500", "300")
+    assert "p after a" in text

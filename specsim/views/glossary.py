@@ -9,6 +9,8 @@ True
 True
 >>> symbols_in("p(a)"), symbols_in("γ (drafts per round)"), symbols_in("cost c"), symbols_in("seed")
 (('p',), ('γ',), ('c',), ())
+>>> symbols_in("c: drafter step cost / target step"), symbols_in("alpha and r")
+(('c',), ('α', 'residual'))
 """
 from __future__ import annotations
 
@@ -68,6 +70,11 @@ ALIASES = {"gamma": "γ", "alpha": "α", "r": "residual", "cost": "c", "accepted
            "target": "p", "draft": "q", "se": "SE", "p_value": "p-value", "verify_ratio": "v"}
 
 
+# the words of a label that name a symbol: the symbols, their Greek letters spelt out and r; never plain English
+# ("target", "cost", "draft" are words of many labels, not the symbols p, c, q)
+LABEL_WORDS = {"gamma": "γ", "alpha": "α", "r": "residual"}
+
+
 def term(symbol: str) -> Term:
     """The glossary's entry for a symbol or its code name ("α" or "alpha"); KeyError when there is none."""
     return GLOSSARY[ALIASES.get(symbol, symbol)]
@@ -89,7 +96,7 @@ def symbols_in(label: str) -> tuple:
 
     found = []
     for word in re.findall(r"p-value|[^\W_]+", label):
-        key = word if word in GLOSSARY else ALIASES.get(word)
+        key = word if word in GLOSSARY else LABEL_WORDS.get(word)
         if key in GLOSSARY and key not in found:
             found.append(key)
     return tuple(found)
