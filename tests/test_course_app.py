@@ -53,7 +53,7 @@ def test_the_course_map_lists_every_path_with_computed_minutes():
 
 def test_a_path_picks_the_lessons_and_next_stays_on_it():
     at = shown(1)
-    assert at.radio(key="lesson-path").value == "core"
+    assert at.radio(key="lesson-path").value == "all"  # every lesson in order, unless a path is picked
     at.radio(key="lesson-path").set_value("engineer").run()
     first = course.PATHS["engineer"][0]
     assert at.selectbox(key="lesson-index").value == first - 1 and not at.exception
@@ -64,10 +64,13 @@ def test_a_path_picks_the_lessons_and_next_stays_on_it():
 
 
 def test_a_lesson_asked_by_number_brings_its_path():
+    at = shown(1)
+    at.radio(key="lesson-path").set_value("core").run()
     number = course.PATHS["researcher"][0]
-    at = shown(number)
+    at.query_params["lesson"] = str(number)  # a link to a lesson that is not on the core path
+    at.run()
     assert at.radio(key="lesson-path").value == "researcher"
-    assert at.selectbox(key="lesson-index").value == number - 1
+    assert at.selectbox(key="lesson-index").value == number - 1 and not at.exception
 
 
 def test_each_figure_line_is_the_live_figure_with_its_caption():

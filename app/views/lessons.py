@@ -3,8 +3,9 @@
 The lesson shown is kept in the URL (``?lesson=N``, read strictly) and in the
 session (``st.session_state["lesson"]``), so leaving the page and coming back,
 or the browser's Back button, returns to it. A path (core, engineer,
-researcher, or every lesson) picks which lessons the list and Previous/Next
-step through; a lesson asked for by number brings its own path. In a lesson,
+researcher; every lesson by default) picks which lessons the list and
+Previous/Next step through; a lesson asked for by number that is not on the
+path picked brings its own path. In a lesson,
 each figure line is the live figure with its sliders, the check-yourself
 questions take an answer and say whether it is right, "Going deeper" is
 folded, and links into the app become ``st.page_link`` buttons (same tab,
@@ -24,7 +25,7 @@ if not entries:
 
 info = [les for _, les in entries]
 titles = [les.title if not les.number else f"{les.number}. {les.title}" for les in info]
-PATHS = [*course.PATHS, "all"]
+PATHS = ["all", *course.PATHS]
 # A widget of this page still holds its state only when the session's last run was this page (Streamlit
 # drops the state of widgets another page's run did not draw): a plain address then is Back or Forward
 # within this visit, not an arrival from the sidebar.
@@ -57,8 +58,9 @@ def members(path: str) -> list:
     return [i for i in range(len(info)) if path == "all" or i + 1 in course.PATHS[path]]
 
 
-# the path: remembered; a lesson that is not on it (asked for by number) brings its own
-memory.remember("lesson-path", "core", valid=lambda v: v in PATHS)
+# the path: every lesson in order unless the reader picks one (remembered); a lesson that is not on the
+# path picked (asked for by number) brings its own
+memory.remember("lesson-path", "all", valid=lambda v: v in PATHS)
 if st.session_state["lesson"] not in members(st.session_state["lesson-path"]):
     st.session_state["lesson-path"] = path_of(st.session_state["lesson"])
 st.session_state["lesson-index"] = st.session_state["lesson"]  # the selectbox follows the remembered lesson
