@@ -424,3 +424,18 @@ def test_the_audited_engine_has_one_memory_limit(tmp_path):
                     "        return super().generate(ids, n, generator)\n")
     code, r, err = _audit(path, "Hog", "--memory", "2048")
     assert code == 2 and "MemoryError" in err and err.count("\n") == 1, err
+
+
+@needs_isolation
+def test_a_kernel_that_refuses_a_later_step_leaves_the_child_unisolated_and_untouched():
+    """A trial run in a throwaway fork tries every step first: a refusal at the last one (here the filter,
+    refused on purpose) leaves the child in the judge's own namespaces, running unisolated, and says why."""
+    code = ("import json, os, sys; sys.path.insert(0, sys.argv[1]); from specsim.labs import isolation\n"
+            "def refused():\n    raise isolation.IsolationError('installing the process filter (seccomp) failed')\n"
+            "isolation._filter = refused\n"
+            "r = isolation.enter()\n"
+            "print(json.dumps([r, os.readlink('/proc/self/ns/user'), os.readlink('/proc/self/ns/mnt')]))")
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True, timeout=HANG)
+    said, user, mnt = json.loads(r.stdout)
+    assert said == {"isolated": False, "why": "installing the process filter (seccomp) failed"}
+    assert (user, mnt) == (os.readlink("/proc/self/ns/user"), os.readlink("/proc/self/ns/mnt"))

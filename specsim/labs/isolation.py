@@ -288,7 +288,8 @@ def enter(require: bool = False, keep=()) -> dict:
     IsolationError instead of returning {"isolated": False}. ``keep``: absolute paths of files the
     child must still read where they are (the judged file), shown read-only even under the fresh /tmp.
     """
-    why = why_not()
+    keep = [os.path.realpath(path) for path in keep]
+    why = why_not() or _trial(keep)
     if why is None:
         try:
             _namespaces()
@@ -315,12 +316,55 @@ def enter(require: bool = False, keep=()) -> dict:
         os._exit(1)
     os.setsid()
     try:
-        _files([os.path.realpath(path) for path in keep])
-        _drop_capabilities()
-        _filter()
+        _inside(keep)
     except (IsolationError, OSError) as e:  # half isolated is not isolated: end, and say why
         raise IsolationError(f"isolating the child failed: {str(e).splitlines()[0][:200]}") from None
     return {"isolated": True, "why": ""}
+
+
+def _inside(keep) -> None:
+    """The steps PID 1 takes in its new namespaces."""
+    _files(keep)
+    _drop_capabilities()
+    _filter()
+
+
+def _trial(keep) -> str | None:
+    """Every step tried first in a throwaway copy of this process (a fork, then a fork inside the new
+    namespaces), so that a kernel that allows some steps and refuses a later one (a container, a security
+    module restricting user namespaces) leaves this process untouched to run unisolated. None when every
+    step worked, else the first failure in one line."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            _namespaces()
+            inner = os.fork()
+            if inner == 0:
+                try:
+                    _inside(keep)
+                    os._exit(0)
+                except BaseException as e:  # noqa: BLE001 (any failure is the answer)
+                    os.write(write, str(e).splitlines()[0][:200].encode() if str(e) else b"failed")
+                    os._exit(1)
+            _, status = os.waitpid(inner, 0)
+            os._exit(0 if status == 0 else 1)
+        except BaseException as e:  # noqa: BLE001
+            os.write(write, str(e).splitlines()[0][:200].encode() if str(e) else b"failed")
+            os._exit(1)
+    os.close(write)
+    chunks = []
+    while True:
+        chunk = os.read(read, 4096)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    if status == 0:
+        return None
+    return b"".join(chunks).decode(errors="replace") or "the isolation's trial run failed"
 
 
 # -- the judge's side -----------------------------------------------------------------------
