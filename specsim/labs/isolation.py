@@ -39,7 +39,9 @@ from its own), it does not take the child's word for it.
 
 Where a step is impossible (not Linux, user namespaces disabled, a container
 that forbids mounting ``proc``, an unknown CPU architecture for the filter),
-``enter`` changes nothing and says why in one line: the child runs as before
+``enter`` changes nothing and says why in one line (every step is tried
+first in a throwaway fork, so a refusal at the last step leaves nothing
+half done): the child runs as before
 (the judge's protocol still bounds it) and the verdict says it was not
 isolated; ``require=True`` refuses instead.
 
