@@ -51,11 +51,11 @@ st.session_state.setdefault("lesson", 0)
 
 
 def path_of(i: int) -> str:
-    return next((name for name, numbers in course.PATHS.items() if i + 1 in numbers), "all")
+    return course.path_of(info[i]) or "all"
 
 
 def members(path: str) -> list:
-    return [i for i in range(len(info)) if path == "all" or i + 1 in course.PATHS[path]]
+    return [i for i in range(len(info)) if path == "all" or course.path_of(info[i]) == path]
 
 
 # the path: every lesson in order unless the reader picks one (remembered); a lesson that is not on the

@@ -412,7 +412,7 @@ def problems(lesson: Lesson, known: set | None = None) -> list:
         for n in lesson.meta.needs:
             if n >= lesson.number or (known is not None and n not in known):
                 out.append(f"lesson {lesson.number}: needs lesson {n}, which is not an earlier lesson")
-    core = lesson.number in PATHS["core"]
+    core = lesson.number in PATHS["core"] or path_of(lesson) == "core"
     if core and not 2 <= len(lesson.checks) <= 4:
         out.append(f"lesson {lesson.number}: a core lesson asks 2-4 check-yourself questions, not "
                    f"{len(lesson.checks)}")
@@ -440,14 +440,22 @@ def minutes_text(minutes: Fraction) -> str:
     return f"{max(1, round(minutes))} min"
 
 
+def path_of(lesson: Lesson) -> str | None:
+    """The path a lesson is on: its metadata's (checked against ``PATHS`` for the lessons it names, by
+    ``problems``), so a new lesson joins a path by its own metadata line."""
+    if lesson.meta is not None:
+        return lesson.meta.course
+    return next((name for name, numbers in PATHS.items() if lesson.number in numbers), None)
+
+
 def path_minutes(lessons: list, path: str) -> Fraction:
     """Total reading time of a path's lessons (those ``lessons`` holds), exactly."""
-    return sum((les.minutes for les in lessons if les.number in PATHS[path]), Fraction(0))
+    return sum((les.minutes for les in lessons if path_of(les) == path), Fraction(0))
 
 
 def path_lessons(lessons: list, path: str) -> list:
     """The lessons of a path, in order ("all": every lesson)."""
-    return [les for les in lessons if path == "all" or les.number in PATHS[path]]
+    return [les for les in lessons if path == "all" or path_of(les) == path]
 
 
 def needs_text(lesson: Lesson) -> str:
