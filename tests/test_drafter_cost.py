@@ -1,4 +1,4 @@
-"""specsim.drafter_cost: a one-pass drafter against a chain, the LM head's share, reduced draft vocabularies.
+"""specsim.serving.drafter_cost: a one-pass drafter against a chain, the LM head's share, reduced draft vocabularies.
 
 Every comparison is exact (Fractions with ==). Quantities are written two ways where the library allows:
 the one-pass model against the chain model, the chain model against ``formulas``, tokens per round from
@@ -13,7 +13,7 @@ from fractions import Fraction as F
 import pytest
 
 from specsim import acceptance, formulas, rule
-from specsim import drafter_cost as dc
+from specsim.serving import drafter_cost as dc
 from specsim.exact import check_exactness, round_distribution
 from specsim.schemes import Chain
 from specsim.toy import load_model, random_model, random_row

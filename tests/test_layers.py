@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("schemes", ("specsim.schemes",)),
     ("engines", ("specsim.exact", "specsim.sampling", "specsim.montecarlo", "specsim.formulas", "specsim.symbolic",
                  "specsim.bounds")),
-    ("labs, bench", ("specsim.labs", "specsim.bench", "specsim.serving", "specsim.drafter_cost")),
+    ("labs, bench", ("specsim.labs", "specsim.bench", "specsim.serving")),
     ("views", ("specsim.views",)),
     ("plots", ("specsim.plots",)),
     ("gpt", ("specsim.gpt",)),

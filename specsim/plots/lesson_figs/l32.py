@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from ... import drafter_cost as dc
+from ...serving import drafter_cost as dc
 from ...toy import load_model
 from ...transforms import temperature
 from .. import charts

@@ -46,8 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from . import acceptance, rule
-from .serving.models import EAGLE_8B, LLAMA_3_8B, ModelShape
+from .. import acceptance, rule
+from .models import EAGLE_8B, LLAMA_3_8B, ModelShape
 
 __all__ = ["RoundCost", "chain", "one_pass", "tokens_per_round", "decaying_rates", "speedup", "speedup_curve",
            "best_gamma", "head_share", "drafter_cost", "with_vocab", "restricted", "reduced_alpha", "mass",
@@ -309,7 +309,7 @@ def reduced_model(model, kept):
     >>> reduced_model(load_model("seed"), [0, 1]).q(("c",))
     (Fraction(1, 3), Fraction(2, 3), Fraction(0, 1))
     """
-    from .toy import ToyModel
+    from ..toy import ToyModel
 
     draft = {s: tuple(restricted(model.q(s), kept)) for s in model.contexts()}
     names = ",".join(model.vocab[i] for i in sorted(set(kept)))
