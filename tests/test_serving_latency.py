@@ -86,28 +86,28 @@ def test_float_alpha_gives_the_same_quantiles_away_from_the_boundary():
 
 # -- the figures of one batch ---------------------------------------------------------------------
 
-def test_plain_itl_is_one_step_and_plain_throughput_is_batch_over_step():
+def test_plain_tpot_and_itl_are_one_step_and_plain_throughput_is_batch_over_step():
     for batch in (1, 64, 512):
         r = latency_point(*PAIR, batch, 1024, 0.8, 4)
         step = step_cost("llama-3-8b", "h100-sxm", batch, 1024).seconds
-        assert r.itl_plain_ms == step * 1e3 and r.throughput_plain == batch / step
+        assert r.tpot_plain_ms == r.itl_chunk_plain_ms == step * 1e3 and r.throughput_plain == batch / step
 
 
-def test_speculative_itl_is_the_round_over_its_tokens_and_the_ratio_is_the_speedup():
+def test_speculative_tpot_is_the_round_over_its_tokens_and_the_ratio_is_the_speedup():
     for batch in (1, 64, 512):
         r = latency_point(*PAIR, batch, 128, F(4, 5), 4)
         p = serving_point(*PAIR, batch, 128, F(4, 5), 4)
         assert r.round_ms == (p.draft_s + p.verify.seconds) * 1e3
         assert r.tokens_per_round == float(formulas.expected_tokens(F(4, 5), 4))
-        assert math.isclose(r.itl_spec_ms, r.round_ms / r.tokens_per_round, rel_tol=TOL)
-        assert math.isclose(r.itl_plain_ms / r.itl_spec_ms, p.speedup, rel_tol=TOL)
+        assert math.isclose(r.tpot_spec_ms, r.round_ms / r.tokens_per_round, rel_tol=TOL)
+        assert math.isclose(r.tpot_plain_ms / r.tpot_spec_ms, p.speedup, rel_tol=TOL)
         assert math.isclose(r.throughput_spec / r.throughput_plain, p.speedup, rel_tol=TOL)
 
 
 def test_at_alpha_0_every_token_waits_a_whole_round():
     r = latency_point(*PAIR, 8, 128, 0, 3)
     assert r.tokens_per_round == 1 and r.round_gap_share == 1
-    assert r.itl_spec_ms == r.round_ms == r.gap_p50_ms == r.gap_p90_ms == r.gap_p99_ms
+    assert r.tpot_spec_ms == r.itl_chunk_spec_ms == r.round_ms == r.gap_p50_ms == r.gap_p90_ms == r.gap_p99_ms
 
 
 def test_the_gap_quantiles_are_zero_or_the_round():
@@ -121,7 +121,7 @@ def test_ttft_is_half_an_iteration_and_the_prefills():
     prefill = step_cost("llama-3-8b", "h100-sxm", 1, 0, 2000).seconds
     draft_prefill = step_cost("llama-3.2-1b", "h100-sxm", 1, 0, 2000).seconds
     assert r.prefill_ms == prefill * 1e3 and r.draft_prefill_ms == draft_prefill * 1e3
-    assert math.isclose(r.ttft_plain_ms, r.itl_plain_ms / 2 + r.prefill_ms, rel_tol=TOL)
+    assert math.isclose(r.ttft_plain_ms, r.tpot_plain_ms / 2 + r.prefill_ms, rel_tol=TOL)
     assert math.isclose(r.ttft_spec_ms, r.round_ms / 2 + r.prefill_ms + r.draft_prefill_ms, rel_tol=TOL)
     assert latency_point(*PAIR, 16, 1024, 0.8, 4).prompt == 1024  # the prompt defaults to the context
 
@@ -135,8 +135,9 @@ def test_latency_grows_and_throughput_does_not_fall_with_the_batch(hw):
     dtype = "bf16" if hw == "h100-sxm" else "fp32"
     rows = latency_table(target, draft, hw, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096], 64, 0.8, 4,
                          dtype=dtype)
-    for key in ("itl_plain_ms", "itl_spec_ms", "round_ms", "ttft_plain_ms", "ttft_spec_ms", "throughput_plain",
-                "throughput_spec"):
+    for key in ("tpot_plain_ms", "tpot_spec_ms", "itl_chunk_plain_ms", "itl_chunk_spec_ms", "round_ms",
+                "ttft_plain_ms", "ttft_spec_ms", "throughput_plain", "throughput_spec", "requests_plain",
+                "requests_spec"):
         values = [getattr(r, key) for r in rows]
         assert values == sorted(values), key
     assert len({r.prefill_ms for r in rows}) == 1  # the prefill runs alone, whatever the batch
@@ -144,14 +145,14 @@ def test_latency_grows_and_throughput_does_not_fall_with_the_batch(hw):
 
 def test_the_p99_gap_with_speculation_is_longer_than_a_plain_step_at_every_batch():
     for r in latency_table(*PAIR, [1, 8, 64, 512, 2048], 128, 0.9, 8):
-        assert r.gap_p99_ms == r.round_ms > r.itl_plain_ms
+        assert r.gap_p99_ms == r.round_ms > r.tpot_plain_ms
 
 
-def test_the_mean_itl_crosses_plain_at_the_crossover_batch_of_that_gamma():
+def test_the_tpot_crosses_plain_at_the_crossover_batch_of_that_gamma():
     for context, gamma in ((128, 4), (128, 1), (512, 2)):
         cross = crossover_batch(*PAIR, context, 0.8, gammas=[gamma])
         before, at = latency_table(*PAIR, [cross - 1, cross], context, 0.8, gamma)
-        assert before.itl_spec_ms < before.itl_plain_ms and at.itl_spec_ms >= at.itl_plain_ms
+        assert before.tpot_spec_ms < before.tpot_plain_ms and at.tpot_spec_ms >= at.tpot_plain_ms
         assert before.throughput_spec > before.throughput_plain and at.throughput_spec <= at.throughput_plain
 
 
@@ -185,18 +186,20 @@ def test_cli_latency_table(cli):
     code, out, err = cli("serving", "--batch", "1,8,512", "--context", "128", "--latency")
     assert code == 0, err
     latency = out.split("\nLatency:", 1)[1]
-    for key in ("ttft_plain_ms", "ttft_spec_ms", "itl_plain_ms", "itl_spec_ms", "gap_p50_ms", "gap_p90_ms",
-                "gap_p99_ms", "tokens/s plain", "tokens/s spec", "itl_crossover_batch"):
+    for key in ("ttft_plain_ms", "ttft_spec_ms", "tpot_plain_ms", "tpot_spec_ms", "itl_chunk_plain_ms",
+                "itl_chunk_spec_ms", "gap_p50_ms", "gap_p90_ms", "gap_p99_ms", "tokens/s plain", "tokens/s spec",
+                "requests/s plain", "requests/s spec", "tpot_crossover_batch"):
         assert key in latency
     assert "γ = 4" in latency
-    assert len([line for line in latency.splitlines() if line.split()[:1] in (["1"], ["8"], ["512"])]) == 3
+    assert len([line for line in latency.splitlines() if line.split()[:1] in (["1"], ["8"], ["512"])]) == 6  # 2 tables
     cross = crossover_batch(*PAIR, 128, 0.8, gammas=[4])
-    assert f"itl_crossover_batch: {cross:,} " in latency
+    assert f"tpot_crossover_batch: {cross:,} (from this batch on" in latency
+    assert "goodput" not in latency  # no target given
 
 
 def test_cli_without_latency_prints_and_returns_none_of_it(cli, cli_json):
     code, out, _ = cli("serving", "--batch", "1")
-    assert code == 0 and "Latency" not in out and "itl" not in out
+    assert code == 0 and "Latency" not in out and "itl" not in out and "tpot" not in out
     assert "latency" not in cli_json("serving", "--batch", "1")
 
 
@@ -205,13 +208,16 @@ def test_cli_json_latency_is_the_library_table(cli_json):
                  "--prompt", "500")
     lat = d["latency"]
     assert lat["gamma"] == 3 and lat["prompt"] == 500
-    assert lat["itl_crossover_batch"] == crossover_batch(*PAIR, 256, 0.8, gammas=[3])
+    assert lat["tpot_crossover_batch"] == crossover_batch(*PAIR, 256, 0.8, gammas=[3])
+    assert "itl_crossover_batch" not in lat and "goodput" not in lat
     rows = latency_table(*PAIR, [1, 64], 256, 0.8, 3, prompt=500)
     assert [r["batch"] for r in lat["rows"]] == [1, 64]
     for got, row in zip(lat["rows"], rows):
         assert got == {k: getattr(row, k) for k in got}
-        assert set(got) >= {"ttft_plain_ms", "ttft_spec_ms", "itl_plain_ms", "itl_spec_ms", "gap_p50_ms",
-                            "gap_p90_ms", "gap_p99_ms", "throughput_plain", "throughput_spec"}
+        assert set(got) >= {"ttft_plain_ms", "ttft_spec_ms", "tpot_plain_ms", "tpot_spec_ms", "itl_chunk_plain_ms",
+                            "itl_chunk_spec_ms", "gap_p50_ms", "gap_p90_ms", "gap_p99_ms", "throughput_plain",
+                            "throughput_spec", "requests_plain", "requests_spec"}
+        assert "itl_plain_ms" not in got and "itl_spec_ms" not in got  # renamed: a stale reader fails loudly
 
 
 def test_cli_latency_takes_gamma_from_a_fixed_chain(cli_json):
@@ -221,8 +227,13 @@ def test_cli_latency_takes_gamma_from_a_fixed_chain(cli_json):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--latency-gamma", "3"], "--latency-gamma and --prompt go with --latency"),
-    (["--prompt", "30"], "--latency-gamma and --prompt go with --latency"),
+    (["--latency-gamma", "3"], "--latency-gamma, --prompt, --output-tokens, --tpot-slo-ms and --ttft-slo-ms go with"),
+    (["--prompt", "30"], "go with --latency"),
+    (["--tpot-slo-ms", "30"], "go with --latency"),
+    (["--output-tokens", "30"], "go with --latency"),
+    (["--latency", "--output-tokens", "1"], "output-tokens must be between 2"),
+    (["--latency", "--tpot-slo-ms", "0"], "tpot-slo-ms must be >="),
+    (["--latency", "--ttft-slo-ms", "x"], "ttft-slo-ms must be a number"),
     (["--latency", "--latency-gamma", "0"], "latency-gamma must be between 1 and 64"),
     (["--latency", "--latency-gamma", "x"], "not an integer"),
     (["--latency", "--prompt", "0"], "prompt must be between 1"),

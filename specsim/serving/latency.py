@@ -1,4 +1,4 @@
-"""Latency of a served model pair: time to first token, inter-token latency and its tail, throughput.
+"""Latency of a served model pair, as serving benchmarks report it: TTFT, TPOT, ITL, throughput, goodput.
 
 Built on the roofline of ``specsim.serving.roofline``. The model, and what
 it assumes:
@@ -9,7 +9,7 @@ it assumes:
   target pass over γ + 1 positions, every sequence drafting γ tokens.
   Nothing but the roofline sets a pass's time, so every iteration of a
   batch takes the same time (no noise, no stragglers).
-- **Inter-token latency (ITL).** Plain decoding emits one token per
+- **The gaps between tokens.** Plain decoding emits one token per
   sequence per step: every gap is one step. A round emits K + 1 tokens per
   sequence at once, at the end of its verify pass, with K ~ the truncated
   geometric of the i.i.d. formula (P(K = k) = α^k (1 - α) for k < γ,
@@ -18,6 +18,14 @@ it assumes:
   other K come with it (a gap of 0). Over many rounds the share of gaps
   that are a whole round is rounds / tokens = 1 / E[K + 1]
   (``gap_distribution``), and the mean gap is round time / E[K + 1].
+- **TPOT and ITL, as a serving benchmark counts them.** The time per
+  output token (TPOT) of a request is (end-to-end latency - TTFT) /
+  (output tokens - 1): over a long request, the mean gap above (one step
+  plain, round / E[K + 1] speculative). The inter-token latency (ITL) is
+  timed per streamed *chunk*, the time since the previous chunk: a server
+  that streams what each iteration produced sends a round's K + 1 tokens
+  as one chunk, so every speculative ITL is a whole round (and every plain
+  one a step). Speculation lowers the TPOT (while it pays) and raises the ITL.
 - **Time to first token (TTFT).** A request arrives at a uniformly random
   moment while the batch decodes; the server finishes the iteration under
   way (half an iteration on average) and then runs the prompt's prefill
@@ -29,8 +37,19 @@ it assumes:
   in their ITL.
 - **Throughput** is tokens per second over the whole batch: batch / step,
   or batch x E[K + 1] / round. At one batch its ratio speculative / plain
-  is the roofline's speedup, the same ratio as the mean ITL's, plain /
+  is the roofline's speedup, the same ratio as the TPOT's, plain /
   speculative: both cross 1 at the same batch.
+- **Requests per second and goodput.** Every request asks for
+  ``output_tokens`` tokens: the first from the prefill, the other
+  ``output_tokens - 1`` from decoding, which keeps it in one of the batch's
+  slots for (output_tokens - 1) x TPOT. With every slot busy, Little's law
+  (requests in service = arrival rate x time in service) gives
+  batch / ((output_tokens - 1) x TPOT) requests per second; prefill time is
+  not counted (as above). **Goodput** is the requests per second served
+  *within* latency targets (a TPOT and, optionally, a TTFT at most so
+  many ms): every request of a lockstep batch has the same TPOT and TTFT,
+  so the server runs the largest batch that meets the targets
+  (``goodput``).
 
 A quantile here is the smallest gap g with P(gap <= g) >= q. Exact
 inputs (Fractions, integers) give exact distributions and quantiles.
@@ -43,7 +62,7 @@ inputs (Fractions, integers) give exact distributions and quantiles.
 >>> [gap_quantile(F(1, 2), 2, q) for q in (F(1, 4), F(3, 7), F(1, 2))]
 [0, 0, 1]
 >>> r = latency_point("llama-3-8b", "llama-3.2-1b", "h100-sxm", 1, 1024, F(4, 5), 4)
->>> round(r.itl_plain_ms, 3), round(r.itl_spec_ms, 3), r.gap_p99_ms == r.round_ms
+>>> round(r.tpot_plain_ms, 3), round(r.tpot_spec_ms, 3), r.gap_p99_ms == r.round_ms == r.itl_chunk_spec_ms
 (4.541, 2.264, True)
 """
 from __future__ import annotations
@@ -57,9 +76,11 @@ from ..limits import LIMITS
 from ..schemes import Chain
 from .hardware import hardware_named as hardware_preset
 from .models import model_named as model_preset
-from .roofline import MAX_BATCHES, serving_point, step_cost
+from .roofline import CROSSOVER_LIMIT, MAX_BATCH, MAX_BATCHES, max_batch, serving_point, step_cost
 
 QUANTILES = (Fraction(1, 2), Fraction(9, 10), Fraction(99, 100))  # p50, p90, p99
+OUTPUT_TOKENS = 256  # tokens a request asks for, by default (its requests per second)
+MAX_OUTPUT = 10_000_000
 
 
 def _exact(x):
@@ -127,8 +148,9 @@ def _quantile(gaps: dict, q) -> int:
 
 @dataclass(frozen=True)
 class LatencyRow:
-    """One batch size: TTFT, ITL (mean, plain and speculative), the speculative gap's p50/p90/p99 and
-    throughput, plain and speculative. Times in ms, throughput in tokens per second over the batch."""
+    """One batch size, plain and speculative: TTFT, TPOT, ITL per streamed chunk, the speculative gap's
+    p50/p90/p99 (per token), throughput and requests per second. Times in ms, throughput in tokens per
+    second over the batch, requests per second by Little's law (prefill time not counted)."""
 
     batch: int
     gamma: int
@@ -140,8 +162,8 @@ class LatencyRow:
     round_ms: float  # γ drafter steps + the verify pass over γ + 1 positions
     tokens_per_round: float  # E[K + 1]
     round_gap_share: float  # P(gap = a whole round) = 1 / E[K + 1]
-    itl_plain_ms: float  # one step
-    itl_spec_ms: float  # round / E[K + 1]
+    tpot_plain_ms: float  # the mean gap: one step
+    tpot_spec_ms: float  # the mean gap: round / E[K + 1]
     gap_p50_ms: float
     gap_p90_ms: float
     gap_p99_ms: float
@@ -149,13 +171,28 @@ class LatencyRow:
     throughput_spec: float
     target_bound: str  # "memory" or "compute": the plain step
     verify_bound: str
+    itl_chunk_plain_ms: float  # ITL per streamed chunk: plain decoding streams a token a step
+    itl_chunk_spec_ms: float  # ITL per streamed chunk: a round's K + 1 tokens are one chunk, a round apart
+    output_tokens: int  # tokens a request asks for
+    requests_plain: float  # requests per second: batch / ((output_tokens - 1) x TPOT)
+    requests_spec: float
+
+
+def _output_tokens(output_tokens) -> int:
+    if isinstance(output_tokens, bool) or not isinstance(output_tokens, int) or not 2 <= output_tokens <= MAX_OUTPUT:
+        raise ValueError(f"output tokens must be an integer from 2 to {MAX_OUTPUT:,} (the first comes from the "
+                         f"prefill, TPOT is timed over the rest), got {output_tokens!r}")
+    return output_tokens
 
 
 def latency_point(target, draft, hw, batch: int, context: int, alpha, gamma: int, prompt: int | None = None,
-                  dtype: str = "bf16", draft_kv_window: int | None = None) -> LatencyRow:
+                  dtype: str = "bf16", draft_kv_window: int | None = None,
+                  output_tokens: int = OUTPUT_TOKENS) -> LatencyRow:
     """Latency and throughput of ``batch`` sequences at ``context``, plain and with a chain of ``gamma``
-    drafts at acceptance ``alpha``; ``prompt`` (default: ``context``) tokens are prefilled for TTFT."""
+    drafts at acceptance ``alpha``; ``prompt`` (default: ``context``) tokens are prefilled for TTFT, and
+    each request asks for ``output_tokens`` tokens (its requests per second)."""
     gamma = _gamma(gamma)
+    output_tokens = _output_tokens(output_tokens)
     prompt = context if prompt is None else prompt
     if isinstance(prompt, bool) or not isinstance(prompt, int) or prompt < 1:
         raise ValueError(f"prompt must be an integer >= 1, got {prompt!r}")
@@ -171,22 +208,98 @@ def latency_point(target, draft, hw, batch: int, context: int, alpha, gamma: int
     gaps = gap_distribution(alpha, gamma)
     share = gaps[1]
     p50, p90, p99 = (_quantile(gaps, q) * round_s * 1e3 for q in QUANTILES)
+    tpot_plain, tpot_spec = step, float(round_s / tokens)
+    decoding = output_tokens - 1  # tokens a request spends in a slot for (the first comes from its prefill)
     return LatencyRow(batch, gamma, prompt, prefill * 1e3, draft_prefill * 1e3, (step / 2 + prefill) * 1e3,
                       (round_s / 2 + prefill + draft_prefill) * 1e3, round_s * 1e3, float(tokens), float(share),
-                      step * 1e3, float(round_s / tokens) * 1e3, p50, p90, p99, batch / step,
-                      float(batch * tokens / round_s), point.target.bound, point.verify.bound)
+                      tpot_plain * 1e3, tpot_spec * 1e3, p50, p90, p99, batch / step,
+                      float(batch * tokens / round_s), point.target.bound, point.verify.bound,
+                      step * 1e3, round_s * 1e3, output_tokens, batch / (decoding * tpot_plain),
+                      batch / (decoding * tpot_spec))
 
 
 def latency_table(target, draft, hw, batches, context: int, alpha, gamma: int, prompt: int | None = None,
-                  dtype: str = "bf16", draft_kv_window: int | None = None) -> list:
+                  dtype: str = "bf16", draft_kv_window: int | None = None,
+                  output_tokens: int = OUTPUT_TOKENS) -> list:
     """One ``LatencyRow`` per batch size (``latency_point`` at each).
 
     >>> rows = latency_table("llama-3-8b", "llama-3.2-1b", "h100-sxm", [1, 512], 128, 0.8, 4)
-    >>> [(r.batch, r.itl_spec_ms < r.itl_plain_ms, r.throughput_spec > r.throughput_plain) for r in rows]
-    [(1, True, True), (512, False, False)]
+    >>> [(r.batch, r.tpot_spec_ms < r.tpot_plain_ms, r.itl_chunk_spec_ms > r.itl_chunk_plain_ms) for r in rows]
+    [(1, True, True), (512, False, True)]
     """
     batches = list(batches)
     if not 1 <= len(batches) <= MAX_BATCHES:
         raise ValueError(f"give from 1 to {MAX_BATCHES} batch sizes, got {len(batches)}")
-    return [latency_point(target, draft, hw, b, context, alpha, gamma, prompt, dtype, draft_kv_window)
+    return [latency_point(target, draft, hw, b, context, alpha, gamma, prompt, dtype, draft_kv_window, output_tokens)
             for b in batches]
+
+
+# -- goodput ---------------------------------------------------------------------------------------
+
+def within(row: LatencyRow, tpot_slo_ms=None, ttft_slo_ms=None) -> tuple:
+    """(plain meets the targets, speculation meets them) at ``row``'s batch: TPOT <= ``tpot_slo_ms`` and
+    TTFT <= ``ttft_slo_ms``, each when given. Every request of a lockstep batch has the same figures."""
+    def ok(tpot, ttft):
+        return ((tpot_slo_ms is None or tpot <= tpot_slo_ms) and (ttft_slo_ms is None or ttft <= ttft_slo_ms))
+    return ok(row.tpot_plain_ms, row.ttft_plain_ms), ok(row.tpot_spec_ms, row.ttft_spec_ms)
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """Requests per second served within latency targets, plain and speculative: each at the largest
+    batch (up to ``searched_to``) whose TPOT and TTFT meet them; batch 0 and 0 requests/s when none does.
+    ``row_plain`` / ``row_spec``: the ``LatencyRow`` of that batch (None when none)."""
+
+    tpot_slo_ms: float | None
+    ttft_slo_ms: float | None
+    gamma: int
+    output_tokens: int
+    searched_to: int  # the largest batch that fits in memory, or the limit when memory is not known
+    batch_plain: int
+    batch_spec: int
+    requests_plain: float
+    requests_spec: float
+    row_plain: LatencyRow | None
+    row_spec: LatencyRow | None
+
+
+def goodput(target, draft, hw, context: int, alpha, gamma: int, tpot_slo_ms=None, ttft_slo_ms=None,
+            output_tokens: int = OUTPUT_TOKENS, prompt: int | None = None, dtype: str = "bf16",
+            draft_kv_window: int | None = None, limit: int = CROSSOVER_LIMIT) -> Goodput:
+    """The goodput (see the module docstring) under a TPOT target and/or a TTFT target, in ms.
+
+    Every time of the model grows with the batch and tokens per second do not fall, so requests per
+    second within the targets peak at the largest batch that meets them: found by bisection up to the
+    batch that fits in memory (``limit`` when the hardware's memory is not known).
+
+    >>> g = goodput("llama-3-8b", "llama-3.2-1b", "h100-sxm", 128, 0.8, 4, tpot_slo_ms=5)
+    >>> (g.batch_plain, round(g.requests_plain, 1)), (g.batch_spec, round(g.requests_spec, 1))
+    ((98, 76.9), (169, 132.8))
+    """
+    for value, name in ((tpot_slo_ms, "TPOT"), (ttft_slo_ms, "TTFT")):
+        if value is not None and (isinstance(value, bool) or not 0 < value < float("inf")):
+            raise ValueError(f"a {name} target must be a number of ms > 0, got {value!r}")
+    if tpot_slo_ms is None and ttft_slo_ms is None:
+        raise ValueError("goodput needs a latency target: a TPOT or a TTFT in ms")
+    output_tokens = _output_tokens(output_tokens)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_BATCH:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_BATCH:,}, got {limit!r}")
+    fit = max_batch(target, draft, hw, context, dtype, draft_kv_window)
+    top = limit if fit is None else min(fit, limit)
+
+    def row(b):
+        return latency_point(target, draft, hw, b, context, alpha, gamma, prompt, dtype, draft_kv_window,
+                             output_tokens)
+
+    def largest(side: int):
+        lo, hi = 0, top  # within(lo) holds (batch 0: vacuously)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if within(row(mid), tpot_slo_ms, ttft_slo_ms)[side] else (lo, mid - 1)
+        return lo
+
+    b_plain, b_spec = largest(0), largest(1)
+    r_plain, r_spec = (row(b_plain) if b_plain else None), (row(b_spec) if b_spec else None)
+    return Goodput(tpot_slo_ms, ttft_slo_ms, _gamma(gamma), output_tokens, top, b_plain, b_spec,
+                   r_plain.requests_plain if r_plain else 0.0, r_spec.requests_spec if r_spec else 0.0,
+                   r_plain, r_spec)

@@ -20,6 +20,15 @@ RMSNorm, learned positions). From them:
   of V, one multiply-add per query head, key and head dimension). Norms,
   activations, softmax and biases are left out: under 1 % of the total here.
 
+A **mixture-of-experts** model (``experts`` > 0) replaces the MLP of its last
+``layers - dense_layers`` layers by ``experts`` experts (MLPs of width
+``expert_d_ff``), a router (d_model x experts) and ``shared_experts``
+experts every token uses. One token multiplies only its
+``experts_per_token`` experts: ``streamed_params`` (and so the FLOPs) count
+those; a pass over n tokens reads the **union** of the experts they chose,
+``weight_bytes(dtype, tokens=n)``, its expected size from
+``specsim.serving.moe`` under the model's ``routing``.
+
 Example: one layer of width 10, one head, an MLP of width 20, 100 tokens
 (everything round, so the arithmetic can be checked by hand):
 
@@ -37,6 +46,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from .moe import ROUTINGS, check_routing, experts_read
 
 # Bytes per element of each dtype the presets know.
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
@@ -68,7 +79,14 @@ class ModelShape:
     (EAGLE's fc over [token embedding; target feature], 2 x d_model -> d_model).
     ``shares_embeddings``: the embedding and the LM head are another model's
     (not in ``params``), but the LM head is still read on every pass.
-    ``max_context``: the longest context the model takes.
+    ``max_context``: the longest context the model takes. ``qk_norm``: an RMSNorm over
+    each head's queries and keys (Qwen3), head_dim weights each.
+
+    Mixture of experts (all 0 for a dense model): ``experts`` routed experts per MoE
+    layer, ``experts_per_token`` of them per token, each a (gated) MLP of width
+    ``expert_d_ff``; ``shared_experts`` more that every token uses; the first
+    ``dense_layers`` layers keep a dense MLP of width ``d_ff``. ``routing``: how the
+    tokens of a pass pick their experts (``specsim.serving.moe.ROUTINGS``).
     """
 
     name: str
@@ -90,6 +108,13 @@ class ModelShape:
     fuse_in: int = 0
     shares_embeddings: bool = False
     max_context: int | None = None
+    qk_norm: bool = False
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_d_ff: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    routing: str = "uniform"
 
     def __post_init__(self):
         for field in ("layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab"):
@@ -98,26 +123,75 @@ class ModelShape:
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"{self.name}: n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
                              f"({self.n_kv_heads})")
+        for field in ("experts", "experts_per_token", "expert_d_ff", "shared_experts", "dense_layers"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{self.name}: {field} must be an integer >= 0, got {value!r}")
+        if self.experts:
+            try:
+                check_routing(self.experts, self.experts_per_token)
+            except ValueError as e:
+                raise ValueError(f"{self.name}: {e}") from None
+            if self.expert_d_ff < 1:
+                raise ValueError(f"{self.name}: an expert's width expert_d_ff must be >= 1, got {self.expert_d_ff}")
+            if self.dense_layers >= self.layers:
+                raise ValueError(f"{self.name}: dense_layers ({self.dense_layers}) must leave some of the "
+                                 f"{self.layers} layers to the experts")
+        elif self.experts_per_token or self.expert_d_ff or self.shared_experts or self.dense_layers:
+            raise ValueError(f"{self.name}: experts_per_token, expert_d_ff, shared_experts and dense_layers "
+                             "need experts >= 1")
+        if self.routing not in ROUTINGS:
+            raise ValueError(f"{self.name}: unknown routing {str(self.routing)[:20]!r}: known {', '.join(ROUTINGS)}")
 
     @property
     def norm_params(self) -> int:
         """One norm's parameters: d_model (RMSNorm) or 2 d_model (LayerNorm)."""
         return self.d_model * (2 if self.layer_norm else 1)
 
+    def mlp_params(self, width: int) -> int:
+        """One MLP (a dense layer's, or one expert) of ``width``: 3 or 2 matrices (and biases)."""
+        mats = 3 if self.gated_mlp else 2
+        return mats * self.d_model * width + (((mats - 1) * width + self.d_model) if self.bias else 0)
+
     @property
-    def layer_params(self) -> int:
-        """One decoder layer: Q, K, V, O projections, the MLP, its norms (and biases)."""
+    def attention_params(self) -> int:
+        """One layer's attention: Q, K, V, O projections (and biases), its norms, the q/k norms."""
         d, q, kv = self.d_model, self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
         attn = d * q + 2 * d * kv + q * d + (q + 2 * kv + d if self.bias else 0)
-        mats = 3 if self.gated_mlp else 2
-        mlp = mats * d * self.d_ff + (((mats - 1) * self.d_ff + d) if self.bias else 0)
-        return attn + mlp + self.norms_per_layer * self.norm_params
+        return attn + self.norms_per_layer * self.norm_params + (2 * self.head_dim if self.qk_norm else 0)
+
+    @property
+    def layer_params(self) -> int:
+        """One dense decoder layer: attention, the MLP of width d_ff, its norms (and biases)."""
+        return self.attention_params + self.mlp_params(self.d_ff)
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is experts (0 for a dense model)."""
+        return self.layers - self.dense_layers if self.experts else 0
+
+    @property
+    def expert_params(self) -> int:
+        """One expert's parameters (0 for a dense model)."""
+        return self.mlp_params(self.expert_d_ff) if self.experts else 0
+
+    @property
+    def moe_layer_params(self) -> int:
+        """One MoE layer, stored: attention, the router (d_model x experts), every expert, the shared ones."""
+        return self.attention_params + self.d_model * self.experts + (
+            self.experts + self.shared_experts) * self.expert_params
 
     @property
     def body_params(self) -> int:
-        """Everything read in full on a pass except the LM head: layers, input projection, final norm."""
+        """Stored parameters but the tables: layers, input projection, final norm."""
         fuse = self.fuse_in * self.d_model + self.d_model if self.fuse_in else 0
-        return self.layers * self.layer_params + fuse + (self.norm_params if self.final_norm else 0)
+        return ((self.layers - self.moe_layers) * self.layer_params + self.moe_layers * self.moe_layer_params
+                + fuse + (self.norm_params if self.final_norm else 0))
+
+    @property
+    def shared_params(self) -> int:
+        """What every pass reads whatever the tokens: the body but the routed experts, and the LM head."""
+        return self.body_params - self.moe_layers * self.experts * self.expert_params + self.vocab * self.d_model
 
     @property
     def params(self) -> int:
@@ -127,12 +201,24 @@ class ModelShape:
 
     @property
     def streamed_params(self) -> int:
-        """Parameters one forward pass reads in full: the body and the LM head (vocab x d_model)."""
-        return self.body_params + self.vocab * self.d_model
+        """Parameters one position's pass reads and multiplies: the shared ones and, in each MoE layer,
+        the token's ``experts_per_token`` experts (a dense model: the body and the LM head)."""
+        return self.shared_params + self.moe_layers * self.experts_per_token * self.expert_params
 
-    def weight_bytes(self, dtype: str = "bf16") -> int:
-        """Bytes of weights one forward pass reads: ``streamed_params`` x bytes per element."""
-        return self.streamed_params * dtype_bytes(dtype)
+    def experts_read(self, tokens: int = 1) -> float:
+        """Expected distinct experts per MoE layer that a pass over ``tokens`` tokens reads (0 if dense)."""
+        if not self.experts:
+            return 0
+        return experts_read(self.experts, self.experts_per_token, tokens, self.routing)
+
+    def weight_bytes(self, dtype: str = "bf16", tokens: int = 1):
+        """Bytes of weights a pass over ``tokens`` tokens (all positions of the batch) reads: a dense model
+        reads ``streamed_params`` whatever the tokens (an int); an MoE model the shared weights and, per
+        MoE layer, the expected union of the experts the tokens chose (a float)."""
+        if not self.experts:
+            return self.streamed_params * dtype_bytes(dtype)
+        routed = self.moe_layers * self.experts_read(tokens) * self.expert_params
+        return (self.shared_params + routed) * dtype_bytes(dtype)
 
     def stored_bytes(self, dtype: str = "bf16") -> int:
         """Bytes the weights occupy in memory: ``params`` x bytes per element."""
@@ -182,6 +268,30 @@ EAGLE_8B = ModelShape(
             "(1.05 GB of its 1.55 GB in bf16), and the layer's own KV cache."))
 
 
+QWEN = ("Qwen/{repo} on Hugging Face: the model card's {card} (the counts below reproduce them); per-layer "
+        "shapes as in transformers 5.25.0 models/{module}/configuration_{module}.py and modeling_{module}.py "
+        "(q_norm and k_norm over head_dim, RMSNorm, SwiGLU, rotary positions; a router of num_experts x "
+        "hidden_size without bias)")
+
+QWEN3_30B_A3B = ModelShape(
+    "qwen3-30b-a3b", layers=48, d_model=2048, n_heads=32, n_kv_heads=4, head_dim=128, d_ff=6144, vocab=151936,
+    tied_embeddings=False, gated_mlp=True, qk_norm=True, experts=128, experts_per_token=8, expert_d_ff=768,
+    max_context=32768,
+    source=QWEN.format(repo="Qwen3-30B-A3B", module="qwen3_moe", card=(
+        "48 layers, 32 query and 4 KV heads, 128 experts of which 8 activated, 30.5B parameters (29.9B "
+        "non-embedding), 3.3B activated, a native context of 32,768 tokens")) + (
+        ": hidden_size 2048, head_dim 128, moe_intermediate_size 768, every layer MoE (decoder_sparse_step "
+        "1, no mlp_only_layers), vocab_size 151936, untied embeddings"))
+
+QWEN3_06B = ModelShape(
+    "qwen3-0.6b", layers=28, d_model=1024, n_heads=16, n_kv_heads=8, head_dim=128, d_ff=3072, vocab=151936,
+    tied_embeddings=True, gated_mlp=True, qk_norm=True, max_context=32768,
+    source=QWEN.format(repo="Qwen3-0.6B", module="qwen3", card=(
+        "28 layers, 16 query and 8 KV heads, 0.6B parameters (0.44B non-embedding), tied embeddings, a "
+        "context of 32,768 tokens")) + ": hidden_size 1024, head_dim 128, intermediate_size 3072, vocab_size "
+                                        "151936 (Qwen3's vocabulary: a drafter for qwen3-30b-a3b)")
+
+
 def tiny_shapes(manifest_path: Path = MANIFEST) -> dict:
     """"tiny-target" and "tiny-draft" from the shipped weights' manifest (no torch needed).
 
@@ -207,7 +317,7 @@ def tiny_shapes(manifest_path: Path = MANIFEST) -> dict:
     return out
 
 
-MODELS = {m.name: m for m in (LLAMA_3_8B, LLAMA_3_70B, LLAMA_32_1B, LLAMA_32_3B, EAGLE_8B)}
+MODELS = {m.name: m for m in (LLAMA_3_8B, LLAMA_3_70B, LLAMA_32_1B, LLAMA_32_3B, EAGLE_8B, QWEN3_30B_A3B, QWEN3_06B)}
 MODELS.update(tiny_shapes())
 
 

@@ -3,11 +3,14 @@
 One forward pass of ``batch`` sequences, each feeding ``positions`` new
 tokens over ``context`` cached ones, takes (``step_cost``)::
 
-    bytes   = weights (read once for the whole batch)
+    bytes   = weights (read once for the whole batch; of an MoE model, the
+              shared weights and the union of the experts that the
+              batch x positions tokens chose, ``ModelShape.weight_bytes``)
             + batch x cached x KV bytes per token     (every sequence reads its own cache)
             + batch x positions x KV bytes per token  (and writes the new entries)
     FLOPs   = batch x sum over the new positions i = 1..positions of
               2 x streamed params + 4 x layers x heads x head size x (cached + i)
+              (streamed params: what one token multiplies, its own experts only)
     seconds = max(bytes / bandwidth, FLOPs / peak) + overhead
             (or their sum, on hardware whose memory and compute take turns:
             ``Hardware.overlap`` False, as for one CPU core)
@@ -34,7 +37,10 @@ pass turns compute-bound, v grows towards γ + 1 and the gain goes: the
 dominate: every sequence reads its own KV, so at long context the pass
 stays memory-bound at any batch (MagicDec's observation) and the crossover
 moves out or never comes, while c creeps up with the drafter's own KV
-unless its window is bounded. A tree runs one drafter
+unless its window is bounded. A mixture-of-experts target breaks the
+"v is about 1" of batch 1: the γ + 1 positions route to more experts than
+one token does, and the pass reads all of them (``specsim.serving.moe``);
+once the batch alone reaches most experts, v is about 1 again. A tree runs one drafter
 pass per level (feeding that level's nodes) and verifies every node.
 
 Tokens per round: the i.i.d. formula ``formulas.expected_tokens(alpha, γ)``
@@ -100,6 +106,7 @@ class StepCost:
     overhead_s: float
     seconds: float
     bound: str  # "memory" or "compute"
+    experts_read: float = 0  # expected distinct experts per MoE layer (0: a dense model)
 
 
 def _whole(value, name: str, lo: int, hi: int | None = None) -> int:
@@ -126,7 +133,7 @@ def step_cost(model, hw, batch: int, context: int, positions: int = 1, dtype: st
                          f"{model.max_context:,} positions")
     cached = context if kv_window is None else min(context, kv_window)
     per_token = model.kv_bytes_per_token(dtype)
-    weights = model.weight_bytes(dtype)
+    weights = model.weight_bytes(dtype, batch * positions)  # an MoE model: the union of the tokens' experts
     kv_read, kv_write = batch * cached * per_token, batch * positions * per_token
     keys = positions * cached + positions * (positions + 1) // 2  # query i sees cached + i keys
     flops = batch * (positions * 2 * model.streamed_params + model.attention_flops(keys))
@@ -135,7 +142,7 @@ def step_cost(model, hw, batch: int, context: int, positions: int = 1, dtype: st
     return StepCost(batch, context, positions, weights, kv_read, kv_write, total, flops, memory_s, compute_s,
                     hw.step_overhead_s,
                     (max(memory_s, compute_s) if hw.overlap else memory_s + compute_s) + hw.step_overhead_s,
-                    "memory" if memory_s >= compute_s else "compute")
+                    "memory" if memory_s >= compute_s else "compute", model.experts_read(batch * positions))
 
 
 # -- a round's layout ---------------------------------------------------------------------------
@@ -300,6 +307,8 @@ class ServingRow:
     verify_bound: str
     memory_gb: float
     fits: bool | None  # None when the hardware's memory is not known
+    target_experts: float  # expected distinct experts per MoE layer: the plain step (0: a dense target)
+    verify_experts: float  # and the verify pass at the best γ
 
 
 def serving_table(target, draft, hw, batches, context: int, alpha, dtype: str = "bf16",
@@ -316,7 +325,8 @@ def serving_table(target, draft, hw, batches, context: int, alpha, dtype: str = 
         mem = memory_needed(target, draft, b, context, dtype, draft_kv_window)
         rows.append(ServingRow(b, p.target.seconds * 1e3, p.draft.seconds * 1e3, p.verify.seconds * 1e3, p.c, p.v,
                                p.gamma, p.name, p.speedup, p.target.bound, p.verify.bound, mem / 1e9,
-                               None if hw.memory_bytes is None else mem <= hw.memory_bytes))
+                               None if hw.memory_bytes is None else mem <= hw.memory_bytes,
+                               p.target.experts_read, p.verify.experts_read))
     return rows
 
 

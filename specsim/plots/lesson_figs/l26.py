@@ -30,8 +30,8 @@ def bursts():
     r = latency_point(*PAIR, 1, CONTEXT, float(ALPHA), GAMMA)
     law = tokens_distribution(ALPHA, GAMMA)
     rng = random.Random(SEED)
-    horizon = STEPS * r.itl_plain_ms
-    plain_t = [k * r.itl_plain_ms for k in range(STEPS + 1)]
+    horizon = STEPS * r.tpot_plain_ms
+    plain_t = [k * r.tpot_plain_ms for k in range(STEPS + 1)]
     spec_t, spec_n, n, t = [0.0], [0], 0, 0.0
     while t + r.round_ms <= horizon:
         t += r.round_ms
@@ -40,12 +40,12 @@ def bursts():
         spec_n.append(n)
     fig = go.Figure()
     fig.add_scatter(x=plain_t, y=list(range(STEPS + 1)), mode="lines+markers", line_shape="hv",
-                    name=f"plain: a token every {r.itl_plain_ms:.3f} ms", line=dict(color=P_COLOR, width=3),
+                    name=f"plain: a token every {r.tpot_plain_ms:.3f} ms", line=dict(color=P_COLOR, width=3),
                     hovertemplate="%{x:.1f} ms: %{y} tokens<extra>plain</extra>")
     fig.add_scatter(x=spec_t, y=spec_n, mode="lines+markers", line_shape="hv",
                     name=f"speculative: K + 1 every {r.round_ms:.3f} ms", line=dict(color=Q_COLOR, width=3),
                     hovertemplate="%{x:.1f} ms: %{y} tokens<extra>speculative</extra>")
-    for tpot, colour, who in ((r.itl_plain_ms, P_COLOR, "plain"), (r.itl_spec_ms, Q_COLOR, "speculative")):
+    for tpot, colour, who in ((r.tpot_plain_ms, P_COLOR, "plain"), (r.tpot_spec_ms, Q_COLOR, "speculative")):
         fig.add_scatter(x=[0, horizon], y=[0, horizon / tpot], mode="lines", line=dict(color=colour, dash="dot"),
                         name=f"{who} TPOT {tpot:.3f} ms", hoverinfo="skip")
     fig.update_xaxes(range=[0, horizon * 1.02])
@@ -61,8 +61,8 @@ def against_batch():
     batches = sorted({2 ** k for k in range(12) if 2 ** k < top} | {cross, top})
     rows = latency_table(*PAIR, batches, CONTEXT, float(ALPHA), GAMMA)
     fig = go.Figure()
-    for key, name, colour, dash in (("itl_plain_ms", "plain: every gap (TPOT = one step)", P_COLOR, "solid"),
-                                    ("itl_spec_ms", "speculative TPOT (mean gap)", Q_COLOR, "solid"),
+    for key, name, colour, dash in (("tpot_plain_ms", "plain: every gap (TPOT = one step)", P_COLOR, "solid"),
+                                    ("tpot_spec_ms", "speculative TPOT (mean gap)", Q_COLOR, "solid"),
                                     ("gap_p99_ms", "speculative p99 gap (a whole round)", RESIDUAL_COLOR, "dash")):
         fig.add_scatter(x=[r.batch for r in rows], y=[getattr(r, key) for r in rows], mode="lines+markers",
                         name=name, line=dict(color=colour, dash=dash, width=3),
