@@ -10,13 +10,19 @@ from fractions import Fraction as F
 import pytest
 
 from specsim import formulas
-from specsim.serving import (cpu_from, crossover_batch, gap_distribution, gap_quantile, latency_point,
-                             latency_table, serving_point, step_cost, tokens_distribution)
+from specsim.serving import (ModelShape, cpu_from, crossover_batch, gap_distribution, gap_quantile, goodput,
+                             latency_point, latency_table, max_batch, serving_point, step_cost, tokens_distribution,
+                             within)
 from specsim.serving.latency import QUANTILES
 
 TOL = 1e-12
 PAIR = ("llama-3-8b", "llama-3.2-1b", "h100-sxm")
 ALPHAS = (F(0), F(1, 3), F(1, 2), F(4, 5), F(9, 10), F(1))
+TOY = ModelShape("toy", layers=1, d_model=10, n_heads=1, n_kv_heads=1, head_dim=10, d_ff=20, vocab=100,
+                 tied_embeddings=False, gated_mlp=False, source="by hand")
+TOY_DRAFT = ModelShape("toy-draft", layers=1, d_model=2, n_heads=1, n_kv_heads=1, head_dim=2, d_ff=4, vocab=100,
+                       tied_embeddings=True, gated_mlp=False, source="by hand")
+TOY_HW = cpu_from(1e6, 1e6, dtype="bf16", overlap=True)  # 1 MB/s, 1 MFLOP/s, no overhead: µs = max(bytes, FLOPs)
 
 
 # -- the distributions, exact ---------------------------------------------------------------------
@@ -154,6 +160,95 @@ def test_the_tpot_crosses_plain_at_the_crossover_batch_of_that_gamma():
         before, at = latency_table(*PAIR, [cross - 1, cross], context, 0.8, gamma)
         assert before.tpot_spec_ms < before.tpot_plain_ms and at.tpot_spec_ms >= at.tpot_plain_ms
         assert before.throughput_spec > before.throughput_plain and at.throughput_spec <= at.throughput_plain
+
+
+# -- TPOT, ITL, requests per second and goodput, by hand ----------------------------------------------
+
+def test_tpot_itl_and_requests_by_hand_on_the_toy_pair():
+    """Batch 1, context 4, γ = 2, α = 1/2, requests of 11 tokens. In µs: the plain step max(3860 bytes, 3860
+    FLOPs) = 3860; a drafter step max(476 + 32 + 8, 2 x 238 + 4 x 2 x 5) = 516; the verify pass over 3
+    positions max(3660 + 160 + 120, 3 x 3660 + 40 x 18) = 11700; a round 2 x 516 + 11700 = 12732 emits
+    1 + 1/2 + 1/4 = 7/4 tokens on average."""
+    r = latency_point(TOY, TOY_DRAFT, TOY_HW, 1, 4, F(1, 2), 2, prompt=4, output_tokens=11)
+    assert r.tokens_per_round == 1.75
+    assert math.isclose(r.tpot_plain_ms, 3.860, rel_tol=TOL) and math.isclose(r.itl_chunk_plain_ms, 3.860, rel_tol=TOL)
+    assert math.isclose(r.round_ms, 12.732, rel_tol=TOL) and math.isclose(r.itl_chunk_spec_ms, 12.732, rel_tol=TOL)
+    assert math.isclose(r.tpot_spec_ms, 12.732 / 1.75, rel_tol=TOL)
+    # Little's law: 1 slot, 10 decoded tokens a request, each a TPOT long
+    assert math.isclose(r.requests_plain, 1 / (10 * 3.860e-3), rel_tol=TOL)
+    assert math.isclose(r.requests_spec, 1 / (10 * 12.732e-3 / 1.75), rel_tol=TOL)
+    # the prefill of 4 positions over nothing cached: max(3660 + 160, 4 x 3660 + 40 x 10) = 15040 µs
+    assert math.isclose(r.prefill_ms, 15.040, rel_tol=TOL)
+    assert math.isclose(r.ttft_plain_ms, 3.860 / 2 + 15.040, rel_tol=TOL)
+
+
+def test_goodput_by_hand_on_the_toy_pair():
+    """Plain TPOT at batch B: max(3660 + 200 B, 3860 B) µs = 3.86 B ms, so a 10 ms target allows B = 2
+    (7.72 ms). Speculation at batch 2: drafter steps max(476 + 2 x 40, 2 x 516) = 1032, the verify pass
+    max(3660 + 2 x 280, 2 x 11700) = 23400, a round 25464 µs, TPOT 14.55 ms > 10: batch 1 only."""
+    g = goodput(TOY, TOY_DRAFT, TOY_HW, 4, F(1, 2), 2, tpot_slo_ms=10, output_tokens=11, prompt=4, limit=64)
+    assert (g.batch_plain, g.batch_spec, g.searched_to) == (2, 1, 64)
+    assert math.isclose(g.row_plain.tpot_plain_ms, 7.72, rel_tol=TOL)
+    assert math.isclose(latency_point(TOY, TOY_DRAFT, TOY_HW, 2, 4, F(1, 2), 2).tpot_spec_ms, 25.464 / 1.75,
+                        rel_tol=TOL)
+    assert math.isclose(g.requests_plain, 2 / (10 * 7.72e-3), rel_tol=TOL)
+    assert math.isclose(g.requests_spec, 1 / (10 * 12.732e-3 / 1.75), rel_tol=TOL)
+    none = goodput(TOY, TOY_DRAFT, TOY_HW, 4, F(1, 2), 2, tpot_slo_ms=3, output_tokens=11, limit=64)
+    assert (none.batch_plain, none.requests_plain, none.row_plain) == (0, 0.0, None)
+
+
+def test_goodput_bisection_agrees_with_a_scan_up_to_the_memory_limit():
+    top = max_batch(*PAIR, 1024)
+    rows = [latency_point(*PAIR, b, 1024, 0.8, 4) for b in range(1, top + 1)]
+    for tpot, ttft in ((3, None), (5, None), (10, None), (10, 22.0), (None, 24.0), (40, None), (None, 8.0)):
+        g = goodput(*PAIR, 1024, 0.8, 4, tpot_slo_ms=tpot, ttft_slo_ms=ttft)
+        plain = max((r.batch for r in rows if within(r, tpot, ttft)[0]), default=0)
+        spec = max((r.batch for r in rows if within(r, tpot, ttft)[1]), default=0)
+        assert (g.batch_plain, g.batch_spec, g.searched_to) == (plain, spec, top), (tpot, ttft)
+        if spec:
+            assert g.requests_spec == rows[spec - 1].requests_spec == max(
+                r.requests_spec for r in rows if within(r, tpot, ttft)[1])
+
+
+def test_speculation_lowers_the_tpot_and_raises_the_itl():
+    """A round holds a verify pass (at least a plain step) and γ drafter steps, and its K + 1 tokens come
+    as one chunk: the ITL per chunk is always longer with speculation, the TPOT shorter while it pays."""
+    for r in latency_table(*PAIR, [1, 8, 64, 187, 188, 512], 128, 0.8, 4):
+        assert r.itl_chunk_spec_ms == r.round_ms > r.itl_chunk_plain_ms == r.tpot_plain_ms
+        assert (r.tpot_spec_ms < r.tpot_plain_ms) == (r.batch < crossover_batch(*PAIR, 128, 0.8, gammas=[4]))
+
+
+def test_requests_per_second_are_tokens_per_second_over_the_decoded_tokens():
+    for output in (2, 128, 1000):
+        for r in latency_table(*PAIR, [1, 64], 128, 0.8, 4, output_tokens=output):
+            assert math.isclose(r.requests_plain, r.throughput_plain / (output - 1), rel_tol=TOL)
+            assert math.isclose(r.requests_spec, r.throughput_spec / (output - 1), rel_tol=TOL)
+
+
+def test_cli_goodput(cli, cli_json):
+    lat = cli_json("serving", "--batch", "1,98,99,169,170", "--context", "128", "--latency", "--tpot-slo-ms", "5",
+                   "--output-tokens", "200")["latency"]
+    g = goodput(*PAIR, 128, 0.8, 4, tpot_slo_ms=5, output_tokens=200)
+    assert lat["goodput"]["batch_plain"] == g.batch_plain and lat["goodput"]["requests_spec"] == g.requests_spec
+    assert [w["plain"] for w in lat["rows_within"]] == [b <= g.batch_plain for b in (1, 98, 99, 169, 170)]
+    assert [w["spec"] for w in lat["rows_within"]] == [b <= g.batch_spec for b in (1, 98, 99, 169, 170)]
+    code, out, err = cli("serving", "--batch", "1", "--context", "128", "--latency", "--tpot-slo-ms", "3")
+    assert code == 0, err
+    assert "goodput under TPOT <= 3 ms" in out and "plain: no batch meets it: 0 requests/s" in out
+
+
+def test_bad_goodput_input_is_one_line():
+    for call, match in [
+        (lambda: goodput(*PAIR, 128, 0.8, 4), "needs a latency target"),
+        (lambda: goodput(*PAIR, 128, 0.8, 4, tpot_slo_ms=0), "TPOT target must be a number of ms > 0"),
+        (lambda: goodput(*PAIR, 128, 0.8, 4, ttft_slo_ms=float("nan")), "TTFT target must be"),
+        (lambda: goodput(*PAIR, 128, 0.8, 4, tpot_slo_ms=5, output_tokens=1), "output tokens must be"),
+        (lambda: goodput(*PAIR, 128, 0.8, 4, tpot_slo_ms=5, limit=0), "limit must be"),
+        (lambda: latency_point(*PAIR, 1, 128, 0.8, 4, output_tokens=True), "output tokens must be"),
+    ]:
+        with pytest.raises(ValueError, match=match) as e:
+            call()
+        assert "\n" not in str(e.value)
 
 
 def test_bad_library_input_is_one_line():
