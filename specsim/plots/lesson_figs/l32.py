@@ -41,9 +41,9 @@ def speedups(alpha: float = 0.8, decay: float = 1.0, cost: float = 0.05, pass_co
     c, c_pass, w_ = _exact(cost), _exact(pass_cost), _exact(w, 4)
     ch = dc.speedup_curve(rates, dc.chain(c, per_position=w_))
     op = dc.speedup_curve(rates, dc.one_pass(c_pass, per_position=w_))
-    rate_text = f"α = {_exact(alpha)}" if _exact(decay) == 1 else f"a_i = {_exact(alpha)} · {_exact(decay)}^(i−1)"
+    rate_text = f"α = {_exact(alpha)}" if _exact(decay) == 1 else f"a_i = {_exact(alpha)} · ({_exact(decay)})^(i−1)"
     fig = charts.speedup_curve(ch["gammas"], ch["speedups"], (ch["best_gamma"], ch["best_speedup"]),
-                               f"Speedup against γ: a chain or one pass ({rate_text}, w = {w_})")
+                               f"Speedup: a chain or one pass, {rate_text}, w = {w_}")
     fig.data[0].name = f"chain: γ c + v + γ w (c = {c})"
     fig.data[1].name = f"chain's best γ = {ch['best_gamma']}"
     g, s = op["best_gamma"], op["best_speedup"]
