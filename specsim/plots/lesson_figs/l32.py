@@ -121,8 +121,9 @@ def vocab():
                     dash="dash", width=4), hovertemplate="V' = %{x}: p(V') = %{y:.4f}<extra></extra>")
     fig.add_scatter(x=list(KEPT), y=z["perfect"], mode="markers", name="α', q = p (α = 1)",
                     marker=dict(color=P_COLOR, size=9), hovertemplate="V' = %{x}: α' = %{y:.4f}<extra>q = p</extra>")
-    fig.add_scatter(x=list(KEPT), y=z["sharp"], mode="lines+markers", name=f"α', q ∝ p² (α = {z['sharp'][-1]:.3f})",
-                    line_color=OVERLAP_COLOR, hovertemplate="V' = %{x}: α' = %{y:.4f}<extra>q ∝ p²</extra>")
+    sharp_name = f"α', q ∝ p² (α = {z['sharp'][-1]:.3f})"
+    fig.add_scatter(x=list(KEPT), y=z["sharp"], mode="lines+markers", name=sharp_name, line_color=OVERLAP_COLOR,
+                    hovertemplate="V' = %{x}: α' = %{y:.4f}<extra>q ∝ p²</extra>")
     fig.update_xaxes(type="log", tickvals=list(KEPT), ticktext=[str(k) for k in KEPT])
     fig.update_yaxes(range=[0, 1.05])
     return charts.style(fig, f"α' when the drafter keeps the V' most frequent of {ZIPF_N:,} tokens "
