@@ -210,6 +210,22 @@ def test_goodput_bisection_agrees_with_a_scan_up_to_the_memory_limit():
                 r.requests_spec for r in rows if within(r, tpot, ttft)[1])
 
 
+def test_goodput_of_an_moe_target_agrees_with_a_scan():
+    """The MoE pair's times grow with the batch too (more tokens, more experts), so bisection still finds
+    the largest batch within a target."""
+    moe = ("qwen3-30b-a3b", "qwen3-0.6b", "h100-sxm")
+    top = max_batch(*moe, 1024)
+    rows = [latency_point(*moe, b, 1024, 0.8, 4) for b in range(1, top + 1)]
+    for key in ("tpot_plain_ms", "tpot_spec_ms", "ttft_plain_ms", "ttft_spec_ms"):
+        values = [getattr(r, key) for r in rows]
+        assert values == sorted(values), key
+    for tpot, ttft in ((2, None), (5, None), (10, None), (10, 26.0), (None, 30.0)):
+        g = goodput(*moe, 1024, 0.8, 4, tpot_slo_ms=tpot, ttft_slo_ms=ttft)
+        plain = max((r.batch for r in rows if within(r, tpot, ttft)[0]), default=0)
+        spec = max((r.batch for r in rows if within(r, tpot, ttft)[1]), default=0)
+        assert (g.batch_plain, g.batch_spec) == (plain, spec), (tpot, ttft)
+
+
 def test_speculation_lowers_the_tpot_and_raises_the_itl():
     """A round holds a verify pass (at least a plain step) and γ drafter steps, and its K + 1 tokens come
     as one chunk: the ITL per chunk is always longer with speculation, the TPOT shorter while it pays."""
