@@ -47,9 +47,10 @@ it assumes:
   batch / ((output_tokens - 1) x TPOT) requests per second; prefill time is
   not counted (as above). **Goodput** is the requests per second served
   *within* latency targets (a TPOT and, optionally, a TTFT at most so
-  many ms): every request of a lockstep batch has the same TPOT and TTFT,
-  so the server runs the largest batch that meets the targets
-  (``goodput``).
+  many ms): every request of a lockstep batch has the same TPOT, so all
+  meet a TPOT target or none do (a TTFT target is held against the mean
+  TTFT above: a request's own wait runs from 0 to a whole iteration), and
+  the server runs the largest batch that meets the targets (``goodput``).
 
 A quantile here is the smallest gap g with P(gap <= g) >= q. Exact
 inputs (Fractions, integers) give exact distributions and quantiles.
@@ -238,7 +239,7 @@ def latency_table(target, draft, hw, batches, context: int, alpha, gamma: int, p
 
 def within(row: LatencyRow, tpot_slo_ms=None, ttft_slo_ms=None) -> tuple:
     """(plain meets the targets, speculation meets them) at ``row``'s batch: TPOT <= ``tpot_slo_ms`` and
-    TTFT <= ``ttft_slo_ms``, each when given. Every request of a lockstep batch has the same figures."""
+    the mean TTFT <= ``ttft_slo_ms``, each when given. Every request of a lockstep batch has the same TPOT."""
     def ok(tpot, ttft):
         return ((tpot_slo_ms is None or tpot <= tpot_slo_ms) and (ttft_slo_ms is None or ttft <= ttft_slo_ms))
     return ok(row.tpot_plain_ms, row.ttft_plain_ms), ok(row.tpot_spec_ms, row.ttft_spec_ms)

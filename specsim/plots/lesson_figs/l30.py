@@ -1,24 +1,22 @@
 """Lesson 30's figures: the union of experts a pass reads, v and the best γ of a mixture-of-experts target,
-its speedup over batch x γ, and what a serving benchmark reports (TTFT, TPOT, ITL, goodput).
+and its speedup over batch x γ.
 
 Every number comes from ``specsim.serving`` with the lesson's settings: the MoE pair (a Qwen3-30B-A3B-shaped
-target, a Qwen3-0.6B-shaped drafter) and the dense pair of lessons 23 and 26 (Llama-3-8B, Llama-3.2-1B), on
-an H100 SXM in bf16, at context 1024 and α = 0.8. ``charts.speedup_curve`` and ``serving.speedup_heatmap``
-are reused; no chart of ``specsim.plots`` draws a union against the positions, v against γ, a few latency
-figures side by side or goodput against a latency target, so the small builders here compose plotly from
-the library's numbers.
+target, a Qwen3-0.6B-shaped drafter) and the dense pair of lesson 23 (Llama-3-8B, Llama-3.2-1B), on an H100
+SXM in bf16, at context 1024 and α = 0.8. ``charts.speedup_curve`` and ``serving.speedup_heatmap`` are
+reused; no chart of ``specsim.plots`` draws a union against the positions or v against γ, so the small
+builders here compose plotly from the library's numbers.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ...serving import MODELS, best_gamma, expected_experts, goodput, latency_point, serving_point, union_bounds
+from ...serving import MODELS, best_gamma, expected_experts, serving_point, union_bounds
 from ...views import serving_view
 from .. import charts, serving
-from ..colors import DARK_GREY, GREY, OVERLAP_COLOR, P_COLOR, Q_COLOR, RESIDUAL_COLOR, WHITE
+from ..colors import DARK_GREY, GREY, P_COLOR, Q_COLOR, RESIDUAL_COLOR, WHITE
 from .figure import LessonFigure
 
 MOE = ("qwen3-30b-a3b", "qwen3-0.6b", "h100-sxm")
@@ -26,8 +24,6 @@ DENSE = ("llama-3-8b", "llama-3.2-1b", "h100-sxm")
 CONTEXT, ALPHA = 1024, 0.8
 GAMMAS = list(range(1, 11))
 DEEPSEEK = (256, 8)  # DeepSeek-V3: routed experts, experts per token
-METRICS_BATCH, METRICS_GAMMA = 16, 4
-SLOS = [1.5 + 0.25 * k for k in range(115)]  # TPOT targets, ms: 1.5 .. 30
 
 
 def same_routing(name: str = MOE[0]):
@@ -55,8 +51,9 @@ def union():
                         line=dict(color=colour, width=3),
                         hovertemplate="n = %{x}: %{y:.2f} experts<extra>" + name + "</extra>")
     four = float(expected_experts(e, k, 4))
-    fig.add_annotation(x=4, y=four, text=f"4 positions: {four:.1f} experts, {four / k:.2f}× one token's",
-                       showarrow=True, arrowhead=2, ax=60, ay=-40)
+    fig.add_annotation(x=4, y=four, text=f"4 positions: {four:.2f} experts, {four / k:.2f}× one token's",
+                       showarrow=True, arrowhead=2, ax=120, ay=22, bgcolor=WHITE)
+    fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(dtick=1)
     return charts.style(fig, "Distinct experts per layer a pass over n positions reads (expected)",
                         "positions in the pass, n = γ + 1", "distinct experts per layer", height=440)
@@ -113,47 +110,9 @@ def batch_heatmap():
     return fig
 
 
-def metrics():
-    """TTFT, TPOT and ITL per streamed chunk, plain and speculative, for the MoE pair at batch 16, γ = 4."""
-    r = latency_point(*MOE, METRICS_BATCH, CONTEXT, ALPHA, METRICS_GAMMA)
-    names = ["TTFT", "TPOT", "ITL (per chunk)"]
-    fig = go.Figure()
-    for who, values, colour in (("plain decoding", (r.ttft_plain_ms, r.tpot_plain_ms, r.itl_chunk_plain_ms), P_COLOR),
-                                (f"speculative, γ = {METRICS_GAMMA}",
-                                 (r.ttft_spec_ms, r.tpot_spec_ms, r.itl_chunk_spec_ms), Q_COLOR)):
-        fig.add_bar(x=names, y=list(values), name=who, marker_color=colour, text=[f"{v:.2f} ms" for v in values],
-                    textposition="outside", cliponaxis=False, hovertemplate="%{x}: %{y:.3f} ms<extra>" + who + "</extra>")
-    fig.update_layout(barmode="group")
-    fig.update_yaxes(range=[0, max(r.ttft_spec_ms, r.itl_chunk_spec_ms) * 1.2])
-    return charts.style(fig, f"What a benchmark reports: qwen3-30b-a3b at batch {METRICS_BATCH}, context "
-                             f"{CONTEXT:,}, α = {ALPHA}", None, "ms", height=420)
-
-
-def goodput_curves():
-    """Requests per second within a TPOT target, against the target: plain decoding and a chain of γ = 4,
-    for the dense pair (top) and the MoE pair (bottom); 256 tokens a request, batches up to memory."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=("llama-3-8b drafted by llama-3.2-1b",
-                                        "qwen3-30b-a3b drafted by qwen3-0.6b"))
-    for row, pair in ((1, DENSE), (2, MOE)):
-        g = [goodput(*pair, CONTEXT, ALPHA, METRICS_GAMMA, tpot_slo_ms=slo) for slo in SLOS]
-        for key, who, colour in (("requests_plain", "plain decoding", P_COLOR),
-                                 ("requests_spec", f"speculative, γ = {METRICS_GAMMA}", Q_COLOR)):
-            fig.add_scatter(x=SLOS, y=[getattr(x, key) for x in g], mode="lines", name=who, showlegend=row == 1,
-                            line=dict(color=colour, width=3), row=row, col=1,
-                            hovertemplate="TPOT ≤ %{x} ms: %{y:.1f} requests/s<extra>" + who + "</extra>")
-        fig.update_yaxes(title_text="requests/s", rangemode="tozero", row=row, col=1)
-    fig.update_xaxes(title_text="TPOT target (ms)", row=2, col=1)
-    fig.update_annotations(font_size=14)
-    return charts.style(fig, f"Goodput: requests per second whose TPOT meets the target (context {CONTEXT:,}, "
-                             f"α = {ALPHA})", None, None, height=560)
-
-
 FIGURES = [
     LessonFigure("30-union", union),
     LessonFigure("30-verify-cost", verify_cost),
     LessonFigure("30-best-gamma", best_gamma_moves),
     LessonFigure("30-batch", batch_heatmap, height=480),
-    LessonFigure("30-metrics", metrics),
-    LessonFigure("30-goodput", goodput_curves, height=560),
 ]
