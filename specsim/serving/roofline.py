@@ -360,8 +360,14 @@ def crossover_batch(target, draft, hw, context: int, alpha, dtype: str = "bf16",
 
     Doubling from batch 1 finds a batch that no longer pays, bisection the
     first one. This is the first such batch when the best speedup falls with
-    the batch (it does for chains: ``tests/test_serving.py``); otherwise it is
-    a batch where nothing pays right after one where something does.
+    the batch (it does for chains on a dense target: ``tests/test_serving.py``);
+    otherwise it is batch 1 or a batch where nothing pays right after one where
+    something does, and a larger batch may pay again: at a small batch a
+    mixture-of-experts target's plain step reads few experts and its verify
+    pass many, so γ = 4 loses at batch 1 and pays at batch 4 (lesson 30).
+
+    >>> crossover_batch("qwen3-30b-a3b", "qwen3-0.6b", "h100-sxm", 1024, 0.8, gammas=[4])
+    1
     """
     _whole(limit, "limit", 1, MAX_BATCH)
     speculative = [g for g in gammas if g != 0]
