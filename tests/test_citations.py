@@ -37,6 +37,18 @@ CHECKED = {  # arXiv id -> the paper it was checked against
     "2412.19437": "DeepSeek-AI: DeepSeek-V3 Technical Report",
     "2502.05202": "Timor et al.: Lossless Speculative Decoding Algorithms for Heterogeneous Vocabularies",
     "2503.01840": "Li et al.: EAGLE-3",
+    "1701.06538": "Shazeer et al.: Outrageously Large Neural Networks (the sparsely-gated mixture-of-experts layer)",
+    "1811.03115": "Stern, Shazeer & Uszkoreit: Blockwise Parallel Decoding for Deep Autoregressive Models",
+    "2101.03961": "Fedus, Zoph & Shazeer: Switch Transformers",
+    "2401.04088": "Jiang et al.: Mixtral of Experts",
+    "2404.19737": "Gloeckle et al.: Better & Faster Large Language Models via Multi-token Prediction",
+    "2407.21783": "Llama Team, AI @ Meta: The Llama 3 Herd of Models",
+    "2411.01076": "Wei et al.: Privacy Risks of Speculative Decoding in Large Language Models",
+    "2501.19309": "Bachmann et al.: Judge Decoding: Faster Speculative Sampling Requires Going Beyond Model Alignment",
+    "2502.14856": "Zhao et al.: FR-Spec: Frequency-Ranked Speculative Sampling for large-vocabulary models",
+    "2504.18583": "An et al.: PARD: Accelerating LLM Inference with Low-Cost PARallel Draft Model Adaptation",
+    "2602.06036": "Chen, Liang & Liu: DFlash: Block Diffusion for Flash Speculative Decoding",
+    "2604.07622": "DIVERSED: Relaxed Speculative Decoding via Dynamic Ensemble Verification (submitted 8 Apr 2026)",
 }
 ARXIV = re.compile(r"arXiv[: ]?(\d{4}\.\d{4,5})", flags=re.I)
 
