@@ -94,7 +94,7 @@ FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe
 
 
 def shown(path: str) -> str:
-    """A path for a message: quoted, control characters (ESC included) escaped, at most 200 characters.
+    r"""A path for a message: quoted, control characters (ESC included) escaped, at most 200 characters.
 
     >>> shown("rule\x1b]0;x\x07.py")
     "'rule\\x1b]0;x\\x07.py'"
@@ -141,7 +141,7 @@ def auto_timeout(work: float) -> float:
 
 
 def escaped(text) -> str:
-    """Text from outside (a path, a message) shown inert: every control character (ESC, newline, BEL)
+    r"""Text from outside (a path, a message) shown inert: every control character (ESC, newline, BEL)
     as its escape, so nothing reaches the terminal raw.
 
     >>> escaped("a\x1b]0;owned\x07\nb")
