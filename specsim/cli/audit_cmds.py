@@ -33,6 +33,16 @@ def register(sub) -> None:
                    help="N runs of the engine (default 2000)")
     p.add_argument("--scheme", default="chain:4", help="the specsim engine's scheme (default chain:4)")
     p.add_argument("--drafter", default="distilled", help="the specsim engine's drafter (default distilled)")
+    p.add_argument("--target", metavar="DIR", default=None,
+                   help="with --engine hf: a local transformers checkpoint, the target (judged against its own "
+                        "exact distribution; safetensors only, no code from the checkpoint)")
+    p.add_argument("--draft", metavar="DIR", default=None,
+                   help="with --engine hf: a local transformers checkpoint, the assistant (not --drafter)")
+    p.add_argument("--hf", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine hf: a transformers drafting option, repeatable: num_assistant_tokens, "
+                        "num_assistant_tokens_schedule, assistant_confidence_threshold, prompt_lookup_num_tokens, "
+                        "max_matching_ngram_size, assistant_ensemble_weight (a logits processor the reference "
+                        "cannot reproduce is refused)")
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help="above 0 (default 1)")
     p.add_argument("--top-k", type=int_in_range("top-k", 1, 10**6), default=None)
     p.add_argument("--top-p", type=top_p_arg, default=None)
@@ -71,7 +81,8 @@ def cmd_audit(args) -> int:
     try:
         r = audit.audit(args.engine, args.prompt, args.tokens, args.samples, args.scheme, args.drafter,
                         float(args.temperature), args.top_k, top_p, args.seed, args.alpha, args.timeout,
-                        args.detect, progress, args.memory, args.require_isolation)
+                        args.detect, progress, args.memory, args.require_isolation, target_dir=args.target,
+                        draft_dir=args.draft, hf_options=args.hf)
     except AuditError as e:
         raise UsageError(str(e)) from None
     code = 0 if r["verdict"] == "consistent with the target" else 1
@@ -81,10 +92,19 @@ def cmd_audit(args) -> int:
     from ..labs.isolation import describe
     from ..labs.sandbox import escaped
     what = escaped(args.engine)[:300] + (f" ({args.scheme}, drafter {args.drafter})" if args.engine == "specsim" else "")
+    if r.get("target"):
+        what += f" (target {escaped(r['target'])[:200]}, draft {escaped(r['draft'])[:200]})"
+    if r.get("hf_options"):
+        what += " (" + ", ".join(f"{k}={v}" for k, v in r["hf_options"].items()) + ")"
     print(f"Engine {what}: {r['samples']:,} runs from {args.prompt!r}, first {r['tokens']} token(s), "
           f"T = {r['temperature']:g}, top-k {r['top_k']}, top-p {r['top_p']}; {r['samples_per_s']} runs/s")
     iso = describe(r["isolation"]["isolated"], r["isolation"]["why"])
     print(f"{iso[:1].upper()}{iso[1:]}; memory limit {r['memory_mb']:,} MB")
+    for line in r.get("warnings") or ():
+        print(f"Warning: {line}", file=sys.stderr)
+    if r.get("verified_drafts") is not None:
+        print(f"Speculation seen: {r['verified_drafts']:,} drafted tokens verified inside the judged window, "
+              f"in {r['runs_with_drafts']:,} of {r['samples']:,} runs")
     print(f"Verdict: {r['verdict'].upper()}")
     p_text = "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}"
     stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"

@@ -67,8 +67,11 @@ def exact_distribution(target, ids: list, k: int, temperature: float = 1.0, top_
     return level
 
 
-def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, require_isolation: bool = False) -> tuple:
-    """(samples, seconds of sampling, isolation) from the engine in a child; AuditError for anything else."""
+def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, require_isolation: bool = False,
+               drafted: list | None = None) -> tuple:
+    """(samples, seconds of sampling, isolation) from the engine in a child; AuditError for anything else.
+    ``drafted``: a list that receives, run by run, the drafted tokens the engine says it verified inside the
+    judged window (``specsim`` and ``hf`` say so; a report, never part of the verdict)."""
     from ..labs.reaper import Reaper
     from ..labs.sandbox import OracleDown, SandboxError, read_isolation
     judge.preload()  # the verdict's modules, before the child exists
@@ -114,6 +117,11 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, requir
                     except (OracleDown, SandboxError) as e:
                         raise AuditError(str(e)) from None
                     continue
+                if line.startswith(b'{"v": '):  # the run's verified drafts, before its tokens
+                    count = _drafted(line)
+                    if drafted is not None:
+                        drafted.append(count)
+                    continue
                 samples.append(_tokens(line, job["tokens"], vocab_size))
                 if started is None:
                     started = time.monotonic()
@@ -122,6 +130,16 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, requir
         finally:
             os.close(read_fd)
     return samples, time.monotonic() - (started or time.monotonic()), isolation
+
+
+def _drafted(line: bytes) -> int:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        value = None
+    if not (isinstance(value, dict) and set(value) == {"v"} and type(value["v"]) is int and value["v"] >= 0):
+        raise AuditError("the engine's process sent a malformed count of verified drafts; no verdict")
+    return value["v"]
 
 
 def _tokens(line: bytes, k: int, vocab_size: int) -> tuple:
@@ -141,9 +159,12 @@ def _tokens(line: bytes, k: int, vocab_size: int) -> tuple:
 def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme: str = "chain:4",
           drafter: str = "distilled", temperature: float = 1.0, top_k=None, top_p=None, seed: int = 0,
           alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None,
-          memory_mb: int = DEFAULT_MEMORY_MB, require_isolation: bool = False) -> dict:
+          memory_mb: int = DEFAULT_MEMORY_MB, require_isolation: bool = False, target_dir=None, draft_dir=None,
+          hf_options=None) -> dict:
     """Run ``engine`` (``specsim``, ``hf`` or ``PATH.py:ClassName``) ``samples`` times from ``prompt`` and
-    judge its first ``tokens`` tokens against the shipped target's exact distribution."""
+    judge its first ``tokens`` tokens against the shipped target's exact distribution (with ``hf`` and
+    ``target_dir``/``draft_dir``, two local transformers checkpoints: against that target's). ``hf_options``:
+    transformers' drafting options as ``key=value`` strings (``specsim.gpt.hf.options``)."""
     from . import api
     if not 1 <= tokens <= MAX_TOKENS:
         raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens}")
@@ -151,13 +172,15 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
         raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
     if not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
         raise ValueError(f"memory must be from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MB, got {memory_mb}")
-    pair = api.load_pair("distilled", device="cpu")
+    engine_job, warnings = engine_settings(engine, target_dir, draft_dir, hf_options)
+    pair = engine_pair(engine_job)
     ids = api.encode_prompt(pair, prompt)
     api.sampling(temperature, top_k, top_p, False)  # one-line refusals of bad settings
     if temperature == 0:
         raise ValueError("an audit samples: use a temperature above 0")
     job = {"ids": ids, "tokens": tokens, "samples": samples, "seed": seed, "scheme": scheme, "drafter": drafter,
            "sampling": {"temperature": temperature, "top_k": top_k, "top_p": top_p}, "memory_mb": memory_mb}
+    job |= engine_job
     if engine in ENGINES:
         job["engine"] = engine
     else:
@@ -166,7 +189,10 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
         job |= {"engine": "file", "path": os.path.abspath(path), "class_name": name}
     exact = exact_distribution(pair.target, ids, tokens, temperature, top_k, top_p,
                                threshold=judge.MIN_EXPECTED / samples / 4)
-    got, seconds, isolation = run_engine(job, len(pair.vocab), timeout, progress, require_isolation)
+    drafted = []
+    got, seconds, isolation = run_engine(job, pair.target.config.vocab_size, timeout, progress, require_isolation,
+                                         drafted)
+    check_speculation(engine, drafted, tokens)
     r = judge.judge_samples(got, exact, alpha, seed)
     out = r.to_dict()
     out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
@@ -175,4 +201,55 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
                 "top_p": top_p, "seed": seed, "samples_per_s": round(samples / seconds, 2) if seconds else None,
                 "detect_tv": detect_tv, "samples_to_detect": judge.samples_needed(detect_tv, r.df, alpha),
                 "isolation": isolation, "memory_mb": memory_mb})
+    out.update({"target": engine_job.get("hf_target"), "draft": engine_job.get("hf_draft"),
+                "hf_options": engine_job.get("hf_options"), "warnings": warnings,
+                "verified_drafts": sum(drafted) if drafted else None,
+                "runs_with_drafts": sum(1 for d in drafted if d) if drafted else None})
     return out
+
+
+def engine_settings(engine: str, target_dir, draft_dir, hf_options) -> tuple:
+    """(the job's engine fields, warning lines): the checkpoint pair and ``--hf`` options, checked in one line
+    each; a warning when the hf engine runs on a transformers outside the tested range (``specsim.deps``)."""
+    if (target_dir or draft_dir) and engine != "hf":
+        raise ValueError("--target DIR and --draft DIR are a transformers checkpoint pair for --engine hf "
+                         "(the specsim engine's drafter is --drafter NAME)")
+    if bool(target_dir) != bool(draft_dir):
+        raise ValueError("give both --target DIR and --draft DIR (a local checkpoint pair), or neither")
+    if hf_options and engine != "hf":
+        raise ValueError("--hf options are transformers' generate options, for --engine hf only")
+    if engine != "hf":
+        return {}, []
+    from .. import deps
+    from .hf.export import require_transformers
+    from .hf.options import parse_hf_options
+    require_transformers()  # one line when it is missing
+    job = {"hf_options": parse_hf_options(hf_options)}
+    if target_dir:
+        job |= {"hf_target": os.path.abspath(os.path.expanduser(target_dir)),
+                "hf_draft": os.path.abspath(os.path.expanduser(draft_dir))}
+    dep = next(d for d in deps.report() if d.name == "transformers")
+    warnings = [] if dep.status == "tested" else [
+        f"transformers {dep.installed} is {dep.status}: the hf engine is tested on transformers {dep.tested}"]
+    return job, warnings
+
+
+def engine_pair(engine_job: dict):
+    """The pair whose target is the reference: the shipped one, or the job's checkpoints (loaded here as
+    ``hf.pair`` loads them: safetensors only, no code from the checkpoint, every weight present and finite)."""
+    from . import api
+    if engine_job.get("hf_target"):
+        from .hf.pair import load_hf_pair
+        return load_hf_pair(engine_job["hf_target"], engine_job["hf_draft"], device="cpu")
+    return api.load_pair("distilled", device="cpu")
+
+
+def check_speculation(engine: str, drafted: list, tokens: int) -> None:
+    """An engine that reports its drafts (specsim, hf) and verified none inside the judged window was not
+    audited as a speculative decoder: refused in one line."""
+    if drafted and not any(drafted):
+        fix = ("transformers drafts at most K - 1 tokens for K new tokens and its assistant stops early below "
+               "assistant_confidence_threshold: raise --tokens or set --hf assistant_confidence_threshold=0"
+               if engine == "hf" else "raise --tokens or use a scheme that drafts")
+        raise AuditError(f"the engine verified no drafted token inside the judged {tokens}-token window in "
+                         f"{len(drafted):,} runs, so this is no speculative audit: {fix}")

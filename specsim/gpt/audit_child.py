@@ -12,14 +12,19 @@ the target itself and judges the tokens. The steps:
    its address space (``RLIMIT_AS``: one memory limit for the whole tree);
 2. build the engine: ``specsim`` (specsim's own decoder, any scheme and
    drafter), ``hf`` (transformers' assisted generation on the shipped pair,
-   converted in memory) or a user's ``PATH.py:ClassName``, built as
+   converted in memory, or on the job's local checkpoints, with the job's
+   ``--hf`` options) or a user's ``PATH.py:ClassName``, built as
    ``ClassName(target, drafter, temperature=..., top_k=..., top_p=...)`` over
    the shipped target and distilled drafter;
 3. for run i = 0 .. N - 1 write one line, the JSON list of its first K token
    ids, generated with seed ``seed + i``, as the engine returned them (a
    tensor or an array through ``tolist``, keeping its type: never rounded or
    converted here, the parent checks each is an int of the vocabulary); a
-   failure is one line {"e": ...}.
+   failure is one line {"e": ...}. For ``specsim`` and ``hf`` a line
+   {"v": n} comes first: the drafted tokens the target verified inside the
+   judged window in that run (from specsim's round trace; for transformers,
+   the candidates its candidate generator handed the target), so the parent
+   can tell an audit that saw speculation from one that saw none.
 
 Importing this module does nothing; only ``main()`` acts.
 """
@@ -59,41 +64,114 @@ def _specsim_engine(job: dict):
     def run(ids, k, seed):
         g = api.speculative_generate(pair, text, k, job["scheme"], temperature=s["temperature"], top_k=s["top_k"],
                                      top_p=s["top_p"], seed=seed)
-        return g.tokens[:k]
+        return g.tokens[:k], drafts_in_window(g.rounds, k)
     return run
+
+
+def drafts_in_window(rounds, k: int) -> int:
+    """Drafted tokens the target verified at positions 0 .. k - 1 of the judged window, from the round trace:
+    a draft at depth d of a round that starts at position s sits at s + d - 1."""
+    verified, start = 0, 0
+    for r in rounds:
+        depth = []
+        for parent in r.parents:
+            depth.append(1 if parent < 0 else depth[parent] + 1)
+        verified += sum(1 for d in depth if start + d - 1 < k)
+        start += len(r.emitted)
+        if start >= k:
+            break
+    return verified
+
+
+def _hf_models(job: dict):
+    """(target, assistant): transformers models, float32, eval; the shipped pair converted in memory or the
+    job's local checkpoints (``hf.pair``: safetensors only, no code from the checkpoint). A checkpoint's own
+    generation_config.json is not applied: the audit's sampling settings are the only ones."""
+    transformers = __import__("transformers")
+    if job.get("hf_target"):
+        from .hf.pair import load_hf_pair
+        pair = load_hf_pair(job["hf_target"], job["hf_draft"], device="cpu")
+        target, draft = pair.target.model, pair.draft.model
+    else:
+        from . import api
+        from .hf.export import to_hf_model
+        pair = api.load_pair("distilled", device="cpu")
+        target, draft = to_hf_model(pair.target), to_hf_model(pair.draft)
+    for model in (target, draft):
+        model.generation_config = transformers.GenerationConfig()
+        model.generation_config.bos_token_id = model.generation_config.eos_token_id = None  # full length, no EOS
+        model.generation_config.pad_token_id = None
+    return target.eval(), draft.eval()
+
+
+def count_candidates(model) -> list:
+    """Wrap ``model``'s candidate generator: the returned one-item list counts the candidate tokens every
+    ``get_candidates`` call handed the target to verify (each one is scored by the target's next pass)."""
+    count = [0]
+    make = model._get_candidate_generator
+
+    def wrapped(*args, **kwargs):
+        generator = make(*args, **kwargs)
+        get = generator.get_candidates
+
+        def get_candidates(input_ids, *a, **kw):
+            ids, logits = get(input_ids, *a, **kw)
+            count[0] += int(ids.shape[1] - input_ids.shape[1])
+            return ids, logits
+        generator.get_candidates = get_candidates
+        return generator
+    model._get_candidate_generator = wrapped
+    return count
 
 
 def _hf_engine(job: dict):
     import torch
 
-    from . import api
-    from .hf.export import to_hf_model
-    pair = api.load_pair("distilled", device="cpu")
-    target, draft = to_hf_model(pair.target).eval(), to_hf_model(pair.draft).eval()
+    from .hf.options import split_hf_options
+    target, draft = _hf_models(job)
     s = job["sampling"]
+    assistant_opts, generate_opts = split_hf_options(job.get("hf_options") or {})
     opts = {"do_sample": True, "temperature": s["temperature"], "top_k": s["top_k"] or 0, "top_p": s["top_p"] or 1.0}
     draft.generation_config.num_assistant_tokens = 4
     draft.generation_config.num_assistant_tokens_schedule = "constant"
+    for key, value in assistant_opts.items():
+        setattr(draft.generation_config, key, value)
+    helper = {} if "prompt_lookup_num_tokens" in generate_opts else {"assistant_model": draft}
+    count = count_candidates(target)
 
     def run(ids, k, seed):
         torch.manual_seed(seed)
         x = torch.tensor([ids])
+        count[0] = 0
         with torch.inference_mode():
-            out = target.generate(x, attention_mask=torch.ones_like(x), assistant_model=draft, max_new_tokens=k,
-                                  min_new_tokens=k, pad_token_id=0, **opts)
-        return out[0, len(ids):].tolist()
+            out = target.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=k, pad_token_id=0,
+                                  **helper, **opts, **generate_opts)
+        return out[0, len(ids):].tolist(), count[0]
     return run
 
 
 def build(job: dict):
-    """(ids, k, seed) -> tokens, for the job's engine."""
+    """(ids, k, seed) -> (tokens, drafted tokens verified in the window or None), for the job's engine."""
     if job["engine"] == "specsim":
         return _specsim_engine(job)
     if job["engine"] == "hf":
         return _hf_engine(job)
     from . import api
     pair = api.load_pair("distilled", device="cpu")
-    return _user_engine(job["path"], job["class_name"], pair.target, pair.draft, job["sampling"])
+    engine = _user_engine(job["path"], job["class_name"], pair.target, pair.draft, job["sampling"])
+    return lambda ids, k, seed: (engine(ids, k, seed), None)
+
+
+def keep_files(job: dict) -> list:
+    """What the isolated child must still read where it is: the judged file, the checkpoints' files."""
+    if job.get("engine") == "file":
+        return [job["path"]]
+    out = []
+    for folder in (job.get("hf_target"), job.get("hf_draft")):
+        if folder and os.path.isdir(folder):
+            out += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
+                    if os.path.isfile(os.path.join(folder, f)) and not os.path.islink(os.path.join(folder, f))]
+    return out
 
 
 def plain(tokens):
@@ -121,8 +199,7 @@ def main() -> None:
     os.set_inheritable(fd, False)
     from ..labs import isolation
     try:  # before any of the engine's code loads
-        keep = [job["path"]] if job.get("engine") == "file" else []
-        _send(fd, {"isolation": isolation.enter(job.get("require_isolation", False), keep)})
+        _send(fd, {"isolation": isolation.enter(job.get("require_isolation", False), keep_files(job))})
     except isolation.IsolationError as e:
         _send(fd, {"isolation": {"isolated": False, "why": str(e)[:300], "refused": True}})
         os._exit(0)
@@ -139,9 +216,12 @@ def main() -> None:
         os._exit(0)
     for i in range(job["samples"]):  # step 3
         try:
-            tokens = plain(run(job["ids"], job["tokens"], job["seed"] + i))
+            tokens, drafted = run(job["ids"], job["tokens"], job["seed"] + i)
+            tokens = plain(tokens)
         except BaseException as e:
             _send(fd, {"e": f"run {i} failed: {type(e).__name__}: {str(e)[:200]}"})
             os._exit(0)
+        if drafted is not None:  # counted here, in the engine's process: a report, never part of the verdict
+            _send(fd, {"v": drafted})
         _send(fd, tokens)
     os._exit(0)
