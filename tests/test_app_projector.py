@@ -320,9 +320,9 @@ def test_animations_keep_slider_and_bar_labels_readable():
 
 def test_trees_defines_p_prime_q_prime_and_h_before_the_stepper_speaks():
     at = open_page("views/trees.py")
-    texts = [m.value for m in at.markdown]
-    defined = next(i for i, t in enumerate(texts) if "**p'** and **q'**" in t and "**h**" in t)
-    spoken = next(i for i, t in enumerate(texts) if re.match(r"round \d+ · event", t))
+    texts = [(e.type, e.value) for e in at.main if e.type in ("markdown", "caption")]
+    defined = next(i for i, (_, t) in enumerate(texts) if "**p'**, **q'**" in t and "**h**" in t)
+    spoken = next(i for i, (_, t) in enumerate(texts) if re.match(r"round \d+ · event", t))
     assert defined < spoken
 
 

@@ -168,6 +168,11 @@ def test_presenter_mode_every_chart_text_is_at_least_20_px_at_1920x1080(server, 
     bar = pg.locator(".st-key-viewbar")  # the screen height and the toggle, with the sidebar closed
     assert bar.is_visible() and bar.locator(".st-key-presenter-screen").is_visible()
     assert bar.get_by_text(re.compile("Clicker")).is_visible()
+    if path == "speedup":  # the sliders show the values the chart was drawn with (the report's rerun came
+        # after the first run: one that cut it short left them drawn at their minimum)
+        shown = pg.evaluate("() => [...document.querySelectorAll('[data-testid=stSliderThumbValue]')].map(e => e.innerText)")
+        title = pg.locator(".st-key-sp-curve .gtitle").first.text_content()
+        assert f"α = {shown[0]}, c = {shown[1]}" in title, (shown, title)
     main = pg.locator(f".st-key-{MAIN_CHART[path]} .main-svg").first.bounding_box()
     assert 0.7 * 1080 <= main["height"] <= 1080, main  # as tall as most of the screen, never taller
     no_exception(pg)

@@ -308,6 +308,8 @@ def remember(key: str, default, link=None, valid=None):
         value = _MISSING
     if value is _MISSING or not _fits(key, value, default, valid):
         state[key] = default
+    else:  # set anew, so the widget is sent with its value: a rerun whose message lacked the widget's state (one
+        state[key] = value  # a component started) drew a slider at its minimum while the page used this value
     if state.get(PREFIX + key, _MISSING) != state[key]:
         _save(key, state[key])
     state[PREFIX + key] = state[key]

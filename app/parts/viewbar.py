@@ -33,13 +33,21 @@ STAGE_JS = """
 export default function(component) {
   const { data, setStateValue } = component;
   if (!data.keys) return;  // presenter mode off: nothing to report (a report reruns the page), no keys
-  const report = () => {
+  // the report reruns the page: sent only once the page's run is over (a rerun that cut a first run short
+  // could leave a slider drawn at its minimum while the page used its remembered value)
+  const idle = () => {
+    const w = document.querySelector('[data-testid="stStatusWidget"]');
+    return !w || !/Running|Stop/.test(w.innerText);
+  };
+  let timer = null;
+  const report = (calm = 0) => {
+    clearTimeout(timer);
+    if (calm < 3) { timer = setTimeout(() => report(idle() ? calm + 1 : 0), 150); return; }
     const h = Math.round(window.innerHeight);
     if (h > 0 && h !== data.screen) setStateValue("screen", h);
   };
   report();
-  let timer = null;
-  const onResize = () => { clearTimeout(timer); timer = setTimeout(report, 300); };
+  const onResize = () => report();
   window.addEventListener("resize", onResize);
 
   const FORWARD = new Set(["ArrowRight", "PageDown", " ", "Spacebar", "Enter"]);
@@ -83,7 +91,11 @@ export default function(component) {
     best.step(forward ? 1 : -1);
   };
   document.addEventListener("keydown", onKey);
-  return () => { document.removeEventListener("keydown", onKey); window.removeEventListener("resize", onResize); };
+  return () => {
+    clearTimeout(timer);
+    document.removeEventListener("keydown", onKey);
+    window.removeEventListener("resize", onResize);
+  };
 }
 """
 

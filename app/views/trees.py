@@ -43,15 +43,11 @@ if model is None:
 
 # -- 1. a tree round, one event at a time --------------------------------------------------------
 st.header("A tree round, one event at a time")
-# the symbols the stepper's sentences use, defined before it speaks (p', q' at a tree's node, h of a block)
-st.markdown("A **tree** drafts several children per position and the target checks them all in one pass; "
-            "the walk tries the children of a node in order, keeps the first one that passes "
-            "u < min(1, p'(x)/q'(x)), and after each rejection replaces p' by the residual "
-            "normalize(max(0, p' − q')). Here **p'** and **q'** are the target's and the drafter's rows at the "
-            "node being tested: they start as p and q after that node's context and change after each rejected "
-            "child. A **block** instead tosses a coin at each drafted position, which comes up when u < **h**, the "
-            "block rule's stop probability there (computed from p and q along the block); it keeps the drafts up "
-            "to the last position whose coin came up.")
+# the symbols the stepper's sentences use, defined before it speaks (short: the chart stays on the first screen)
+st.caption("The walk keeps the first child with u < min(1, p'(x)/q'(x)): **p'**, **q'** are the target's and the "
+           "drafter's rows at that node (p and q at first; after each rejected child p' ← normalize(max(0, p' − q'))). "
+           "A **block** keeps its drafts up to the last position whose coin comes up: u < **h**, its stop "
+           "probability there.")
 if scheme is not None:
     st.markdown(f"The drafter drafts the whole **{scheme.name}** first, level by level; one target pass then "
                 "gives p at the root and after every node, and the walk decides, node by node."
