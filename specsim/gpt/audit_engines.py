@@ -1,5 +1,5 @@
 """Engines to audit (``specsim audit --engine specsim/gpt/audit_engines.py:NAME``): one exact, three lossy, one
-often suspected.
+often suspected (known bugs of real releases: ``audit_bugs.py`` beside this file).
 
 Each is written the way a user writes an engine for ``specsim audit``: a class
 built as ``Engine(target, drafter, temperature=..., top_k=..., top_p=...)``
@@ -14,9 +14,9 @@ engine's bug is to do otherwise.
 * ``ResampleFromTarget``: on a rejection draws the replacement from p instead of
   the residual max(0, p - q), a bug reported in several research repositories: lossy;
 * ``RawQUnderTopK``: drafts from the top-k-processed q but computes the ratio
-  p/q and the residual with the raw q (the shape of transformers issue 47932,
-  where the drafter sampled under generate's default top_k=50): lossy
-  whenever top-k cuts q;
+  p/q and the residual with the raw q (the shape of transformers issue 47932):
+  lossy whenever top-k cuts q, visible on this vocabulary at a small k
+  (``--top-k 5``);
 * ``SampleAndMatch``: llama.cpp's server verification: the drafter proposes its
   argmax, the target samples its own token at each position and the draft is
   kept while the two match; the first mismatch emits the target's sample.
@@ -70,19 +70,37 @@ class Textbook(_Engine):
         r = (p - q).clamp(min=0)
         return r / r.sum()
 
+    def propose(self, q, generator) -> tuple:
+        """(the drafted token, the uniform it was drawn with or None)."""
+        return self.draw(q, generator), None
+
+    def test_uniform(self, drawn_with, generator) -> float:
+        """The uniform that tests a draft: a fresh one."""
+        return float(torch.rand(1, generator=generator, dtype=torch.float64))
+
+    def correct(self, residual, drawn_with, generator) -> int:
+        """The token that replaces a rejected draft: a fresh draw from the residual."""
+        return self.draw(residual, generator)
+
+    def p_rows(self, ids, drafts) -> torch.Tensor:
+        """(GAMMA + 1, V): p after ids and after each draft, one target pass."""
+        logits = self.target(torch.tensor([ids + drafts]))[0, len(ids) - 1:].double()
+        return adjust(logits, self.temperature, self.top_k, self.top_p)
+
     def round(self, ids, generator) -> list:
-        drafts, qs = [], []
+        drafts, qs, noise = [], [], []
         for _ in range(GAMMA):  # step 1: draft
             q = self.q_for_draft(ids + drafts)
             qs.append(self.q_for_ratio(ids + drafts, q))
-            drafts.append(self.draw(q, generator))
-        logits = self.target(torch.tensor([ids + drafts]))[0, len(ids) - 1:].double()  # step 2: one pass
-        ps = adjust(logits, self.temperature, self.top_k, self.top_p)  # (GAMMA + 1, V)
+            x, u = self.propose(q, generator)
+            drafts.append(x)
+            noise.append(u)
+        ps = self.p_rows(ids, drafts)  # step 2: one pass, (GAMMA + 1, V)
         for i, x in enumerate(drafts):  # steps 3-4: accept, or correct and stop
-            u = float(torch.rand(1, generator=generator, dtype=torch.float64))
+            u = self.test_uniform(noise[i], generator)
             if u * float(qs[i][x]) < float(ps[i][x]):  # u < p/q, without dividing by a zero q
                 continue
-            return drafts[:i] + [self.draw(self.replacement(ps[i], qs[i]), generator)]
+            return drafts[:i] + [self.correct(self.replacement(ps[i], qs[i]), noise[i], generator)]
         return drafts + [self.draw(ps[GAMMA], generator)]  # step 5: bonus
 
 
@@ -104,7 +122,9 @@ class ResampleFromTarget(Textbook):
 
 
 class RawQUnderTopK(Textbook):
-    """Drafts from the top-k-processed q; the ratio and the residual read the raw q (no top-k)."""
+    """Drafts from the top-k-processed q; the ratio and the residual read the raw q (no top-k). Run it with a
+    small ``--top-k`` (5): at a large k the shipped 96-character drafter puts almost no mass outside its top
+    k, so the bug moves the output too little for any affordable audit to see."""
 
     def q_for_ratio(self, ids, q_draft):
         return self.row(self.drafter, ids, top_k=None)
