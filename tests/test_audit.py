@@ -42,9 +42,9 @@ def test_samples_of_p_are_consistent_and_samples_of_another_distribution_are_not
 
 def test_every_cell_expects_at_least_five_samples_and_the_rest_is_one_cell():
     exact = {(i,): 0.5 ** (i + 1) for i in range(30)}
-    cells, merged = judge.cells_of(exact, 200)
-    assert all(200 * p >= judge.MIN_EXPECTED for p in cells.values())
-    assert sum(cells.values()) == pytest.approx(1.0) and judge.OTHER in cells
+    cells = judge.cells_of(exact, 200)
+    assert all(200 * p >= judge.MIN_EXPECTED for p in cells.probs)
+    assert sum(cells.probs) == pytest.approx(1.0) and cells.other == len(cells) - 1
 
 
 def test_a_sequence_the_target_never_emits_is_refuted_outright():
@@ -153,7 +153,7 @@ class E(Textbook):
 
 @pytest.mark.parametrize("argv, words", [
     (["--engine", "nofile.txt:E"], "is not a .py file"), (["--engine", "specsim", "--scheme", "chain:0"], "chain:0"),
-    (["--engine", "specsim", "--samples", "1"], "samples must be"), (["--engine", "specsim", "--tokens", "4"], "tokens"),
+    (["--engine", "specsim", "--samples", "1"], "samples must be"), (["--engine", "specsim", "--tokens", "201"], "tokens"),
     (["--engine", "specsim", "--temperature", "0"], "temperature above 0"),
     (["--engine", "specsim", "--alpha", "2"], "false-alarm rate"),
 ])

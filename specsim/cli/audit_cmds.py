@@ -21,14 +21,16 @@ EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdi
 
 
 def register(sub) -> None:
-    from ..labs.audit import MAX_SAMPLES, MAX_TOKENS  # torch loads when an audit runs, not for --help
+    from ..labs.audit import MAX_JOINT, MAX_SAMPLES, MAX_TOKENS  # torch loads when an audit runs, not for --help
     from ..labs.audit import MAX_MEMORY_MB, MIN_MEMORY_MB, DEFAULT_MEMORY_MB
     p = sub.add_parser("audit", help="judge an engine (specsim, transformers, yours) by the tokens it emits",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--engine", required=True, metavar="ENGINE", help="specsim, hf or PATH.py:ClassName")
     p.add_argument("--prompt", required=True, help="start text (newline and printable ASCII)")
     p.add_argument("--tokens", type=int_in_range("tokens", 1, MAX_TOKENS), default=2,
-                   help=f"K: the first K emitted tokens are judged jointly (default 2, at most {MAX_TOKENS})")
+                   help=f"K: the first K emitted tokens are judged, jointly up to {MAX_JOINT}, above that token by "
+                        f"token against the target's conditional given each run's own prefix (randomized PITs; "
+                        f"default 2, at most {MAX_TOKENS})")
     p.add_argument("--samples", type=int_in_range("samples", 2, MAX_SAMPLES), default=2000,
                    help="N runs of the engine (default 2000)")
     p.add_argument("--scheme", default="chain:4", help="the specsim engine's scheme (default chain:4)")
@@ -48,7 +50,13 @@ def register(sub) -> None:
     p.add_argument("--top-p", type=top_p_arg, default=None)
     p.add_argument("--seed", type=seed_arg, default=0, help="run i uses seed + i")
     p.add_argument("--alpha", type=number("the false-alarm rate", 1e-9, 0.5), default=1e-3,
-                   help="the test's false-alarm rate, from 1e-9 to 0.5 (default 0.001)")
+                   help="the test's false-alarm rate, from 1e-9 to 0.5 (default 0.001); its p-value is by Monte "
+                        "Carlo from the target (50/alpha draws, valid at every N) down to 2e-5, below that the "
+                        "chi-square approximation, said in the output")
+    p.add_argument("--sequential", action="store_true",
+                   help="watch a mixture likelihood-ratio test while the runs arrive and stop as soon as it reaches "
+                        "1/alpha ('not the target'; Ville's inequality keeps the false-alarm rate); it never stops "
+                        "early to say 'consistent'")
     p.add_argument("--detect", type=number("--detect", 0.001, 1), default=0.05,
                    help="print the runs needed to detect this TV, from 0.001 to 1 (default 0.05)")
     p.add_argument("--timeout", type=int_in_range("timeout", 1, 86400), default=3600,
@@ -82,7 +90,7 @@ def cmd_audit(args) -> int:
         r = audit.audit(args.engine, args.prompt, args.tokens, args.samples, args.scheme, args.drafter,
                         float(args.temperature), args.top_k, top_p, args.seed, args.alpha, args.timeout,
                         args.detect, progress, args.memory, args.require_isolation, target_dir=args.target,
-                        draft_dir=args.draft, hf_options=args.hf)
+                        draft_dir=args.draft, hf_options=args.hf, sequential=args.sequential)
     except AuditError as e:
         raise UsageError(str(e)) from None
     code = 0 if r["verdict"] == "consistent with the target" else 1
@@ -106,15 +114,42 @@ def cmd_audit(args) -> int:
         print(f"Speculation seen: {r['verified_drafts']:,} drafted tokens verified inside the judged window, "
               f"in {r['runs_with_drafts']:,} of {r['samples']:,} runs")
     print(f"Verdict: {r['verdict'].upper()}")
-    p_text = "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}"
-    stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"
-    print(f"Pearson chi-square over {r['cells']} cells (each expecting >= 5 runs): {stat} on {r['df']} degrees, "
-          f"p-value {p_text}; false-alarm rate {args.alpha:g} (an exact engine is called 'not the target' in "
-          f"{args.alpha:g} of audits)")
-    print(f"TV over the cells: {r['tv']:.4f}, 95% interval [{r['tv_ci'][0]:.4f}, {r['tv_ci'][1]:.4f}] (bootstrap); "
-          f"noise alone gives an exact engine {r['tv_exact_engine']:.4f} with this many runs")
-    print(f"This budget detects a TV of {r['detectable_tv']:.4f} with probability 0.8; a TV of {args.detect:g} "
-          f"needs {r['samples_to_detect']:,} runs")
-    print(table([(repr(t["text"]), f"{t['observed']:.4f}", f"{t['exact']:.4f}") for t in r["top"]],
-                ["tokens", "emitted", "exact p"]))
+    _print_statistics(r, args)
     return code
+
+
+def _p_text(r: dict) -> str:
+    p = "0" if r["p_value"] == 0 else f"{r['p_value']:.3g}"
+    if r.get("mc_draws"):
+        p += f" (Monte Carlo, {r['mc_draws']:,} draws from the target, standard error {r['p_value_se']:.2g})"
+    return p
+
+
+def _print_statistics(r: dict, args) -> None:
+    rate = (f"false-alarm rate {args.alpha:g} (an exact engine is called 'not the target' in at most "
+            f"{args.alpha:g} of audits")
+    rate += ", at every N)" if r["p_value_method"].startswith(("monte carlo", "exact")) else \
+        "; the chi-square approximation at this rate is not exact at every N)"
+    if r["mode"] == "token by token":
+        print(f"Token by token: {r['tokens_judged']:,} tokens, each against the target's exact conditional given its "
+              f"run's prefix (randomized PITs, uniform for an exact engine; necessary, not sufficient); "
+              f"p-value {_p_text(r)}, Bonferroni over 3 tests; {rate}")
+        print(table([(t["name"], f"{t['statistic']:.1f}", t["cells"], f"{t['values']:,}", f"{t['p_value']:.3g}")
+                     for t in r["tests"]], ["test", "Pearson", "cells", "values", "p-value"]))
+    else:
+        stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"
+        print(f"Pearson chi-square over {r['cells']} cells (each expecting >= 5 runs): {stat} on {r['df']} "
+              f"degrees, p-value {_p_text(r)}; {rate}")
+        print(f"TV over the cells: {r['tv']:.4f}, 95% interval [{r['tv_ci'][0]:.4f}, {r['tv_ci'][1]:.4f}] "
+              f"(bootstrap); noise alone gives an exact engine {r['tv_exact_engine']:.4f} with this many runs")
+        print(f"This budget detects a TV of {r['detectable_tv']:.4f} with probability 0.8 (noncentral chi-square); "
+              f"a TV of {args.detect:g} needs {r['samples_to_detect']:,} runs (with the cells those runs make)")
+    if r.get("sequential"):
+        s = r["sequential"]
+        print("Sequential test (mixture likelihood ratio, Ville's inequality): " +
+              (f"decided 'not the target' at run {s['decided_at']:,} of {r['runs_planned']:,}" if s["decided_at"]
+               else f"undecided after {r['samples']:,} runs (largest e-value {s['e_value']:.3g}, "
+                    f"1/alpha = {1 / args.alpha:.3g})"))
+    if r.get("top"):
+        print(table([(repr(t["text"]), f"{t['observed']:.4f}", f"{t['exact']:.4f}") for t in r["top"]],
+                    ["tokens", "emitted", "exact p"]))

@@ -14,9 +14,15 @@
    needs (scipy included) is loaded before the child starts. A line that is
    not K token ids of the vocabulary (ints, checked here) ends the audit with
    one line and no verdict; so does a child that ends early or goes silent.
-3. The verdict (``specsim.labs.audit.judge_samples``): Pearson's chi-square
-   over cells fixed by p and N, at a stated false-alarm rate, with the TV
-   seen, its bootstrap interval and what this budget can detect.
+3. The verdict, for K <= 3 (``specsim.labs.audit.judge_samples``): Pearson's
+   chi-square over cells fixed by p and N, its p-value by Monte Carlo from p
+   (valid at every N), with the TV seen, its bootstrap interval and what this
+   budget can detect. For K > 3 every emitted token is judged against the
+   target's exact conditional given the run's own prefix: one batched pass
+   over each run's tokens here (``token_conditionals``) gives them all, and
+   ``specsim.labs.audit.judge_pits`` tests the randomized probability-integral
+   transforms. ``sequential``: a mixture likelihood-ratio test watched while
+   the runs arrive, which ends the audit once it decides "not the target".
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from ..labs import audit as judge
@@ -67,11 +74,48 @@ def exact_distribution(target, ids: list, k: int, temperature: float = 1.0, top_
     return level
 
 
+def token_conditionals(target, ids: list, runs: list, temperature: float = 1.0, top_k=None, top_p=None,
+                       batch: int = 16) -> tuple:
+    """(below_id, below_rank, mass), each (N, K): for every emitted token x of every run, F(x-) in token-id
+    order, F(x-) likeliest first, and p(x), under the target's exact conditional (float64, after the same
+    temperature, top-k and top-p) given the prompt and the run's own earlier tokens: one pass per batch."""
+    out = []
+    with torch.inference_mode():
+        for i in range(0, len(runs), batch):
+            chunk = torch.tensor([list(ids) + list(r) for r in runs[i:i + batch]])  # (B, L + K)
+            k = chunk.shape[1] - len(ids)
+            logits = target(chunk[:, :-1])[:, len(ids) - 1:].double()  # (B, K, V): row t predicts token t
+            rows = adjust(logits.reshape(-1, logits.shape[-1]), temperature, top_k, top_p)  # (B K, V)
+            out.append(judge.pit_inputs(rows.reshape(len(chunk), k, -1).numpy(), chunk[:, len(ids):].numpy()))
+    return tuple(np.concatenate([o[j] for o in out]) for j in range(3))
+
+
+def watcher(pair, ids: list, exact: dict | None, samples: int, alpha: float, seed: int, sampling: dict):
+    """A ``stop(samples)`` for ``run_engine``: the sequential test, read every ``samples // 100`` runs; True once
+    it has decided "not the target" (its e-value reached 1 / alpha). It keeps the token conditionals it
+    computes (``.kept``), so the verdict does not compute them twice."""
+    every = max(1, samples // 100)
+    kept = []
+
+    def stop(got: list) -> bool:
+        if exact is None:  # token by token: the new runs' conditionals, one pass
+            kept.append(token_conditionals(pair.target, ids, got[sum(len(k[0]) for k in kept):], **sampling))
+        if len(got) % every and len(got) < samples:
+            return False
+        if exact is not None:
+            return judge.judge_sequential(got, exact, alpha, samples)["decided_at"] is not None
+        arrays = [np.concatenate([k[j] for k in kept]) for j in range(3)]
+        return judge.pits_sequential(*arrays, alpha=alpha, seed=seed, budget=samples)["decided_at"] is not None
+    stop.kept = kept
+    return stop
+
+
 def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, require_isolation: bool = False,
-               drafted: list | None = None) -> tuple:
+               drafted: list | None = None, stop=None) -> tuple:
     """(samples, seconds of sampling, isolation) from the engine in a child; AuditError for anything else.
     ``drafted``: a list that receives, run by run, the drafted tokens the engine says it verified inside the
-    judged window (``specsim`` and ``hf`` say so; a report, never part of the verdict)."""
+    judged window (``specsim`` and ``hf`` say so; a report, never part of the verdict). ``stop(samples)``:
+    read after each run; True ends the audit there (the sequential test has decided)."""
     from ..labs.reaper import Reaper
     from ..labs.sandbox import OracleDown, SandboxError, read_isolation
     judge.preload()  # the verdict's modules, before the child exists
@@ -127,6 +171,8 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, requir
                     started = time.monotonic()
                 if progress:
                     progress(len(samples), job["samples"])
+                if stop is not None and stop(samples):
+                    break
         finally:
             os.close(read_fd)
     return samples, time.monotonic() - (started or time.monotonic()), isolation
@@ -160,14 +206,17 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
           drafter: str = "distilled", temperature: float = 1.0, top_k=None, top_p=None, seed: int = 0,
           alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None,
           memory_mb: int = DEFAULT_MEMORY_MB, require_isolation: bool = False, target_dir=None, draft_dir=None,
-          hf_options=None) -> dict:
+          hf_options=None, sequential: bool = False) -> dict:
     """Run ``engine`` (``specsim``, ``hf`` or ``PATH.py:ClassName``) ``samples`` times from ``prompt`` and
     judge its first ``tokens`` tokens against the shipped target's exact distribution (with ``hf`` and
     ``target_dir``/``draft_dir``, two local transformers checkpoints: against that target's). ``hf_options``:
-    transformers' drafting options as ``key=value`` strings (``specsim.gpt.hf.options``)."""
+    transformers' drafting options as ``key=value`` strings (``specsim.gpt.hf.options``). Up to
+    ``judge.MAX_JOINT`` tokens are judged jointly, more token by token; ``sequential`` ends the audit as soon as
+    the sequential test decides "not the target"."""
     from . import api
     if not 1 <= tokens <= MAX_TOKENS:
-        raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens}")
+        raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens} (up to {judge.MAX_JOINT} are "
+                         "judged jointly, more token by token)")
     if not 2 <= samples <= MAX_SAMPLES:
         raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
     if not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
@@ -187,25 +236,46 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
         from ..labs.sandbox import parse_target
         path, name = parse_target(engine)  # the file checked to exist, nothing imported
         job |= {"engine": "file", "path": os.path.abspath(path), "class_name": name}
+    window = pair.target.config.block_size
+    if len(ids) + tokens > window:
+        raise ValueError(f"the prompt ({len(ids)} tokens) and {tokens} judged tokens exceed the target's "
+                         f"{window}-position window")
+    joint = tokens <= judge.MAX_JOINT
+    sampling = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
     exact = exact_distribution(pair.target, ids, tokens, temperature, top_k, top_p,
-                               threshold=judge.MIN_EXPECTED / samples / 4)
+                               threshold=judge.MIN_EXPECTED / samples / 4) if joint else None
     drafted = []
+    stop = watcher(pair, ids, exact, samples, alpha, seed, sampling) if sequential else None
     got, seconds, isolation = run_engine(job, pair.target.config.vocab_size, timeout, progress, require_isolation,
-                                         drafted)
+                                         drafted, stop)
     check_speculation(engine, drafted, tokens)
-    r = judge.judge_samples(got, exact, alpha, seed)
-    out = r.to_dict()
-    out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
+    out = judge_runs(pair, ids, got, exact, alpha, seed, sampling, sequential, samples, stop)
     out.update({"engine": engine, "prompt": prompt, "tokens": tokens, "scheme": scheme if engine == "specsim" else None,
                 "drafter": drafter if engine == "specsim" else None, "temperature": temperature, "top_k": top_k,
-                "top_p": top_p, "seed": seed, "samples_per_s": round(samples / seconds, 2) if seconds else None,
-                "detect_tv": detect_tv, "samples_to_detect": judge.samples_needed(detect_tv, r.df, alpha),
-                "isolation": isolation, "memory_mb": memory_mb})
+                "top_p": top_p, "seed": seed, "samples_per_s": round(len(got) / seconds, 2) if seconds else None,
+                "detect_tv": detect_tv, "samples_to_detect": judge.runs_needed(exact, detect_tv, alpha)[0]
+                if joint else None, "isolation": isolation, "memory_mb": memory_mb,
+                "mode": "joint" if joint else "token by token", "runs_planned": samples})
     out.update({"target": engine_job.get("hf_target"), "draft": engine_job.get("hf_draft"),
                 "hf_options": engine_job.get("hf_options"), "warnings": warnings,
                 "verified_drafts": sum(drafted) if drafted else None,
                 "runs_with_drafts": sum(1 for d in drafted if d) if drafted else None})
     return out
+
+
+def judge_runs(pair, ids: list, got: list, exact: dict | None, alpha: float, seed: int, sampling: dict,
+               sequential: bool, budget: int, stop=None) -> dict:
+    """The verdict's dict on the runs ``got``: joint over ``exact`` (K <= 3), or token by token from the
+    target's conditionals (those the sequential watcher already computed are reused)."""
+    if exact is not None:
+        out = judge.judge_samples(got, exact, alpha, seed, sequential=sequential, budget=budget).to_dict()
+        out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
+        return out
+    kept = stop.kept if stop is not None and stop.kept else []
+    done = sum(len(k[0]) for k in kept)
+    parts = kept + ([token_conditionals(pair.target, ids, got[done:], **sampling)] if got[done:] else [])
+    arrays = [np.concatenate([k[j] for k in parts])[:len(got)] for j in range(3)]
+    return judge.judge_pits(*arrays, alpha=alpha, seed=seed, sequential=sequential, budget=budget)
 
 
 def engine_settings(engine: str, target_dir, draft_dir, hf_options) -> tuple:

@@ -1,38 +1,66 @@
-"""Judge an engine by the tokens it emits: a goodness-of-fit test against the target's exact distribution.
+"""Judge an engine by the tokens it emits: goodness-of-fit tests against the target's exact distribution.
 
 An engine that claims to sample the target's distribution p is run N times
-(seeded, independent runs) and its first K tokens are counted. The exact
-probabilities come from the target's own forward passes (``specsim.gpt.audit``),
-never from the engine. This module is the arithmetic of the verdict:
+(seeded, independent runs). The exact probabilities come from the target's
+own forward passes (``specsim.gpt.audit``), never from the engine. This
+module is the arithmetic of the verdict, in two modes.
 
-* **cells**: every K-token sequence whose exact probability is at least
-  ``MIN_EXPECTED / N`` is a cell of its own, the rest of the mass one more
-  cell ("other"), merged with the smallest cells until every cell expects at
-  least ``MIN_EXPECTED`` samples. The cells depend on p and N only, never on
-  the samples, so the test keeps its stated false-alarm rate;
-* **test**: Pearson's chi-square over the cells, rejected ("not the target")
-  when the p-value is below the false-alarm rate ``alpha`` (default 0.001:
-  one false alarm in a thousand audits of an exact engine);
+**Joint (K <= 3 tokens).** The first K tokens of each run are one draw of p:
+
+* **cells**: every K-token sequence expecting at least ``MIN_EXPECTED`` of
+  the N runs is a cell of its own; the others, sorted from likeliest down,
+  are pooled in that order into cells of at least ``MIN_EXPECTED`` expected
+  runs each (the mass p does not list, "other", closes the last one). A
+  near-uniform target so keeps about N / 5 cells instead of one. The cells
+  depend on p and N only, never on the samples;
+* **test**: Pearson's chi-square over the cells, its p-value by Monte Carlo
+  from p itself: B seeded draws of N runs from the cells' exact law,
+  p = (1 + #{T* >= T}) / (1 + B). That p-value is valid at every N and every
+  B (P(p <= f) <= f for an exact engine), so the false-alarm rate f
+  (``alpha``, default 0.001) holds at every sample size, not only as N
+  grows; B = ``mc_draws(alpha)`` (50 / f, from 2,000 to 1,000,000) and the
+  p-value's Monte Carlo standard error is reported. Below the f that a
+  million draws resolve (about 2e-5) the chi-square approximation is used
+  and ``p_value_method`` says so: there the rate is approximate;
 * **TV**: half the sum of |observed frequency - p| over the cells, with the
   interval tv +- u, u the 95th percentile of the observed frequencies' own
-  sampling error (seeded bootstrap; by the triangle inequality the engine's
-  true cell TV lies within u of tv when its error does). Noise alone gives an
-  exact engine a TV above 0 (``tv_exact_engine``: its mean with this many
-  runs, simulated from p), and coarsening into cells can only hide a
-  difference: read the figure beside those two;
-* **power**: Cauchy-Schwarz gives sum (q - p)^2 / p >= (2 TV)^2 over the cells,
-  so N samples meet any engine whose cell distribution is TV = d away with a
-  noncentrality of at least 4 N d^2. ``detectable_tv`` is the d this budget
-  detects with probability ``POWER`` (0.8), ``samples_needed(d)`` the N that
-  detects d.
+  sampling error (seeded bootstrap); beside it ``tv_exact_engine``, what
+  noise alone shows with this many runs;
+* **power**: Cauchy-Schwarz gives sum (e - p)^2 / p >= (2 TV)^2 over the
+  cells (e the engine's law), so N runs meet any engine at cell distance d
+  with a noncentrality of at least 4 N d^2. ``detectable_tv`` is the d this
+  budget detects with probability ``POWER`` (0.8, from the noncentral
+  chi-square); ``runs_needed(p, d)`` the N that detects d with the cells
+  that N itself makes (their number grows with N, so it iterates);
+* **sequential** (optional): a mixture likelihood ratio over the cells the
+  budget N makes (a Dirichlet(1/2) mixture of alternatives against p),
+  updated run by run. For an exact engine it is a nonnegative martingale of
+  mean 1, so by Ville's inequality it ever reaches 1 / f with probability at
+  most f: the audit stops at the first run where it does ("not the target")
+  and the rate still holds. It never stops early to say "consistent".
+
+**Token by token (K > 3).** Each emitted token x is judged against the
+target's exact conditional given the run's own prefix, through randomized
+probability-integral transforms u = F(x-) + V p(x), V uniform (seeded here).
+For an exact engine the u of all runs and positions are i.i.d. uniform on
+(0, 1), whatever the prefixes (``judge_pits``). Three tests, each calibrated
+by Monte Carlo from the uniform law, at f / 3 each (Bonferroni): the u in
+token-id order on equal bins; the u with tokens ordered from likeliest to
+least likely (cells of the conditional by probability rank: a too greedy
+engine shows too many small u); and the pairs (u1, u2), (u3, u4), ... of a
+run on an equal grid (random numbers shared between tokens). Uniform PITs are
+necessary for exactness, not sufficient: the pooled tests see an average over
+positions and prefixes, so errors of opposite sign at different positions or
+after different prefixes can cancel, and dependence beyond neighbouring pairs
+is not tested.
 
 Samples can refute exactness, never prove it: "consistent with the target"
 means this budget saw no difference larger than ``detectable_tv``.
 
 >>> p = {("a",): 0.5, ("b",): 0.3, ("c",): 0.2}
 >>> r = judge_samples([("a",)] * 50 + [("b",)] * 30 + [("c",)] * 20, p)
->>> r.verdict, r.p_value == 1.0, r.tv
-('consistent with the target', True, 0.0)
+>>> r.verdict, r.p_value == 1.0, r.tv, r.p_value_method
+('consistent with the target', True, 0.0, 'monte carlo')
 >>> judge_samples([("a",)] * 100, p).verdict
 'not the target'
 """
@@ -42,12 +70,17 @@ import math
 import random
 from dataclasses import dataclass, field
 
+import numpy as np
+
 ALPHA = 1e-3  # the default false-alarm rate
-MAX_SAMPLES, MAX_TOKENS = 100_000, 3  # runs of one audit; K, the tokens judged jointly
-MIN_EXPECTED = 5.0  # samples every cell must expect (the chi-square approximation)
+MAX_SAMPLES = 100_000  # runs of one audit
+MAX_JOINT, MAX_TOKENS = 3, 200  # K judged jointly; K judged token by token
+MIN_EXPECTED = 5.0  # samples every cell expects (power, not validity: the p-value is calibrated by Monte Carlo)
 POWER = 0.8
 BOOTSTRAP = 400
+MIN_DRAWS, MAX_DRAWS = 2_000, 1_000_000  # Monte Carlo draws of a p-value: 50 / alpha within these
 OTHER = ("<other>",)
+PIT_BINS, PAIR_GRID = 20, 4
 
 
 @dataclass
@@ -64,44 +97,143 @@ class AuditResult:
     detectable_tv: float
     top: list = field(default_factory=list)  # (sequence, observed frequency, exact probability), most likely first
     tv_exact_engine: float = 0.0  # the TV an exact engine shows with this many runs (noise alone), on average
+    p_value_method: str = "monte carlo"  # or "chi-square approximation" (alpha below what MAX_DRAWS resolves)
+    mc_draws: int = 0
+    p_value_se: float = 0.0  # the Monte Carlo standard error of the p-value
+    sequential: dict | None = None  # {"decided_at": runs or None, "e_value": the largest e-value seen}
 
     def to_dict(self) -> dict:
-        return {"verdict": self.verdict, "p_value": self.p_value, "statistic": round(self.statistic, 4),
-                "df": self.df, "alpha": self.alpha, "tv": round(self.tv, 4),
+        return {"verdict": self.verdict, "p_value": self.p_value, "p_value_method": self.p_value_method,
+                "mc_draws": self.mc_draws, "p_value_se": round(self.p_value_se, 6),
+                "statistic": round(self.statistic, 4), "df": self.df, "alpha": self.alpha, "tv": round(self.tv, 4),
                 "tv_exact_engine": round(self.tv_exact_engine, 4),
                 "tv_ci": [round(x, 4) for x in self.tv_ci], "samples": self.samples, "cells": self.cells,
-                "detectable_tv": round(self.detectable_tv, 4),
+                "detectable_tv": round(self.detectable_tv, 4), "sequential": self.sequential,
                 "top": [{"tokens": list(s), "observed": round(o, 5), "exact": round(e, 5)} for s, o, e in self.top]}
 
 
-def cells_of(exact: dict, n: int) -> tuple:
-    """(cells: sequence -> probability, merged: the sequences folded into "other") for ``n`` samples."""
-    threshold = MIN_EXPECTED / n
-    cells = {s: p for s, p in exact.items() if p >= threshold}
-    rest = max(0.0, 1.0 - sum(cells.values()))
-    merged = set()
-    while rest * n < MIN_EXPECTED and cells and rest > 0:  # fold the smallest cells into "other"
-        s = min(cells, key=cells.get)
-        rest += cells.pop(s)
-        merged.add(s)
-    if rest > 0:
-        cells[OTHER] = rest
-    return cells, merged
+@dataclass
+class Cells:
+    """The cells of a joint audit: ``probs[i]`` is cell i's exact probability, ``index`` maps a listed sequence
+    to its cell, ``other`` is the cell of every unlisted sequence (None where p leaves them no mass)."""
+    probs: list
+    index: dict
+    other: int | None
+    singles: dict  # cell -> its one sequence, for the cells of one sequence
+
+    def __len__(self) -> int:
+        return len(self.probs)
+
+    def cell_of(self, seq) -> int | None:
+        return self.index.get(tuple(seq), self.other)
+
+    def law(self, dist: dict) -> list:
+        """Another law over sequences (an engine's, exact) gathered into these cells."""
+        out = [0.0] * len(self.probs)
+        for s, v in dist.items():
+            c = self.cell_of(s)
+            if c is not None:
+                out[c] += float(v)
+        return out
+
+
+def cells_of(exact: dict, n: int) -> Cells:
+    """The cells for ``n`` runs: each sequence expecting ``MIN_EXPECTED`` runs alone, the rest pooled in order of
+    probability into cells of at least ``MIN_EXPECTED`` expected runs, the unlisted mass in the last.
+
+    >>> c = cells_of({(i,): 1 / 100 for i in range(100)}, 200)  # near uniform: 2 expected runs each
+    >>> len(c), min(c.probs) * 200 >= MIN_EXPECTED
+    (33, True)
+    """
+    order = sorted(exact, key=lambda s: (-exact[s], repr(s)))
+    probs, index, singles, group, mass = [], {}, {}, [], 0.0
+    for s in order:
+        v = float(exact[s])
+        if v * n >= MIN_EXPECTED:
+            singles[len(probs)] = s
+            index[s] = len(probs)
+            probs.append(v)
+            continue
+        group.append(s)
+        mass += v
+        if mass * n >= MIN_EXPECTED:
+            for t in group:
+                index[t] = len(probs)
+            probs.append(mass)
+            group, mass = [], 0.0
+    rest = max(0.0, 1.0 - sum(float(v) for v in exact.values()))
+    rest = rest if rest > 1e-12 else 0.0
+    if group or rest > 0:  # the unlisted mass and the last short group: one cell, or folded into the last one
+        if (mass + rest) * n >= MIN_EXPECTED or not probs:
+            for t in group:
+                index[t] = len(probs)
+            probs.append(mass + rest)
+        else:
+            last = len(probs) - 1
+            singles.pop(last, None)
+            for t in group:
+                index[t] = last
+            probs[last] += mass + rest
+    other = None if rest == 0 else len(probs) - 1
+    return Cells(probs, index, other, singles)
 
 
 DEFAULT_MEMORY_MB, MIN_MEMORY_MB, MAX_MEMORY_MB = 8192, 1024, 65536  # the engine's address space (torch: ~2 GB)
 
 
 def preload() -> None:
-    """Load what a verdict needs (scipy's chi-square, its noncentral twin, the root finder) now: the audit
-    calls it before the engine's process exists, so nothing that process could write is imported later."""
+    """Load what a verdict needs (scipy's chi-square, its noncentral twin, the root finder, numpy's generator)
+    now: the audit calls it before the engine's process exists, so nothing that process could write is
+    imported later."""
     chi2_sf(1.0, 1)
     noncentrality(1)
+    null_statistics([0.5, 0.5], 2, 2, 0)
 
 
 def chi2_sf(x: float, df: int) -> float:
     from scipy.stats import chi2
     return float(chi2.sf(x, df))
+
+
+def mc_draws(alpha: float) -> int:
+    """Monte Carlo draws for a p-value judged at ``alpha``: 50 / alpha, from MIN_DRAWS to MAX_DRAWS."""
+    return int(min(MAX_DRAWS, max(MIN_DRAWS, math.ceil(50 / alpha))))
+
+
+def pearson(counts, probs, n: int):
+    """Pearson's statistic of count rows (..., C) against ``probs`` (C,), all > 0."""
+    e = n * np.asarray(probs, dtype=float)
+    return (((np.asarray(counts, dtype=float) - e) ** 2) / e).sum(axis=-1)
+
+
+def null_statistics(probs, n: int, draws: int, seed: int) -> np.ndarray:
+    """Pearson's statistic of ``draws`` seeded samples of ``n`` runs from the cells' exact law ``probs``."""
+    probs = np.asarray(probs, dtype=float)
+    probs = probs / probs.sum()
+    rng = np.random.default_rng([seed, 2024])
+    chunk = max(1, 2_000_000 // len(probs))
+    out = [pearson(rng.multinomial(n, probs, size=min(chunk, draws - i)), probs, n) for i in range(0, draws, chunk)]
+    return np.concatenate(out)
+
+
+def mc_p_value(stat: float, null) -> tuple:
+    """(p, its standard error): (1 + #{T* >= T}) / (1 + B), valid for an exact engine at every B (ties count
+    against the engine's favour: T* within 1e-9 relative of T counts as >= T)."""
+    null = np.asarray(null)
+    hits = int(np.count_nonzero(null >= stat - 1e-9 * max(1.0, abs(stat))))
+    p = (1 + hits) / (1 + len(null))
+    return p, math.sqrt(p * (1 - p) / (1 + len(null)))
+
+
+def calibrated(stat: float, probs, n: int, alpha: float, seed: int, df: int) -> tuple:
+    """(p-value, method, draws, standard error) of Pearson's ``stat`` over cells ``probs``."""
+    if len(probs) < 2:
+        return 1.0, "monte carlo", 0, 0.0
+    b = mc_draws(alpha)
+    if alpha * (1 + b) < 20:  # a million draws cannot resolve this rate: say so
+        return chi2_sf(stat, df), "chi-square approximation", 0, 0.0
+    p, se = mc_p_value(stat, null_statistics(probs, n, b, seed))
+    return p, "monte carlo", b, se
 
 
 def detectable(n: int, df: int, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -130,31 +262,82 @@ def detectable_curves(runs=(100, 200, 500, 1000, 2000, 5000, 10000), cells=(5, 2
 
 
 def samples_needed(tv: float, df: int, alpha: float = ALPHA, power: float = POWER) -> int:
-    """Samples that detect a TV of ``tv`` over the cells with probability ``power`` (at least)."""
+    """Samples that detect a TV of ``tv`` over cells with ``df`` degrees with probability ``power`` (at least)."""
     return math.ceil(noncentrality(df, alpha, power) / (4 * tv * tv))
 
 
-def judge_samples(samples: list, exact: dict, alpha: float = ALPHA, seed: int = 0, top: int = 10) -> AuditResult:
+def runs_needed(exact: dict, tv: float, alpha: float = ALPHA, power: float = POWER) -> tuple:
+    """(N, df): the runs that detect every engine at cell distance ``tv`` with probability ``power``, with the
+    cells that N itself makes (more runs make more cells: iterate N -> samples_needed(tv, df(N)) upward until
+    the degrees at N need no more runs than N).
+
+    >>> n, df = runs_needed({(i,): 1 / 100 for i in range(100)}, 0.1)
+    >>> df == len(cells_of({(i,): 1 / 100 for i in range(100)}, n)) - 1, samples_needed(0.1, df) <= n
+    (True, True)
+    """
+    n = 2
+    for _ in range(100):
+        df = max(len(cells_of(exact, n)) - 1, 1)
+        need = samples_needed(tv, df, alpha, power)
+        if need <= n:
+            return n, df
+        n = need
+    return n, max(len(cells_of(exact, n)) - 1, 1)
+
+
+# -- the sequential test: a mixture likelihood ratio, bounded by Ville's inequality ----------------------
+def e_process(stream, probs, prior: float = 0.5) -> np.ndarray:
+    """log e-values after each item of ``stream`` (cell indices) against the cells' law ``probs``: the
+    Dirichlet(prior) mixture of multinomial alternatives over p. An exact engine's e-value is a nonnegative
+    martingale of mean 1, so P(it ever reaches 1 / f) <= f (Ville's inequality)."""
+    probs = np.asarray(probs, dtype=float)
+    counts = np.zeros(len(probs))
+    out = np.empty(len(stream))
+    log_e = 0.0
+    for t, c in enumerate(stream):
+        if probs[c] <= 0:
+            log_e = math.inf
+        elif log_e < math.inf:
+            log_e += math.log((counts[c] + prior) / (t + prior * len(probs))) - math.log(probs[c])
+        counts[c] += 1
+        out[t] = log_e
+    return out
+
+
+def sequential_decision(log_e, alpha: float, per_run=1) -> dict:
+    """{"decided_at": the first run whose e-value reaches 1 / alpha (None: never), "e_value": the largest}."""
+    log_e = np.asarray(log_e)[per_run - 1::per_run]
+    hit = np.flatnonzero(log_e >= math.log(1 / alpha))
+    top = float(np.max(log_e)) if len(log_e) else 0.0
+    return {"decided_at": int(hit[0]) + 1 if len(hit) else None,
+            "e_value": math.inf if top == math.inf else round(math.exp(min(top, 700.0)), 4)}
+
+
+def judge_samples(samples: list, exact: dict, alpha: float = ALPHA, seed: int = 0, top: int = 10,
+                  sequential: bool = False, budget: int | None = None) -> AuditResult:
     """The verdict on ``samples`` (tuples of tokens) against ``exact`` (sequence -> probability, the sequences
-    the target gives mass; what is missing counts as "other")."""
+    the target gives mass; what is missing counts as "other"). ``sequential``: the mixture test over the cells
+    of ``budget`` runs (default len(samples)); the verdict is "not the target" as soon as it decides."""
     n = len(samples)
     if n < 2:
         raise ValueError("an audit needs at least 2 samples")
-    cells, merged = cells_of(exact, n)
-    counts = {s: 0 for s in cells}
-    for s in samples:
-        s = tuple(s)
-        counts[s if s in counts else OTHER] = counts.get(s if s in counts else OTHER, 0) + 1
-    if OTHER in counts and OTHER not in cells:  # samples outside every cell where p leaves no mass at all
-        cells[OTHER] = 0.0
-    keys = list(cells)
-    if any(cells[k] == 0 and counts[k] for k in keys):  # a sequence the target never emits
-        stat, p_value, df = math.inf, 0.0, max(len(keys) - 1, 1)
+    cells = cells_of(exact, n)
+    keys = list(range(len(cells)))
+    probs = list(cells.probs)
+    cell = [cells.cell_of(s) for s in samples]
+    impossible = any(c is None for c in cell)  # a sequence the target never emits
+    if impossible:
+        probs.append(0.0)
+        keys.append(len(keys))
+        cell = [len(keys) - 1 if c is None else c for c in cell]
+    counts = np.bincount(cell, minlength=len(keys)).tolist()
+    df = max(len(cells) - 1, 1)
+    if impossible:
+        stat, p_value, method, draws, se = math.inf, 0.0, "exact (a sequence the target never emits)", 0, 0.0
     else:
-        stat = sum((counts[k] - n * cells[k]) ** 2 / (n * cells[k]) for k in keys if cells[k] > 0)
-        df = max(len(keys) - 1, 1)
-        p_value = chi2_sf(stat, df) if len(keys) > 1 else 1.0
-    tv = 0.5 * sum(abs(counts[k] / n - cells[k]) for k in keys)
+        stat = float(pearson(counts, probs, n))
+        p_value, method, draws, se = calibrated(stat, probs, n, alpha, seed, df)
+    tv = 0.5 * sum(abs(counts[k] / n - probs[k]) for k in keys)
     rng = random.Random(seed)
     seen = [k for k in keys for _ in range(counts[k])]
     # the sampling error of the observed frequencies: TV(resample, sample) over seeded bootstrap resamples; its
@@ -164,12 +347,120 @@ def judge_samples(samples: list, exact: dict, alpha: float = ALPHA, seed: int = 
                     for _ in range(BOOTSTRAP))
     u = errors[int(0.95 * BOOTSTRAP) - 1]
     ci = (max(0.0, tv - u), min(1.0, tv + u))
-    weights = [cells[k] for k in keys]
-    null = sum(_tv(_tally(rng.choices(keys, weights, k=n), keys), cells, n) for _ in range(BOOTSTRAP // 4))
-    shown = sorted((k for k in keys if k != OTHER), key=lambda k: -cells[k])[:top]
-    return AuditResult("not the target" if p_value < alpha else "consistent with the target", p_value, stat, df,
-                       alpha, tv, ci, n, len(keys), detectable(n, df, alpha),
-                       [(k, counts[k] / n, cells[k]) for k in shown], null / (BOOTSTRAP // 4))
+    null = sum(_tv(_tally(rng.choices(keys, probs, k=n), keys), dict(enumerate(probs)), n)
+               for _ in range(BOOTSTRAP // 4))
+    shown = sorted(cells.singles, key=lambda k: -probs[k])[:top]
+    seq = judge_sequential(samples, exact, alpha, budget) if sequential else None
+    rejected = p_value < alpha if not sequential else seq["decided_at"] is not None
+    return AuditResult("not the target" if rejected else "consistent with the target", p_value, stat, df,
+                       alpha, tv, ci, n, len(cells), detectable(n, df, alpha),
+                       [(cells.singles[k], counts[k] / n, probs[k]) for k in shown], null / (BOOTSTRAP // 4),
+                       method, draws, se, seq)
+
+
+# -- token by token: randomized probability-integral transforms -----------------------------------------
+def pit_inputs(rows, tokens) -> tuple:
+    """(below_id, below_rank, mass) of ``tokens`` (..., K) under their conditionals ``rows`` (..., K, V):
+    F(x-) in token-id order, F(x-) with tokens ordered likeliest first (ties by id), and p(x).
+
+    >>> b, r, m = pit_inputs([[[0.2, 0.5, 0.3]]], [[2]])
+    >>> [round(float(v[0][0]), 6) for v in (b, r, m)]
+    [0.7, 0.5, 0.3]
+    """
+    rows = np.asarray(rows, dtype=float)
+    x = np.asarray(tokens)[..., None]
+    mass = np.take_along_axis(rows, x, axis=-1)
+    below_id = np.take_along_axis(np.cumsum(rows, axis=-1), x, axis=-1) - mass
+    ids = np.arange(rows.shape[-1])
+    above = (rows > mass) | ((rows == mass) & (ids < x))
+    below_rank = (rows * above).sum(axis=-1, keepdims=True)
+    return below_id[..., 0], below_rank[..., 0], mass[..., 0]
+
+
+def pits(below, mass, seed: int) -> np.ndarray:
+    """u = F(x-) + V p(x) for each token (arrays of F(x-) and p(x) of any shape), V uniform from a generator
+    seeded here: i.i.d. uniform on (0, 1) when each token is drawn from its conditional."""
+    below, mass = np.asarray(below, dtype=float), np.asarray(mass, dtype=float)
+    v = np.random.default_rng([seed, 7]).random(below.shape)
+    return np.clip(below + v * mass, 0.0, 1.0)
+
+
+def _pit_cells(below_id, below_rank, mass, seed: int, budget: int | None = None) -> tuple:
+    """The three streams of cell indices a token-by-token audit tests, {name: (cells, count of cells)}, with the
+    bins that ``budget`` runs make (default: the runs given)."""
+    n, k = mass.shape
+    total = (budget or n) * k
+    bins = int(min(PIT_BINS, max(2, total // 5)))
+    grid = PAIR_GRID if (budget or n) * (k // 2) >= 5 * PAIR_GRID ** 2 else 2
+    u_id, u_rank = pits(below_id, mass, seed), pits(below_rank, mass, seed)
+    pairs = u_id[:, : 2 * (k // 2)].reshape(n, k // 2, 2).reshape(-1, 2)
+    cut = lambda u, b: np.minimum((u * b).astype(int), b - 1)  # noqa: E731
+    pair_cells = cut(pairs[:, 0], grid) * grid + cut(pairs[:, 1], grid)
+    return {"pit, token-id order": (cut(u_id.ravel(), bins), bins),
+            "pit, likeliest first (probability-rank cells)": (cut(u_rank.ravel(), bins), bins),
+            "consecutive pairs": (pair_cells, grid * grid)}, u_rank
+
+
+def pits_sequential(below_id, below_rank, mass, alpha: float = ALPHA, seed: int = 0,
+                    budget: int | None = None) -> dict:
+    """The sequential token-by-token test: the mean of the three streams' mixture e-processes (a mean of test
+    martingales is one), token by token, read at the end of each run; cells fixed by ``budget`` runs."""
+    below_id, below_rank, mass = (np.asarray(a, dtype=float) for a in (below_id, below_rank, mass))
+    n, k = mass.shape
+    streams, _ = _pit_cells(below_id, below_rank, mass, seed, budget)
+    logs = []
+    for name, (cells, c) in streams.items():
+        le = e_process(cells, np.full(c, 1.0 / c))
+        if name == "consecutive pairs":  # one pair per two tokens: its value held until the next pair
+            le = np.repeat(le.reshape(n, k // 2), 2, axis=1) if k > 1 else np.zeros((n, 0))
+            le = np.concatenate([le, le[:, -1:] if k > 1 else np.zeros((n, 1))], axis=1) if k % 2 else le
+            le = le.ravel()
+        logs.append(le)
+    mean = np.log(np.mean(np.exp(np.minimum(np.stack(logs), 700.0)), axis=0))
+    zero = np.flatnonzero(mass.ravel() <= 0)
+    if len(zero):  # a token the target never emits: decided there
+        mean[int(zero[0]):] = math.inf
+    return sequential_decision(mean, alpha, per_run=k)
+
+
+def judge_sequential(samples: list, exact: dict, alpha: float = ALPHA, budget: int | None = None) -> dict:
+    """The sequential joint test over the cells of ``budget`` runs (default: the runs given)."""
+    fixed = cells_of(exact, budget or len(samples))
+    law = list(fixed.probs) + [0.0]
+    stream = [fixed.cell_of(s) for s in samples]
+    return sequential_decision(e_process([len(law) - 1 if c is None else c for c in stream], law), alpha)
+
+
+def judge_pits(below_id, below_rank, mass, alpha: float = ALPHA, seed: int = 0, sequential: bool = False,
+               budget: int | None = None) -> dict:
+    """The token-by-token verdict on N runs of K tokens: ``below_id``, ``below_rank`` and ``mass`` are (N, K)
+    arrays of F(x-) in token-id order, F(x-) in order of decreasing probability, and p(x), each from the
+    target's exact conditional given the run's own prefix (``pit_inputs``). A token with p(x) = 0 refutes
+    outright. ``sequential``: the verdict is the sequential test's (``pits_sequential``)."""
+    below_id, below_rank, mass = (np.asarray(a, dtype=float) for a in (below_id, below_rank, mass))
+    n, k = mass.shape
+    if n < 2:
+        raise ValueError("an audit needs at least 2 samples")
+    zero = int(np.count_nonzero(mass <= 0))
+    streams, u_rank = _pit_cells(below_id, below_rank, mass, seed)
+    tests = []
+    for i, (name, (cells, c)) in enumerate(streams.items()):
+        m = len(cells)
+        probs = np.full(c, 1.0 / c)
+        stat = float(pearson(np.bincount(cells, minlength=c), probs, m)) if m else 0.0
+        p, method, draws, se = calibrated(stat, probs, m, alpha / 3, seed + i, c - 1) if m else \
+            (1.0, "monte carlo", 0, 0.0)
+        tests.append({"name": name, "statistic": round(stat, 4), "cells": c, "values": m, "p_value": p,
+                      "p_value_method": method, "mc_draws": draws, "p_value_se": round(se, 6)})
+    p_value = 0.0 if zero else min(1.0, 3 * min(t["p_value"] for t in tests))
+    seq = pits_sequential(below_id, below_rank, mass, alpha, seed, budget) if sequential else None
+    rejected = p_value < alpha if not sequential else seq["decided_at"] is not None
+    methods = sorted({t["p_value_method"] for t in tests})
+    return {"verdict": "not the target" if rejected else "consistent with the target", "p_value": p_value,
+            "p_value_method": ("exact (a token the target never emits)" if zero else
+                               " and ".join(methods) + ", Bonferroni over 3 tests"),
+            "alpha": alpha, "samples": n, "tokens_judged": n * k, "impossible_tokens": zero, "tests": tests,
+            "sequential": seq, "mean_rank_pit": round(float(u_rank.mean()), 4)}
 
 
 def _tv(counts: dict, probs: dict, n: int) -> float:
