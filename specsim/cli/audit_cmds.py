@@ -8,8 +8,11 @@ from .common import UsageError, int_in_range, number, print_json, seed_arg, tabl
 
 DESCRIPTION = (
     "Runs an engine N times from the prompt (seeded, independent runs) in a child process and tests whether "
-    "the joint distribution of its first K tokens equals the shipped target's exact distribution, computed "
-    "here from the target's own forward passes with the same temperature, top-k and top-p. Engines: specsim "
+    "the joint distribution of its first K tokens (K <= 3) equals the shipped target's exact distribution, "
+    "computed here from the target's own forward passes with the same temperature, top-k and top-p; for K > 3 "
+    "each emitted token is judged against the target's exact conditional given its run's own prefix "
+    "(randomized probability-integral transforms: uniform for an exact engine; necessary, not sufficient). "
+    "p-values come from Monte Carlo draws of the target's own law, so the false-alarm rate holds at every N. Engines: specsim "
     "(specsim's decoder: --scheme, --drafter), hf (transformers' assisted generation on the shipped pair) or "
     "PATH.py:ClassName, your own: ClassName(target, drafter, temperature=, top_k=, top_p=) with a method "
     "generate(ids, n, generator) -> n token ids (examples: specsim/gpt/audit_engines.py). The verdict is "
