@@ -1,16 +1,19 @@
-"""Audit benchmark (not part of the test suite): runs per second of each engine, and how long each lossy
-example takes to reject.
+"""Audit benchmark (not part of the test suite): runs per second of each engine, and the runs and seconds each
+known bug takes to reach the verdict "not the target".
 
-    python tests/bench_audit.py [--samples 400] [--prompt "def "]
+    python tests/bench_audit.py [--samples 300] [--tokens 2] [--prompt "def "] [--only NAME]
 
-For every engine it runs one audit of the first token (K = 1) and prints one JSON object per engine: runs/s,
-the verdict, the TV seen, and for the lossy examples the runs the default test needs to reject an engine that
-far away (``samples_needed``, probability 0.8 at a false-alarm rate of 0.001) with the seconds those runs take
-at the measured pace.
+Part 1 prints one JSON object per engine: runs/s over ``--samples`` runs at ``--tokens`` (the child's sampling
+only, building the engine aside), the verdict and the drafted tokens it verified in the judged window.
+Part 2 audits each known bug at N = 50, 100, 200, ... (doubling, seed 0) until it reads "not the target" and
+prints the first N that does, with the wall-clock seconds of that whole audit (starting the child, loading
+the engine and computing the reference included) and of the sampling alone; and the runs the default test
+needs to reject an engine that far (``samples_needed`` for the TV seen, probability 0.8).
 """
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -18,25 +21,53 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from specsim.gpt import audit  # noqa: E402
 from specsim.labs import audit as judge  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "specsim" / "gpt" / "audit_engines.py"
-ENGINES = [("specsim", {}), ("hf", {}), (f"{EXAMPLES}:SampleAndMatch", {}), (f"{EXAMPLES}:EmitDraft", {}),
-           (f"{EXAMPLES}:ResampleFromTarget", {}), (f"{EXAMPLES}:RawQUnderTopK", {"top_k": 5})]
+GPT = Path(__file__).resolve().parent.parent / "specsim" / "gpt"
+EXAMPLES, BUGS = GPT / "audit_engines.py", GPT / "audit_bugs.py"
+ENGINES = [("specsim", {}), ("hf", {"hf_options": ["assistant_confidence_threshold=0"]}),
+           (f"{EXAMPLES}:Textbook", {}), (f"{EXAMPLES}:SampleAndMatch", {})]
+KNOWN_BUGS = [
+    ("transformers 4.44.2 greedy assistant (reproduction)", f"{BUGS}:GreedyAssistant", {}),
+    ("shared noise, draft/test/recovery (vLLM 54282 shape)", f"{BUGS}:SharedNoise", {}),
+    ("cache not rolled back after a rejection", f"{BUGS}:StaleCacheAfterRejection", {}),
+    ("raw q under top-k 5 (transformers 47932 shape)", f"{EXAMPLES}:RawQUnderTopK", {"top_k": 5}),
+    ("transformers 5.25.0 assistant_ensemble_weight=0.5 (live, documented lossy)", "hf",
+     {"hf_options": ["assistant_ensemble_weight=0.5", "assistant_confidence_threshold=0"]}),
+]
+
+
+def name_of(engine: str) -> str:
+    return engine.rsplit(":", 1)[-1] if ":" in engine else engine
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=400)
+    ap.add_argument("--samples", type=int, default=300)
+    ap.add_argument("--tokens", type=int, default=2)
     ap.add_argument("--prompt", default="def ")
+    ap.add_argument("--only", default=None, help="run only the engines whose name contains this")
     args = ap.parse_args()
     for engine, extra in ENGINES:
-        r = audit.audit(engine, args.prompt, 1, args.samples, **extra)
-        row = {"engine": engine.rsplit(":", 1)[-1] if ":" in engine else engine, "top_k": extra.get("top_k"),
-               "runs_per_s": r["samples_per_s"], "verdict": r["verdict"], "tv": r["tv"], "tv_ci": r["tv_ci"],
-               "tv_exact_engine": r["tv_exact_engine"]}
-        if r["verdict"] == "not the target":
-            runs = judge.samples_needed(r["tv"], r["df"])
-            row |= {"runs_to_reject": runs, "seconds_to_reject": round(runs / r["samples_per_s"], 1)}
-        print(json.dumps(row), flush=True)
+        if args.only and args.only not in name_of(engine):
+            continue
+        r = audit.audit(engine, args.prompt, args.tokens, args.samples, **extra)
+        print(json.dumps({"engine": name_of(engine), "runs_per_s": r["samples_per_s"], "verdict": r["verdict"],
+                          "verified_drafts": r["verified_drafts"], "tokens": args.tokens}), flush=True)
+    for label, engine, extra in KNOWN_BUGS:
+        if args.only and args.only not in name_of(engine) + label:
+            continue
+        n = 50
+        while n <= judge.MAX_SAMPLES:
+            start = time.monotonic()
+            r = audit.audit(engine, args.prompt, args.tokens, n, **extra)
+            wall = time.monotonic() - start
+            if r["verdict"] == "not the target" or n >= 3200:
+                break
+            n *= 2
+        print(json.dumps({"bug": label, "engine": name_of(engine), "tokens": args.tokens, "caught": r["verdict"] ==
+                          "not the target", "runs": n, "seconds_to_verdict": round(wall, 1),
+                          "sampling_seconds": round(n / r["samples_per_s"], 1), "runs_per_s": r["samples_per_s"],
+                          "tv": r["tv"], "p_value": r["p_value"],
+                          "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"])}), flush=True)
 
 
 if __name__ == "__main__":

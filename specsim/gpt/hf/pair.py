@@ -63,6 +63,8 @@ class HFCausalLM(nn.Module):
         super().__init__()
         self.model, self.name = model.eval(), name
         c = model.config
+        if getattr(c, "vocab_size", None) is None and hasattr(c, "get_text_config"):
+            c = c.get_text_config()  # a composite config (an assistant's) keeps its sizes in its text config
         window = getattr(c, "n_positions", None) or getattr(c, "max_position_embeddings", None) or DEFAULT_WINDOW
         self.config = SimpleNamespace(block_size=int(window), vocab_size=int(c.vocab_size),
                                       n_layer=getattr(c, "num_hidden_layers", None))
