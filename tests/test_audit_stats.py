@@ -108,6 +108,23 @@ def test_runs_needed_gives_the_stated_power_to_the_worst_case_engine():
     assert hits >= fewest_hits(sims, judge.POWER), (n, hits)
 
 
+def test_runs_needed_holds_its_power_at_the_default_rate_on_a_zipf_like_target():
+    """At f = 0.001 the noncentral chi-square overstates the power; ``runs_needed`` raises N until its own
+    simulation reaches 0.8. 1000 fresh audits (another seed for the judge and for the engine's draws) agree,
+    within the binomial tolerance."""
+    n, df = judge.runs_needed(ZIPF, 0.05)
+    assert n > judge.samples_needed(0.05, df)
+    cells = judge.cells_of(ZIPF, n)
+    power = judge.simulated_power(cells.probs, judge.worst_case_law(cells.probs, 0.05), n, sims=1000, seed=7)
+    assert round(power * 1000) >= fewest_hits(1000, judge.POWER), (n, power)
+
+
+def test_the_worst_case_law_is_at_the_stated_distance():
+    cells = judge.cells_of(ZIPF, 500)
+    e = judge.worst_case_law(cells.probs, 0.05)
+    assert e.sum() == pytest.approx(1.0, abs=1e-12) and 0.5 * abs(e - cells.probs).sum() == pytest.approx(0.05)
+
+
 def test_runs_needed_uses_the_cells_its_own_n_makes():
     """On a Zipf-like target the cells grow with N: the runs are computed with the degrees at that N."""
     n, df = judge.runs_needed(ZIPF, 0.05)
