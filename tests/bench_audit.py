@@ -39,6 +39,18 @@ def name_of(engine: str) -> str:
     return engine.rsplit(":", 1)[-1] if ":" in engine else engine
 
 
+def gemma4_bug() -> tuple:
+    """transformers' live Gemma-4 assistant path on a tiny random pair written to a temporary folder (K = 3: its
+    multi-token candidate generator drafts nothing in the first round)."""
+    import tempfile
+    from specsim.gpt import api
+    from specsim.gpt.hf.gemma4 import write_tiny_gemma4_pair
+    paths = write_tiny_gemma4_pair(tempfile.mkdtemp(prefix="specsim-gemma4-"), api.load_pair("distilled").vocab)
+    return ("transformers Gemma-4 assistant, argmax drafts with raw logits as q (live, issue 47932)", "hf",
+            {"target_dir": paths["target"], "draft_dir": paths["assistant"], "tokens": 3,
+             "hf_options": ["assistant_confidence_threshold=0"]})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=300)
@@ -52,19 +64,24 @@ def main() -> None:
         r = audit.audit(engine, args.prompt, args.tokens, args.samples, **extra)
         print(json.dumps({"engine": name_of(engine), "runs_per_s": r["samples_per_s"], "verdict": r["verdict"],
                           "verified_drafts": r["verified_drafts"], "tokens": args.tokens}), flush=True)
-    for label, engine, extra in KNOWN_BUGS:
-        if args.only and args.only not in name_of(engine) + label:
+    bugs = list(KNOWN_BUGS)
+    if not args.only or "gemma" in args.only.lower():
+        bugs.append(gemma4_bug())
+    for label, engine, extra in bugs:
+        if args.only and args.only.lower() not in (name_of(engine) + label).lower():
             continue
         n = 50
         while n <= judge.MAX_SAMPLES:
             start = time.monotonic()
-            r = audit.audit(engine, args.prompt, args.tokens, n, **extra)
+            r = audit.audit(engine, args.prompt, extra.get("tokens", args.tokens), n,
+                            **{k: v for k, v in extra.items() if k != "tokens"})
             wall = time.monotonic() - start
-            if r["verdict"] == "not the target" or n >= 3200:
+            if r["verdict"] == "not the target" or n >= 6400:
                 break
             n *= 2
-        print(json.dumps({"bug": label, "engine": name_of(engine), "tokens": args.tokens, "caught": r["verdict"] ==
-                          "not the target", "runs": n, "seconds_to_verdict": round(wall, 1),
+        caught = r["verdict"] == "not the target"
+        print(json.dumps({"bug": label, "engine": name_of(engine), "tokens": extra.get("tokens", args.tokens),
+                          "caught": caught, "runs": n, "seconds_to_verdict": round(wall, 1),
                           "sampling_seconds": round(n / r["samples_per_s"], 1), "runs_per_s": r["samples_per_s"],
                           "tv": r["tv"], "p_value": r["p_value"],
                           "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"])}), flush=True)

@@ -37,7 +37,8 @@ def tiny_gemma4_pair(vocab: str, seed: int = 0, spread: float = 0.17):
     """(target ``Gemma4ForCausalLM``, assistant ``Gemma4AssistantForCausalLM``), float32, eval, random weights."""
     transformers = require_transformers()
     if not hasattr(transformers, "Gemma4AssistantForCausalLM"):
-        raise ValueError(f"transformers {transformers.__version__} has no Gemma-4 assistant (Gemma4AssistantForCausalLM)")
+        raise ValueError(f"transformers {transformers.__version__} has no Gemma-4 assistant "
+                         "(Gemma4AssistantForCausalLM)")
     torch.manual_seed(seed)
     target = transformers.Gemma4ForCausalLM(_text_config(transformers, len(vocab), 64, 0))
     assistant = transformers.Gemma4AssistantForCausalLM(transformers.Gemma4AssistantConfig(
