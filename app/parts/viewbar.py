@@ -104,8 +104,8 @@ COPY_HTML = """<span class="copy"><button type="button" title="copy the address 
 <input class="link" readonly aria-label="link to this view" hidden></span>"""
 COPY_CSS = """
 .copy { display: inline-flex; gap: 0.4rem; align-items: center; font-family: var(--st-font); }
-button { display: inline-flex; gap: 0.35rem; align-items: center; font: inherit; font-size: 0.875rem; line-height: 1.6; padding: 0.25rem 0.75rem; cursor: pointer;
-         color: var(--st-text-color); background: var(--st-background-color);
+button { display: inline-flex; gap: 0.35rem; align-items: center; font: inherit; font-size: 0.875rem;
+         line-height: 1.6; padding: 0.25rem 0.75rem; cursor: pointer; color: var(--st-text-color); background: var(--st-background-color);
          border: 1px solid var(--st-border-color, rgba(49, 51, 63, 0.2)); border-radius: 0.5rem; white-space: nowrap; }
 button:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
 .done { font-size: 0.875rem; color: var(--st-text-color); white-space: nowrap; }
@@ -139,8 +139,8 @@ export default function(component) {
 """
 STYLE = """<style>
 .st-key-viewbar { position: fixed; top: 0.55rem; right: 3.75rem; z-index: 999991; width: auto !important;
-                  max-width: calc(100vw - 7rem); background: var(--background-color, white); }
-.st-key-viewbar { flex-wrap: nowrap !important; }
+                  max-width: calc(100vw - 7rem); background: var(--background-color, white);
+                  flex-wrap: nowrap !important; }
 .st-key-viewbar [data-testid="stElementContainer"], .st-key-viewbar [data-testid="stLayoutWrapper"],
 .st-key-viewbar [data-testid="stVerticalBlock"] { width: auto !important; flex: 0 0 auto !important; }
 .st-key-viewbar .stToggle label p, .st-key-viewbar p { font-size: 0.875rem; white-space: nowrap; }
