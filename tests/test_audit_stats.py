@@ -5,7 +5,9 @@ a false-alarm rate f give Binomial(S, f) alarms when the rate holds; each test a
 binomial quantile with upper-tail probability below 0.001 (its own false-alarm rate), computed by scipy.
 Powers are checked the same way from below. Each simulation takes a few seconds on two cores.
 """
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -213,3 +215,32 @@ def test_the_sequential_token_test_keeps_its_rate():
     alarms = sum(judge.judge_pits(*long_runs(20, 20, s), alpha=f, seed=s, sequential=True)["verdict"]
                  == "not the target" for s in range(sims))
     assert alarms <= most_alarms(sims, f)
+
+
+# -- through the command (torch: the shipped target's own conditionals) -----------------------------------
+EXAMPLES = f"{Path(__file__).resolve().parent.parent}/specsim/gpt/audit_engines.py"
+
+
+def run_audit(cli, *argv):
+    pytest.importorskip("torch")
+    code, out, err = cli("audit", "--prompt", "def ", *map(str, argv), "--json")
+    return code, (json.loads(out) if out else None), err
+
+
+def test_long_runs_are_judged_token_by_token(cli):
+    """K = 12 > 3: every token against its conditional; the exact decoder passes, an engine that keeps every
+    draft is caught (seeded runs; f = 0.001)."""
+    code, r, err = run_audit(cli, "--engine", "specsim", "--tokens", 12, "--samples", 30)
+    assert code == 0, err
+    assert r["mode"] == "token by token" and r["tokens_judged"] == 360 and len(r["tests"]) == 3
+    assert r["p_value_method"].startswith("monte carlo") and r["verified_drafts"] > 0
+    code, r, err = run_audit(cli, "--engine", f"{EXAMPLES}:EmitDraft", "--tokens", 12, "--samples", 30)
+    assert code == 1 and r["verdict"] == "not the target", err
+
+
+def test_the_sequential_audit_stops_once_decided(cli):
+    code, r, err = run_audit(cli, "--engine", f"{EXAMPLES}:EmitDraft", "--tokens", 2, "--samples", 2000,
+                             "--sequential")
+    assert code == 1, err
+    assert r["sequential"]["decided_at"] <= r["samples"] < r["runs_planned"] == 2000
+    assert r["p_value_method"] == "monte carlo" and r["mc_draws"] == judge.mc_draws(judge.ALPHA)
