@@ -5,8 +5,8 @@ known bug takes to reach the verdict "not the target".
 
 Part 1 prints one JSON object per engine: runs/s over ``--samples`` runs at ``--tokens`` (the child's sampling
 only, building the engine aside), the verdict and the drafted tokens it verified in the judged window.
-Part 2 audits each known bug at N = 50, 100, 200, ... (doubling, seed 0) until it reads "not the target" and
-prints the first N that does, with the wall-clock seconds of that whole audit (starting the child, loading
+Part 2 audits each known bug at N = 50, 100, 200, ... (doubling, seed 0; at ``--tokens`` or the K its entry
+names: 30 for a token-by-token audit) until it reads "not the target" and prints the first N that does, with the wall-clock seconds of that whole audit (starting the child, loading
 the engine and computing the reference included) and of the sampling alone; and the runs the default test
 needs to reject an engine that far (``samples_needed`` for the TV seen, probability 0.8).
 """
@@ -29,6 +29,7 @@ KNOWN_BUGS = [
     ("transformers 4.44.2 greedy assistant (reproduction)", f"{BUGS}:GreedyAssistant", {}),
     ("shared noise, draft/test/recovery (vLLM 54282 shape)", f"{BUGS}:SharedNoise", {}),
     ("cache not rolled back after a rejection", f"{BUGS}:StaleCacheAfterRejection", {}),
+    ("cache not rolled back after a rejection, token by token", f"{BUGS}:StaleCacheAfterRejection", {"tokens": 30}),
     ("raw q under top-k 5 (transformers 47932 shape)", f"{EXAMPLES}:RawQUnderTopK", {"top_k": 5}),
     ("transformers 5.25.0 assistant_ensemble_weight=0.5 (live, documented lossy)", "hf",
      {"hf_options": ["assistant_ensemble_weight=0.5", "assistant_confidence_threshold=0"]}),
@@ -39,16 +40,17 @@ def name_of(engine: str) -> str:
     return engine.rsplit(":", 1)[-1] if ":" in engine else engine
 
 
-def gemma4_bug() -> tuple:
-    """transformers' live Gemma-4 assistant path on a tiny random pair written to a temporary folder (K = 3: its
-    multi-token candidate generator drafts nothing in the first round)."""
+def gemma4_bugs() -> list:
+    """transformers' live Gemma-4 assistant path on a tiny random pair written to a temporary folder: jointly at
+    K = 3 (its multi-token candidate generator drafts nothing in the first round) and token by token at K = 30."""
     import tempfile
     from specsim.gpt import api
     from specsim.gpt.hf.gemma4 import write_tiny_gemma4_pair
     paths = write_tiny_gemma4_pair(tempfile.mkdtemp(prefix="specsim-gemma4-"), api.load_pair("distilled").vocab)
-    return ("transformers Gemma-4 assistant, argmax drafts with raw logits as q (live, issue 47932)", "hf",
-            {"target_dir": paths["target"], "draft_dir": paths["assistant"], "tokens": 3,
-             "hf_options": ["assistant_confidence_threshold=0"]})
+    pair = {"target_dir": paths["target"], "draft_dir": paths["assistant"],
+            "hf_options": ["assistant_confidence_threshold=0"]}
+    label = "transformers Gemma-4 assistant, argmax drafts with raw logits as q (live, issue 47932)"
+    return [(label, "hf", pair | {"tokens": 3}), (label + ", token by token", "hf", pair | {"tokens": 30})]
 
 
 def main() -> None:
@@ -66,7 +68,7 @@ def main() -> None:
                           "verified_drafts": r["verified_drafts"], "tokens": args.tokens}), flush=True)
     bugs = list(KNOWN_BUGS)
     if not args.only or "gemma" in args.only.lower():
-        bugs.append(gemma4_bug())
+        bugs += gemma4_bugs()
     for label, engine, extra in bugs:
         if args.only and args.only.lower() not in (name_of(engine) + label).lower():
             continue
