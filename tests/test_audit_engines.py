@@ -108,6 +108,19 @@ def test_a_checkpoint_pair_is_judged_against_its_own_target(cli, checkpoints):
     assert r["verified_drafts"] == r["runs_with_drafts"] == 300
 
 
+@pytest.mark.parametrize("prompt, options", [
+    ("def f(x): return f(x", ["prompt_lookup_num_tokens=2"]),  # n-grams of the prompt, no assistant model
+    ("def ", ["num_assistant_tokens_schedule=heuristic", "assistant_confidence_threshold=0"]),
+])
+def test_transformers_drafting_options_pass_through_and_stay_exact(cli, prompt, options):
+    pytest.importorskip("transformers")
+    code, out, err = cli("audit", "--engine", "hf", "--prompt", prompt, "--tokens", "3", "--samples", "100",
+                         *[a for o in options for a in ("--hf", o)], "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["runs_with_drafts"] > 0 and set(r["hf_options"]) == {o.split("=")[0] for o in options}
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--engine", "specsim", "--draft", "x"], "--drafter NAME"),
     (["--engine", "hf", "--target", "x"], "give both"),
