@@ -18,8 +18,8 @@ from tests.apptest import open_page, tables  # noqa: E402 (puts app/ on sys.path
 def pick_broken_rule(name: str):
     """The Exactness page with ``name`` picked, and the library's exact TV for the page's settings."""
     at = open_page("views/exactness.py")
-    assert at.selectbox(key="exact-pitfall").value is None  # default: no broken rule, no verdict shown
-    assert not at.get("metric") or all("TV(broken rule" not in m.label for m in at.metric)
+    first = at.selectbox(key="exact-pitfall").value  # the section opens on a broken rule, its verdict shown
+    assert first is not None and first != "correct" and any(m.label.startswith("TV(broken rule") for m in at.metric)
     at.selectbox(key="exact-pitfall").set_value(name).run()
     assert not at.exception, [e.value for e in at.exception]
     context, gamma = at.selectbox(key="exact-ctx").value, at.selectbox(key="exact-table-gamma").value

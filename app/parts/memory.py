@@ -128,10 +128,13 @@ def size(key: str, value) -> int:
     return 64 + len(key.encode("utf-8", "replace")) + len(repr(value).encode("utf-8", "replace"))
 
 
-def _fits(key: str, value, default, valid) -> bool:
+def _fits(key: str, value, default, valid, live: bool = False) -> bool:
     """``storable``, of ``default``'s kind (None only where ``valid`` takes it) and ``valid`` (which may not
-    raise: a range check handed a string is simply False)."""
-    if not storable(value) or (value is None and default is not None and valid is None):
+    raise: a range check handed a string is simply False). A ``live`` widget's text may be longer than a
+    stored one: the page refuses it by its length, in one error line (it is never stored)."""
+    if not (storable(value) or live and isinstance(value, str)):
+        return False
+    if value is None and default is not None and valid is None:
         return False
     if value is not None and not same_kind(value, default):
         return False
@@ -306,13 +309,14 @@ def remember(key: str, default, link=None, valid=None):
         value = state[key]
     except Exception:  # noqa: BLE001  a widget value Streamlit itself cannot read back (parts.guard)
         value = _MISSING
-    if value is _MISSING or not _fits(key, value, default, valid):
+    if value is _MISSING or not _fits(key, value, default, valid, live=True):
         state[key] = default
     else:  # set anew, so the widget is sent with its value: a rerun whose message lacked the widget's state (one
         state[key] = value  # a component started) drew a slider at its minimum while the page used this value
-    if state.get(PREFIX + key, _MISSING) != state[key]:
-        _save(key, state[key])
-    state[PREFIX + key] = state[key]
+    if storable(state[key]):  # a text over MAX_CHARS stays in its box (the page refuses it), never kept
+        if state.get(PREFIX + key, _MISSING) != state[key]:
+            _save(key, state[key])
+        state[PREFIX + key] = state[key]
     return state[key]
 
 
