@@ -66,9 +66,7 @@ def main() -> None:
         r = audit.audit(engine, args.prompt, args.tokens, args.samples, **extra)
         print(json.dumps({"engine": name_of(engine), "runs_per_s": r["samples_per_s"], "verdict": r["verdict"],
                           "verified_drafts": r["verified_drafts"], "tokens": args.tokens}), flush=True)
-    bugs = list(KNOWN_BUGS)
-    if not args.only or "gemma" in args.only.lower():
-        bugs += gemma4_bugs()
+    bugs = list(KNOWN_BUGS) + gemma4_bugs()
     for label, engine, extra in bugs:
         if args.only and args.only.lower() not in (name_of(engine) + label).lower():
             continue
@@ -85,8 +83,9 @@ def main() -> None:
         print(json.dumps({"bug": label, "engine": name_of(engine), "tokens": extra.get("tokens", args.tokens),
                           "caught": caught, "runs": n, "seconds_to_verdict": round(wall, 1),
                           "sampling_seconds": round(n / r["samples_per_s"], 1), "runs_per_s": r["samples_per_s"],
-                          "tv": r["tv"], "p_value": r["p_value"],
-                          "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"])}), flush=True)
+                          "tv": r.get("tv"), "p_value": r["p_value"],
+                          "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"]) if "tv" in r else None}),
+              flush=True)
 
 
 if __name__ == "__main__":
