@@ -21,7 +21,7 @@ DESCRIPTION = (
     "the judged window, and an audit that saw none is refused (transformers drafts at most K - 1 tokens). "
     "The verdict is "
     "computed here, never by the engine's process, which isolates itself on Linux (its own user, PID, mount, "
-    "network and IPC namespaces, read-only files but a private /tmp, no new processes, one memory limit: "
+    "network and IPC namespaces, read-only files but a private temporary folder, no new processes, one memory limit: "
     "--memory) and is killed with everything it started at the end; the output says whether it was isolated "
     "(--require-isolation refuses where it cannot be). Samples can refute exactness, never prove it.")
 EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."

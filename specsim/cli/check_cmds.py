@@ -26,7 +26,7 @@ DESCRIPTION = (
     "Runs PATH.py:ClassName (a specsim.rule.RoundRule subclass) through the exact engine on every preset and "
     "on seeded random models. The whole check is bounded before it starts; then a child Python process "
     "isolates itself on Linux (its own user, PID, mount, network and IPC namespaces, read-only files but a "
-    "private /tmp, no capabilities, no new processes: it cannot see, signal or write to this process), "
+    "private temporary folder, no capabilities, no new processes: it cannot see, signal or write to this process), "
     "imports the file and only answers questions (the rule's rows and numbers), each asked twice, under a "
     "clock per answer, a wall clock for the whole check (--timeout) and a memory limit (--memory), with its "
     "output discarded. This process runs the engine and computes the verdict: nothing the child sends is "

@@ -18,8 +18,12 @@ specsim's own code has run in it, and on Linux it does this:
 2. **Files**: every mount is made read-only, nosuid and nodev (recursively,
    ``mount_setattr``); a fresh ``/proc`` shows only the namespace (its
    ``/proc/sys`` and friends read-only); ``/dev`` is an empty read-only tmpfs
-   (no terminal of the judge's, no disk) with a small private ``/dev/shm``;
-   ``/tmp`` is a small private tmpfs that vanishes with the namespace. The
+   (no terminal of the judge's, no disk) but for null, zero, full, random
+   and urandom; the one writable place is a small private tmpfs at
+   ``/dev/shm`` (``TMPDIR`` and the working directory point there) that
+   vanishes with the namespace. ``/tmp`` stays where it is, read-only like
+   everything else: the code and the interpreter may live there (a clone
+   under /tmp), so it is not covered. The
    network namespace has no interface up: no network.
 3. **No capabilities, no new processes**: the bounding and ambient sets are
    emptied, ``no_new_privs`` is set, and a seccomp filter refuses ``fork``,
@@ -79,8 +83,9 @@ DEVICES = ("null", "zero", "full", "random", "urandom")  # the only device nodes
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_GET_DUMPABLE = 1, 4, 3
 PR_SET_SECCOMP, PR_CAPBSET_DROP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 22, 24, 28, 38, 47
 SECBITS = 0b11100011  # NOROOT + locked, KEEP_CAPS locked, NO_CAP_AMBIENT_RAISE + locked
-TMP_SIZE = "16m"  # /tmp and /dev/shm: memory outside the address-space limit, so small
-WHAT = ("own user, PID, mount, network and IPC namespaces; read-only files, a private /tmp; "
+TMP_SIZE = "16m"  # the private /dev/shm: memory outside the address-space limit, so small
+PRIVATE = "/dev/shm"  # the one writable folder ($TMPDIR, the working directory)
+WHAT = ("own user, PID, mount, network and IPC namespaces; read-only files but a private temporary folder; "
         "no capabilities; no new processes")
 
 # -- the seccomp filter -------------------------------------------------------------------
@@ -233,11 +238,10 @@ def _attach(fd: int, path: str) -> None:
     os.close(fd)
 
 
-def _files(keep=()) -> None:
+def _files() -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here reaches the judge's mounts
     devices = {name: _clone(f"/dev/{name}") for name in DEVICES if os.path.exists(f"/dev/{name}")}
     _setattr("/", ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV, recursive=True)
-    kept = {path: _clone(path) for path in keep}  # read-only copies, for files the fresh /tmp will cover
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # this PID namespace only
     for sub in ("sys", "sysrq-trigger", "irq", "bus", "fs"):
         path = f"/proc/{sub}"
@@ -245,21 +249,14 @@ def _files(keep=()) -> None:
             _mount(path, path, None, MS_BIND | MS_REC)
             _setattr(path, ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, recursive=True)
     _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,mode=755")
-    os.mkdir("/dev/shm", 0o1777)
+    os.mkdir(PRIVATE, 0o1777)
     for name, fd in devices.items():
         os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))
         _attach(fd, f"/dev/{name}")
     _setattr("/dev", ATTR_RDONLY | ATTR_NOSUID | ATTR_NODEV | ATTR_NOEXEC, recursive=False)
-    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"size={TMP_SIZE},mode=1777")
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={TMP_SIZE},mode=1777")
-    for path, fd in kept.items():  # a kept file under /tmp: shown again at its own path, read-only
-        if os.path.exists(path) or not path.startswith("/tmp/"):
-            os.close(fd)
-            continue
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o444))
-        _attach(fd, path)
-    os.chdir("/tmp")
+    _mount("tmpfs", PRIVATE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, f"size={TMP_SIZE},mode=1777")
+    os.environ["TMPDIR"] = PRIVATE
+    os.chdir(PRIVATE)
 
 
 def _drop_capabilities() -> None:
@@ -287,11 +284,10 @@ def enter(require: bool = False, keep=()) -> dict:
     Call it as the first act of a child, single-threaded, before any judged code loads. In the
     isolated case the caller continues as PID 1 of the new namespaces (the original process stays
     behind as the holder and never returns here). ``require``: a machine that cannot isolate raises
-    IsolationError instead of returning {"isolated": False}. ``keep``: absolute paths of files the
-    child must still read where they are (the judged file), shown read-only even under the fresh /tmp.
+    IsolationError instead of returning {"isolated": False}. ``keep`` (files the child reads) needs
+    nothing done: every path stays visible where it is, read-only.
     """
-    keep = [os.path.realpath(path) for path in keep]
-    why = why_not() or _trial(keep)
+    why = why_not() or _trial()
     if why is None:
         try:
             _namespaces()
@@ -318,20 +314,20 @@ def enter(require: bool = False, keep=()) -> dict:
         os._exit(1)
     os.setsid()
     try:
-        _inside(keep)
+        _inside()
     except (IsolationError, OSError) as e:  # half isolated is not isolated: end, and say why
         raise IsolationError(f"isolating the child failed: {str(e).splitlines()[0][:200]}") from None
     return {"isolated": True, "why": ""}
 
 
-def _inside(keep) -> None:
+def _inside() -> None:
     """The steps PID 1 takes in its new namespaces."""
-    _files(keep)
+    _files()
     _drop_capabilities()
     _filter()
 
 
-def _trial(keep) -> str | None:
+def _trial() -> str | None:
     """Every step tried first in a throwaway copy of this process (a fork, then a fork inside the new
     namespaces), so that a kernel that allows some steps and refuses a later one (a container, a security
     module restricting user namespaces) leaves this process untouched to run unisolated. None when every
@@ -345,7 +341,7 @@ def _trial(keep) -> str | None:
             inner = os.fork()
             if inner == 0:
                 try:
-                    _inside(keep)
+                    _inside()
                     os._exit(0)
                 except BaseException as e:  # noqa: BLE001 (any failure is the answer)
                     os.write(write, str(e).splitlines()[0][:200].encode() if str(e) else b"failed")

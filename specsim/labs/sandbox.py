@@ -10,7 +10,7 @@ rule this process never imports (what ``specsim check-rule`` runs):
 2. a fresh Python (``specsim.labs.sandbox_child``) isolates itself by the
    operating system before it reads the file (``specsim.labs.isolation``:
    its own user, PID, mount, network and IPC namespaces, read-only files
-   but a private /tmp, no capabilities, no new processes, one memory limit),
+   but a private temporary folder, no capabilities, no new processes, one memory limit),
    which this process checks from outside (``isolation.verify``); this
    process is non-dumpable meanwhile (no ptrace, no /proc/<pid>/mem);
 3. the child imports the file, its stdout and stderr discarded, and from

@@ -154,7 +154,7 @@ def main() -> None:
     os.set_inheritable(ask, False)
     os.set_inheritable(out, False)
     try:  # step 2, before any of the user's code loads
-        _send(out, {"isolation": isolation.enter(job.get("require_isolation", False), [job["path"]])})
+        _send(out, {"isolation": isolation.enter(job.get("require_isolation", False))})
     except isolation.IsolationError as e:
         _send(out, {"isolation": {"isolated": False, "why": str(e)[:300], "refused": True}})
         os._exit(0)
