@@ -61,9 +61,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(log_dir: Path, flags=(), env=None):
+def start_server(log_dir: Path, flags=(), env=None, root: Path = ROOT):
     """``streamlit run app`` on a free port, as the README says (``flags``: more command-line options,
-    ``env``: more environment variables, for the benchmarks); returns (process, url, log file)."""
+    ``env``: more environment variables, ``root``: another checkout to run from, for the benchmarks);
+    returns (process, url, log file)."""
     port = free_port()
     exe = shutil.which("streamlit")
     cmd = ([exe] if exe else [sys.executable, "-m", "streamlit"]) + [
@@ -71,7 +72,7 @@ def start_server(log_dir: Path, flags=(), env=None):
     env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **(env or {}))
     log_path = log_dir / "server.log"
     log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     proc.log = log
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
