@@ -44,7 +44,7 @@ def test_the_course_map_lists_every_path_with_computed_minutes():
     for path in course.PATHS:
         assert course.PATH_NAMES[path] in table
     for les in info:
-        bold = les.number in course.PATHS["core"]
+        bold = course.path_of(les) == "core"
         name = f"**{les.title}**" if bold else les.title
         mark = "▶ " if les.number == 1 else ""
         assert (f"| {mark}{les.number} | {name} | {course.minutes_text(les.minutes)} | {course.needs_text(les)} |"

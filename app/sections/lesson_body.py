@@ -46,7 +46,7 @@ def segments(text: str, lesson: int, fold: bool = True) -> None:
                 links(body, lesson)
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _figures(lesson: int) -> dict:
     return lesson_figs.registry({lesson})
 

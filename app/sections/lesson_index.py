@@ -202,8 +202,8 @@ def map_markdown(lessons: list, current: int) -> str:
     """The course map as the Lessons page shows it: each path a table (lesson, reading time, needs), the
     core path first and in bold, the lesson shown marked ▶."""
     out = []
-    for path, numbers in course.PATHS.items():
-        chosen = [les for les in lessons if les.number in numbers]
+    for path in course.PATHS:
+        chosen = course.path_lessons(lessons, path)
         total = course.minutes_text(course.path_minutes(lessons, path))
         head = f"**{course.PATH_NAMES[path]}** ({len(chosen)} lessons, {total})"
         out += [("★ " + head + ": start here" if path == "core" else head) + f" · {course.PATH_BLURBS[path]}", "",

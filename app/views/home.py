@@ -117,10 +117,10 @@ if entries:
     info = [les for _, les in entries]
     st.subheader("The course")
     core = course.path_minutes(info, "core")
-    st.markdown(f"Start with the **core path** ({len(course.PATHS['core'])} lessons, "
+    st.markdown(f"Start with the **core path** ({len(course.path_lessons(info, 'core'))} lessons, "
                 f"{course.minutes_text(core)} of reading); the Lessons page shows the engineer's and the "
                 "researcher's paths too, and draws every figure live.")
-    core = [(k, les) for k, les in enumerate(info) if les.number in course.PATHS["core"]]
+    core = [(k, les) for k, les in enumerate(info) if course.path_of(les) == "core"]
     # a page link's label is one line cut with "…": here it wraps instead, so every title is shown whole
     st.html(f"<style>.st-key-{LESSON_LINKS} [data-testid='stPageLink'] * "
             "{white-space: normal !important; overflow: visible !important; text-overflow: clip !important}</style>")

@@ -91,7 +91,7 @@ def path_label(path: str) -> str:
     return f"{course.PATH_NAMES[path]} · {course.minutes_text(course.path_minutes(info, path))}"
 
 
-with st.expander(f"Course map: start with the core path ({len(course.PATHS['core'])} lessons, "
+with st.expander(f"Course map: start with the core path ({len(course.path_lessons(info, 'core'))} lessons, "
                  f"{course.minutes_text(course.path_minutes(info, 'core'))} of reading)", icon=":material/map:"):
     st.markdown(lesson_index.map_markdown(info, st.session_state["lesson"] + 1))
 
