@@ -162,18 +162,6 @@ def build(job: dict):
     return lambda ids, k, seed: (engine(ids, k, seed), None)
 
 
-def keep_files(job: dict) -> list:
-    """What the isolated child must still read where it is: the judged file, the checkpoints' files."""
-    if job.get("engine") == "file":
-        return [job["path"]]
-    out = []
-    for folder in (job.get("hf_target"), job.get("hf_draft")):
-        if folder and os.path.isdir(folder):
-            out += [os.path.join(folder, f) for f in sorted(os.listdir(folder))
-                    if os.path.isfile(os.path.join(folder, f)) and not os.path.islink(os.path.join(folder, f))]
-    return out
-
-
 def plain(tokens):
     """What ``generate`` returned, as JSON-ready data of the same types (tensors and arrays through
     ``tolist``); anything else is sent as its type's name, which the parent refuses."""
@@ -199,7 +187,7 @@ def main() -> None:
     os.set_inheritable(fd, False)
     from ..labs import isolation
     try:  # before any of the engine's code loads
-        _send(fd, {"isolation": isolation.enter(job.get("require_isolation", False), keep_files(job))})
+        _send(fd, {"isolation": isolation.enter(job.get("require_isolation", False))})
     except isolation.IsolationError as e:
         _send(fd, {"isolation": {"isolated": False, "why": str(e)[:300], "refused": True}})
         os._exit(0)

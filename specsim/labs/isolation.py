@@ -278,14 +278,14 @@ def _filter() -> None:
     _check(prctl(PR_SET_SECCOMP, 2, ctypes.addressof(fprog)), "installing the process filter (seccomp)")
 
 
-def enter(require: bool = False, keep=()) -> dict:
+def enter(require: bool = False) -> dict:
     """Isolate this process (see the module docstring); {"isolated": bool, "why": one line or ""}.
 
     Call it as the first act of a child, single-threaded, before any judged code loads. In the
     isolated case the caller continues as PID 1 of the new namespaces (the original process stays
     behind as the holder and never returns here). ``require``: a machine that cannot isolate raises
-    IsolationError instead of returning {"isolated": False}. ``keep`` (files the child reads) needs
-    nothing done: every path stays visible where it is, read-only.
+    IsolationError instead of returning {"isolated": False}. Every path stays visible where it is,
+    read-only: the judged file and the checkpoints need nothing carried in.
     """
     why = why_not() or _trial()
     if why is None:
