@@ -210,11 +210,11 @@ def test_the_glossary_page_defines_every_symbol_once():
 
 
 @pytest.mark.parametrize("page, params", [("views/home.py", {}), ("views/lessons.py", {"lesson": "9"}),
-                                          ("views/lessons.py", {"lesson": "3"})])
+                                          ("views/lessons.py", {"lesson": "3"}), ("views/residual.py", {}),
+                                          ("views/speedup.py", {}), ("views/stepper.py", {})])
 def test_symbols_in_widget_labels_have_the_glossarys_hover_text(page, params):
     """Where a page's widget label names a glossary symbol (γ, α, c, ...), its hover text is the glossary's
-    definition (written once, in specsim.views.glossary). (Residual, Speedup and the Round stepper define
-    their labels in files this change does not own: see the course platform's report.)"""
+    definition (written once, in specsim.views.glossary)."""
     at = open_page(page, params)
     labelled = [w for kind in ("slider", "number_input", "select_slider", "selectbox", "text_input", "radio")
                 for w in at.get(kind) if glossary.symbols_in(w.label)]

@@ -10,6 +10,7 @@ from parts import memory
 from parts.widgets import capped_text, largest_within, one_line, query_int, shown_param
 from specsim import bounds, schemes
 from specsim.schemes.adaptive import stop_text
+from specsim.views.glossary import label_help
 
 
 SCHEME_CHARS = 60  # a ?scheme= value longer than this is refused before it is parsed
@@ -89,7 +90,7 @@ def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"
         wanted = min(link.gamma, top) if link is not None and link.fixed_gamma else None
         memory.remember(f"{key}-gamma", min(g0, top), wanted, valid=lambda g: isinstance(g, int) and 1 <= g <= top)
         gamma = int(st.number_input("γ: draft length", 1, top, key=f"{key}-gamma",
-                                    help=f"up to {top}: the largest γ whose exact expectation is in the work limit"))
+                                    help=f"{label_help('γ: draft length')} Here up to {top}: the largest γ whose exact expectation is in the work limit."))
         return schemes.parse(f"{kind}:{gamma}")
     tree_link = link is not None and link.ordered  # a fixed tree
     memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.ordered else "2,2,1",

@@ -6,6 +6,7 @@ import streamlit as st
 from parts import animations, memory, model_editor, plain, presenter, widgets
 from sections import tryit
 from specsim import rows, rule, toy
+from specsim.views.glossary import label_help
 from specsim.plots import charts as plots
 
 MAX_VOCAB = 6
@@ -77,8 +78,8 @@ with left:
     tokens_text = st.text_input("tokens (separated by spaces)", key="res-tokens", on_change=tokens_changed)
     if st.session_state.pop("res-reset", None):
         st.info("The number of tokens changed, so p and q restarted as uniform rows: edit them.")
-    p_text = st.text_input("p: target distribution", key="res-p")
-    q_text = st.text_input("q: drafter distribution", key="res-q")
+    p_text = st.text_input("p: target distribution", key="res-p", help=label_help("p: target distribution"))
+    q_text = st.text_input("q: drafter distribution", key="res-q", help=label_help("q: drafter distribution"))
     normalize = st.checkbox("renormalize p and q", key="res-norm", help="when a row does not sum to 1")
 
 

@@ -4,6 +4,7 @@ import streamlit as st
 from parts import animations, cached, memory, plain, presenter, widgets
 from sections import tryit
 from specsim import bounds, formulas
+from specsim.views.glossary import label_help
 from specsim.plots import charts as plots
 
 
@@ -29,12 +30,15 @@ with widgets.chart_first_on_phone("sp"):  # the curve beside its sliders: on a p
     controls, chart = st.columns([1, 2])
 a0, c0 = tryit.number("alpha", 0.0, 0.99), tryit.number("c", 0.0, float(max(formulas.GRID_COSTS)))  # ?alpha=&c=
 memory.remember("sp-alpha", 0.8, a0, valid=memory.within(0.0, 0.99))
-alpha_f = controls.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha")
+alpha_f = controls.slider("α: acceptance rate", 0.0, 0.99, step=0.01, key="sp-alpha",
+                          help=label_help("α: acceptance rate"))
 C_MAX = float(max(formulas.GRID_COSTS))  # the slider stops where the heatmaps stop
 memory.remember("sp-cost", 0.05, c0, valid=memory.within(0.0, C_MAX))
-cost_f = controls.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost")
+cost_f = controls.slider("c: drafter step cost / target step", 0.0, C_MAX, step=0.01, key="sp-cost",
+                         help=label_help("c: drafter step cost / target step"))
 memory.remember("sp-max", formulas.DEFAULT_MAX_GAMMA, valid=memory.within(1, 64))
-max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max"))
+max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max",
+                                     help=label_help("largest γ searched")))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
 curve = cached.speedup_curve(alpha, cost, max_gamma)
@@ -85,7 +89,7 @@ with e2:
     context = widgets.context_picker(model, "sp-ctx")
 with e3:
     memory.remember("sp-top", 5, valid=memory.within(1, 6))
-    top = int(st.number_input("γ up to", 1, 6, key="sp-top"))
+    top = int(st.number_input("γ up to", 1, 6, key="sp-top", help=label_help("γ up to")))
 if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()
 results = cached.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))
