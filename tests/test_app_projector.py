@@ -126,7 +126,7 @@ CHANGES = {  # page: settings a visitor changed (widget kind, key, new value)
     "views/workbench.py": [("number_input", "wb-gamma", 3), ("select_slider", "wb-lam", Fraction(1, 2))],
     "views/trees.py": [("number_input", "trees-seed", 5)],
     "views/serving.py": [("number_input", "srv-context", 1024), ("slider", "srv-alpha", 0.7)],
-    "views/audit.py": [("number_input", "audit-seed", 3), ("radio", "audit-k", 2)],
+    "views/audit.py": [("number_input", "audit-seed", 3), ("radio", "audit-k", 3)],
 }
 if WEIGHTS:
     CHANGES["views/tiny_gpt.py"] = [("radio", "gpt-kind", "block"), ("slider", "gpt-gamma", 3)]

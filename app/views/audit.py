@@ -43,7 +43,8 @@ with st.sidebar:  # every setting is remembered across pages and reloads (parts.
     label = st.selectbox("Engine", list(ENGINES), key=kept("audit-engine", next(iter(ENGINES)), ENGINES))
     st.caption(ENGINES[label][1])
     prompt = st.text_input("Prompt", max_chars=200, key=kept("audit-prompt", "def "))
-    tokens = st.radio("First tokens judged (K)", [1, 2], horizontal=True, key=kept("audit-k", 1, (1, 2)))
+    tokens = st.radio("First tokens judged (K)", [1, 2, 3], horizontal=True, key=kept("audit-k", 2, (1, 2, 3)),
+                      help="K = 1 judges one token: transformers drafts nothing then, so its audit needs K >= 2")
     samples = st.select_slider("Runs (N)", RUNS, key=kept("audit-n", 500, RUNS))
     scheme = st.selectbox("Scheme (specsim's decoder)", SCHEMES, key=kept("audit-scheme", SCHEMES[0], SCHEMES))
     top_k = st.selectbox("top-k", TOP_K, format_func=lambda k: "off" if k is None else str(k),
