@@ -44,6 +44,10 @@ def test_an_audit_shows_its_verdict_chart_and_numbers(engine, verdict):
     if engine == "specsim's decoder":
         shown_text = [t.replace("\\", "") for t in [shown[0].value] + [c.value for c in at.caption]]  # Markdown escapes
         assert "(chain:4)" in shown_text[0] and any("scheme chain:4" in c for c in shown_text[1:])
+        from specsim.labs.isolation import describe
+        from tests.test_isolation import WHY_NOT
+        worth = describe(WHY_NOT is None, WHY_NOT or "")  # what the verdict is worth, as the CLI says it
+        assert any(worth[1:40] in c for c in shown_text[1:]), shown_text
 
 
 def test_a_bad_prompt_is_one_error_line():
@@ -69,3 +73,4 @@ def test_the_prompt_is_shown_inert_and_presenter_mode_sizes_the_chart():
     at.query_params["presenter"] = "1"
     at.run()
     assert all(json.loads(chart.proto.spec)["layout"]["height"] >= 504 for chart in at.get("plotly_chart"))
+

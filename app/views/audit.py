@@ -91,6 +91,10 @@ else:
     st.caption(f"Engine {plain.cell(r['engine'].rsplit('/', 1)[-1])} ({scheme}, top-k "
                f"{'off' if r.get('top_k') is None else r['top_k']}), prompt {plain.cell(repr(r['prompt']))}, "
                f"first {r['tokens']} token(s), seed {r.get('seed', 0)}.")  # the prompt is the user's text: shown inert
+    if r.get("isolation"):  # what the verdict is worth: did the engine run out of the judge's reach
+        from specsim.labs.isolation import describe
+        worth = describe(r["isolation"]["isolated"], r["isolation"]["why"])
+        st.caption(plain.cell(worth[:1].upper() + worth[1:] + "."))
     from specsim.labs.audit import detectable_curves
     from specsim.plots.audit import detectable_tv
     presenter.chart(detectable_tv(detectable_curves(), mark=(r["samples"], r["detectable_tv"],
