@@ -298,23 +298,21 @@ def test_a_changed_answer_is_reported_with_its_question():
     assert sandbox.question_text(key) == "accept(p = (1/2, 1/2), q = (3/4, 1/4), x = 0)"
 
 
-def test_nothing_the_verdict_needs_is_imported_after_the_child_starts(tmp_path, monkeypatch):
+@pytest.fixture
+def modules_at_spawn(monkeypatch) -> dict:
+    """{"at start": the modules loaded when the judge started its child}, filled by a spy on the spawn."""
+    return loaded
+
+
+def test_nothing_the_verdict_needs_is_imported_after_the_child_starts(tmp_path, modules_at_spawn):
     """Everything the checker, the engines and the shrinker use is loaded before the child exists: a child
     that could write files (the unisolated case) still cannot plant what the judge imports later."""
     path = tmp_path / "lossy.py"
     path.write_text("from fractions import Fraction\nfrom specsim.rule import RoundRule\n"
                     "class R(RoundRule):\n    def accept(self, p, q, x):\n        return Fraction(1)\n")
-    loaded = {}
-    spawn = reaper.Reaper.spawn
-
-    def spying(self, argv, **kwargs):
-        loaded["at start"] = set(sys.modules)
-        return spawn(self, argv, **kwargs)
-
-    monkeypatch.setattr(reaper.Reaper, "spawn", spying)
     r = sandbox.check_rule_file(str(path), "R", gammas=(1, 2), n_tokens=2, models=5)
     assert not r.exact and r.counterexample is not None  # the shrinker ran
-    assert set(sys.modules) - loaded["at start"] == set()
+    assert set(sys.modules) - modules_at_spawn["at start"] == set()
 
 
 @pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
@@ -411,19 +409,11 @@ def test_an_audited_engine_cannot_plant_what_the_judge_imports_and_its_outputs_a
     assert code == 2 and r is None and "not 1 token id(s) of the vocabulary" in err and err.count("\n") == 1
 
 
-def test_the_audit_loads_everything_its_verdict_needs_before_the_engine_starts(monkeypatch):
+def test_the_audit_loads_everything_its_verdict_needs_before_the_engine_starts(modules_at_spawn):
     from specsim.gpt import audit
-    loaded = {}
-    spawn = reaper.Reaper.spawn
-
-    def spying(self, argv, **kwargs):
-        loaded["at start"] = set(sys.modules)
-        return spawn(self, argv, **kwargs)
-
-    monkeypatch.setattr(reaper.Reaper, "spawn", spying)
     r = audit.audit("specsim", "def ", tokens=1, samples=30)
     assert r["verdict"] in ("consistent with the target", "not the target")
-    assert set(sys.modules) - loaded["at start"] == set()
+    assert set(sys.modules) - modules_at_spawn["at start"] == set()
 
 
 @needs_isolation
