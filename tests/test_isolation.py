@@ -301,6 +301,14 @@ def test_a_changed_answer_is_reported_with_its_question():
 @pytest.fixture
 def modules_at_spawn(monkeypatch) -> dict:
     """{"at start": the modules loaded when the judge started its child}, filled by a spy on the spawn."""
+    loaded = {}
+    spawn = reaper.Reaper.spawn
+
+    def spying(self, argv, **kwargs):
+        loaded["at start"] = set(sys.modules)
+        return spawn(self, argv, **kwargs)
+
+    monkeypatch.setattr(reaper.Reaper, "spawn", spying)
     return loaded
 
 
