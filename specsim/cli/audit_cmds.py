@@ -28,8 +28,8 @@ EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdi
 
 
 def register(sub) -> None:
-    from ..labs.audit import MAX_JOINT, MAX_SAMPLES, MAX_TOKENS  # torch loads when an audit runs, not for --help
-    from ..labs.audit import MAX_MEMORY_MB, MIN_MEMORY_MB, DEFAULT_MEMORY_MB
+    from ..labs.audit_limits import (DEFAULT_MEMORY_MB, MAX_JOINT, MAX_MEMORY_MB, MAX_SAMPLES, MAX_TOKENS,
+                                     MIN_MEMORY_MB)  # numpy and torch load when an audit runs, not for --help
     p = sub.add_parser("audit", help="judge an engine (specsim, transformers, yours) by the tokens it emits",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--engine", required=True, metavar="ENGINE", help="specsim, hf or PATH.py:ClassName")

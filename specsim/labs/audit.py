@@ -77,9 +77,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ALPHA = 1e-3  # the default false-alarm rate
-MAX_SAMPLES = 100_000  # runs of one audit
-MAX_JOINT, MAX_TOKENS = 3, 200  # K judged jointly; K judged token by token
+from .audit_limits import (ALPHA, DEFAULT_MEMORY_MB, MAX_JOINT, MAX_MEMORY_MB, MAX_SAMPLES,  # noqa: F401
+                           MAX_TOKENS, MIN_MEMORY_MB)
 MIN_EXPECTED = 5.0  # samples every cell expects (power, not validity: the p-value is calibrated by Monte Carlo)
 POWER = 0.8
 BOOTSTRAP = 400
@@ -183,7 +182,6 @@ def cells_of(exact: dict, n: int) -> Cells:
     return Cells(probs, index, other, singles)
 
 
-DEFAULT_MEMORY_MB, MIN_MEMORY_MB, MAX_MEMORY_MB = 8192, 1024, 65536  # the engine's address space (torch: ~2 GB)
 
 
 def preload() -> None:
