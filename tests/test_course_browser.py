@@ -149,3 +149,23 @@ def test_the_generator_writes_a_stamped_svg_the_same_each_time(tmp_path):
     svg = xml.dom.minidom.parseString(text).documentElement
     assert svg.tagName == "svg" and (svg.getAttribute("width"), svg.getAttribute("height")) == ("500", "300")
     assert "p after a" in text
+
+
+def test_the_generator_renders_where_an_asyncio_loop_runs(tmp_path):
+    """In a full test session an earlier test can leave an event loop running in this thread, where
+    Playwright's synchronous API refuses to start: ``render`` then renders from a thread of its own."""
+    import asyncio
+    import io
+
+    import plotly.graph_objects as go
+
+    from specsim.plots.lesson_figs.__main__ import render
+
+    figures = {"99-loop": lesson_figs.LessonFigure("99-loop", lambda: go.Figure(go.Bar(x=["a"], y=[1])),
+                                                   width=300, height=200)}
+
+    async def inside_a_loop():
+        return render(["99-loop"], figures, out=io.StringIO(), directory=tmp_path)
+
+    written = asyncio.run(inside_a_loop())
+    assert written[0].read_text(encoding="utf-8").startswith("<!-- specsim-figure 99-loop sha256=")

@@ -55,7 +55,19 @@ def to_data(url: str) -> bytes:
 
 def render(names: list, figures: dict, png: bool = False, out=sys.stdout, directory: Path | None = None) -> list:
     """Write lessons/figures/NAME.svg (or ``directory``/NAME.svg) for each of ``names``, and /tmp PNGs with
-    ``png``; the paths written."""
+    ``png``; the paths written. Called where an asyncio loop runs (a notebook, a test session that started
+    one), it renders from a thread of its own: Playwright's synchronous API refuses a running loop."""
+    import asyncio
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _render(names, figures, png, out, directory)
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(_render, names, figures, png, out, directory).result()
+
+
+def _render(names: list, figures: dict, png: bool, out, directory: Path | None) -> list:
     from playwright.sync_api import sync_playwright
 
     written = []
