@@ -486,6 +486,45 @@ def test_the_package_docstring_names_every_layer():
                 assert re.search(rf"\b{short}\b", doc), f"specsim/__init__.py does not name {short}"
 
 
+README = PACKAGE / "README.md"
+
+
+def readme_layers(text: str) -> list[tuple[str, set[str]]]:
+    """The layer table of ``specsim/README.md``: ``(layer, {module names})`` per row, top row first.
+
+    A row reads ``| layer | `a`, `b/` (words) |``; each name in backquotes is a
+    module (``rule`` -> ``specsim.rule``) or a package (``schemes/`` ->
+    ``specsim.schemes``); words outside backquotes are comments.
+    """
+    rows, in_table = [], False
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells and cells[:2] == ["layer", "modules"]:
+            in_table = True
+        elif in_table and cells is None:
+            break
+        elif in_table and not set(cells[0]) <= {"-", " "}:
+            names = {"specsim." + n.rstrip("/").replace("/", ".") for n in re.findall(r"`([^`]+)`", cells[1])}
+            rows.append((cells[0], names))
+    return rows
+
+
+def test_the_readme_table_parser_reads_names_and_skips_words():
+    text = ("intro\n\n| layer | modules |\n| --- | --- |\n| base | `rule`, `pair` |\n"
+            "| views | `views/` (what a page shows) |\n\nafter | `x` |\n")
+    assert readme_layers(text) == [("base", {"specsim.rule", "specsim.pair"}), ("views", {"specsim.views"})]
+
+
+def test_the_readme_layer_table_is_layers():
+    # one source of truth: the table a contributor reads is the one this file enforces, row for row
+    table = readme_layers(README.read_text(encoding="utf-8"))
+    expected = [(layer, set(names) - {"specsim"}) for layer, names in LAYERS]   # the root package goes unnamed
+    assert [layer for layer, _ in table] == [layer for layer, _ in expected], "the README's rows are not LAYERS'"
+    for (layer, shown), (_, names) in zip(table, expected):
+        assert shown == names, (f"README row {layer!r}: missing {sorted(names - shown)}, "
+                                f"not in LAYERS {sorted(shown - names)}")
+
+
 def test_the_cli_starts_without_heavy_imports():
     sources, packages = package_sources()
     problems = loaded_at_start(sources, packages=packages)
