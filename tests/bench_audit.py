@@ -49,7 +49,7 @@ def gemma4_bugs() -> list:
     paths = write_tiny_gemma4_pair(tempfile.mkdtemp(prefix="specsim-gemma4-"), api.load_pair("distilled").vocab)
     pair = {"target_dir": paths["target"], "draft_dir": paths["assistant"],
             "hf_options": ["assistant_confidence_threshold=0"]}
-    label = "transformers Gemma-4 assistant, argmax drafts with raw logits as q (live, issue 47932)"
+    label = "transformers Gemma-4 assistant, argmax drafts with raw logits as q (live, transformers issue 47932)"
     return [(label, "hf", pair | {"tokens": 3}), (label + ", token by token", "hf", pair | {"tokens": 30})]
 
 

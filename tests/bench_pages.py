@@ -19,7 +19,7 @@ Starts ``streamlit run app`` on a free port (as ``tests/test_browser.py`` does) 
 - ``switch_s``: per page, the median over ``rounds`` of a page switch in one warm tab: from
   the click on its sidebar link to the same three conditions; ``switch_median_s`` over pages.
 
-Goals (issue 38): cold median <= 3 s, Tiny GPT first load <= 5 s, a switch <= 0.7 s, on this
+Goals: cold median <= 3 s, Tiny GPT first load <= 5 s, a switch <= 0.7 s, on this
 machine. It is a benchmark: the machine is shared, so run it when nothing else runs, and read
 the spread (``*_spread_s``: [min, max]). Every wait has a timeout.
 """

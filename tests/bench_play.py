@@ -18,7 +18,7 @@ and of the chart's title (what the chart shows). Prints JSON per speed:
   before leaving and after coming back (equal: Play stopped when the page was left) and the button's
   label (``Play``).
 
-Goal (issue 38): every event shown, each for the chosen time +-20 %, and Play stops when the page
+Goal: every event shown, each for the chosen time +-20 %, and Play stops when the page
 is left. It is a benchmark: the machine is shared, so run it when nothing else runs.
 """
 from __future__ import annotations

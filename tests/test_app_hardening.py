@@ -1,4 +1,4 @@
-"""The app against a hostile visitor's values (issue 57, item 6): the remembered-settings store is
+"""The app against a hostile visitor's values: the remembered-settings store is
 bounded in bytes and keeps only checked values; an uploaded number is parsed with its size checked;
 a widget value of the wrong type, sent by hand over the websocket, is ignored."""
 from __future__ import annotations

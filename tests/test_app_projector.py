@@ -1,4 +1,4 @@
-"""The app in front of a class (issue 59), under AppTest: settings that take effect, presenter charts a room
+"""The app in front of a class, under AppTest: settings that take effect, presenter charts a room
 can read, links that carry a view, and the smaller defects seen on the screen, each pinned.
 
 The same items in a real browser (keys, clipboard, layout at 1280×720, 420 px and 1920×1080): tests/test_browser_class.py.

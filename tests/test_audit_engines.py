@@ -188,8 +188,9 @@ def test_a_tiny_gemma4_pair_is_audited_live_and_caught_token_by_token(cli, tmp_p
     from specsim.gpt import api
     from specsim.gpt.hf.gemma4 import write_tiny_gemma4_pair
     paths = write_tiny_gemma4_pair(str(tmp_path), api.load_pair("distilled", device="cpu").vocab)
-    # transformers' own multi-token candidate generator: argmax drafts, raw logits as q (issue 47932); judged token
-    # by token over 30 tokens, so every round counts (caught at these runs from seeds 0 and 5000 alike)
+    # transformers' own multi-token candidate generator: argmax drafts, raw logits as q
+    # (transformers issue 47932); judged token by token over 30 tokens, so every round counts (caught at these
+    # runs from seeds 0 and 5000 alike)
     code, r, err = audit(cli, "--engine", "hf", "--target", paths["target"], "--draft", paths["assistant"],
                          "--tokens", "30", "--samples", "100", "--hf", "assistant_confidence_threshold=0")
     assert code == 1, err

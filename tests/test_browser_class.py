@@ -1,4 +1,4 @@
-"""The app in front of a class (issue 59) in headless Chromium: settings that take effect, a spinner from
+"""The app in front of a class in headless Chromium: settings that take effect, a spinner from
 the first paint, presenter charts read from the back of a room (every chart text >= 20 px at 1920×1080), a
 clicker that steps, a link that opens the same view in another browser, every page in the sidebar at
 1280×720, and the first chart on a phone's first screen. Screenshots of what each test looked at go to

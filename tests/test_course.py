@@ -1,4 +1,4 @@
-"""The course's contract (issue 56, notes/COURSE.md), checked on every lesson: metadata, paths and
+"""The course's contract, checked on every lesson: metadata, paths and
 reading time, figures and their SVGs, check-yourself questions, links to the app, the course map.
 
 The numbers themselves are checked by the lessons' doctests (``python -m pytest -q lessons/NN-*.md``);

@@ -1,4 +1,4 @@
-"""The Lessons page as the course platform (issue 56): the course map and its paths, live figures with
+"""The Lessons page as the course platform: the course map and its paths, live figures with
 sliders in place of the figure lines, check-yourself questions that answer back, Going deeper folded,
 links by the app's address; and the Glossary page. Driven with AppTest (tests/apptest.py)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Home as a first tour (issue 56): one round of the reference toy model step by step, the uniform draw u
+"""Home as a first tour: one round of the reference toy model step by step, the uniform draw u
 and the residual r told one step before they appear, the other ending (a bonus), then why the output is
-exactly p as a picture; and the two defects of issue 59 (lesson titles cut, the phone order)."""
+exactly p as a picture; and two defects once seen (lesson titles cut, the phone order)."""
 from __future__ import annotations
 
 import json
@@ -78,7 +78,7 @@ def test_why_the_output_is_exactly_p_is_drawn_and_added_up():
 
 
 def test_where_to_go_lists_the_pages_in_the_sidebars_order():
-    """Row by row, so that on a phone (columns stacked) the pages come in the sidebar's order (issue 59)."""
+    """Row by row, so that on a phone (columns stacked) the pages come in the sidebar's order."""
     at = open_page("views/home.py")
     titles = [el.proto.label.strip("*") for el in at.get("page_link") if el.proto.label.startswith("**")
               and el.proto.label.strip("*") in {p.title for p in nav.PAGES}]
@@ -87,7 +87,7 @@ def test_where_to_go_lists_the_pages_in_the_sidebars_order():
 
 def test_the_core_lessons_are_linked_with_their_whole_titles_and_minutes():
     """Each core lesson's link carries its whole title and computed reading time; its label wraps instead of
-    being cut (issue 59: the browser test checks nothing is cut at 420 px)."""
+    being cut (the browser test checks nothing is cut at 420 px)."""
     at = open_page("views/home.py")
     links = [el.proto for el in at.get("page_link") if el.proto.page == "lessons" and "lesson=" in el.proto.query_string]
     entries = lesson_index.course_entries()

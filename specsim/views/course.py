@@ -49,7 +49,7 @@ LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 WORDS_PER_MINUTE = 200
 CORE_MINUTES = 90                 # the core path's reading time, at most
 APP_URL = "http://localhost:8501/"
-PATHS = {                         # fixed by the course's contract (issue 56)
+PATHS = {                         # fixed by the course's contract: which lessons each path holds
     "core": (1, 2, 3, 4, 5, 8, 9, 18, 19),
     "engineer": (6, 7, 10, 11, 13, 14, 16, 22, 23, 26),
     "researcher": (12, 15, 17, 20, 21, 24, 25, 27),
