@@ -102,7 +102,7 @@ def style(fig: go.Figure, title: str | None = None, x: str | None = None, y: str
     title = wrap(title)
     lines = title.count("<br>") + 1 if title else 0
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left", font_size=15) if title else None,
+        title=dict(text=title, x=0, xanchor="left", pad=dict(l=12), font_size=15) if title else None,
         font=FONT, height=height + 20 * max(lines - 1, 0),
         margin=dict(l=60, r=20, t=40 + 22 * lines if title else 30, b=100),
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0),

@@ -44,7 +44,7 @@ def draw_residual(p_a=0.6, p_b=0.3, q_a=0.5, q_b=0.4):
     text = ", ".join(f"{x} {exact_dec(v)}" for x, v in zip(vocab, p))
     text_q = ", ".join(f"{x} {exact_dec(v)}" for x, v in zip(vocab, q))
     fig.update_layout(title=dict(text=f"p: {text}; q: {text_q}<br>α = Σ min(p, q) = {exact_dec(alpha(p, q))}",
-                                 x=0, xanchor="left", font_size=14), margin_t=130)
+                                 x=0, xanchor="left", pad=dict(l=12), font_size=14), margin_t=130)
     return fig
 
 

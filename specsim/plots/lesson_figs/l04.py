@@ -42,7 +42,7 @@ def draw_joint():
     fig = distribution_vs_target(sorted(target), spec, target, None,
                                  names=("speculative decoding, γ = 3", "target, token by token"))
     fig.update_layout(title=dict(text="the next two tokens after \"a\": speculative decoding (γ = 3)<br>"
-                                      "and the target give equal fractions", x=0, xanchor="left", font_size=15),
+                                      "and the target give equal fractions", x=0, xanchor="left", pad=dict(l=12), font_size=15),
                       margin_t=84)
     fig.update_traces(text=[exact_dec(spec[s]) for s in sorted(target)], textposition="outside",
                       textfont_size=11, cliponaxis=False, selector=dict(name="speculative decoding, γ = 3"))

@@ -39,7 +39,7 @@ def grid(model: int = 0):
     name, p, q = MODELS[model]
     fig = grid_figure(grid_rows(model))
     fig.update_layout(title=dict(text=f"Model {name}: p = ({', '.join(p)}), q = ({', '.join(q)}): exact TV of "
-                                      "accept min(1, (p/q)^β), replace from λ r + (1 − λ) p", x=0, xanchor="left",
+                                      "accept min(1, (p/q)^β), replace from λ r + (1 − λ) p", x=0, xanchor="left", pad=dict(l=12),
                                  font_size=14), margin=dict(t=60))
     return fig
 
