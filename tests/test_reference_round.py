@@ -8,6 +8,8 @@ both caches at the same lengths. Greedy (temperature 0) and sampled temperatures
 seeds, rounds with a rejection and rounds with full acceptance (both branches of the walk).
 """
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -78,3 +80,10 @@ def test_the_reference_round_is_one_function_of_at_most_60_lines():
     for step in ("step 1: draft", "step 2: verify", "step 3: accept", "step 4: correct", "step 5: bonus",
                  "step 6: roll back"):
         assert step in body
+
+
+def test_the_readme_example_runs_and_gives_the_decoders_text():
+    readme = (Path(__file__).resolve().parent.parent / "specsim" / "gpt" / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "reference_round.generate" in b]
+    assert "assert " in block
+    exec(compile(block, "specsim/gpt/README.md", "exec"), {})
