@@ -9,9 +9,10 @@ exact ``enumerate`` of one round, ``draft`` and ``verify`` for a sampled
 round over plain Python numbers, and ``round_work`` for the work bound;
 ``specsim.schemes.base`` states the protocol, and ``Scheme`` there answers what
 callers would otherwise ask a scheme's kind for (its label, JSON keys, whether
-its γ is fixed, what to lower, its kernel, its drafter passes). A new scheme is a
-``Scheme`` subclass here and one line, ``register(MyScheme)``: ``kind:G`` then
-parses, and the engines, checks and commands take it as they take a chain. Schemes sit above the rule
+its i.i.d. reference, what to lower, its kernel, its drafter passes). A new scheme is one module here: a
+``Scheme`` subclass that declares its grammar as data (``keyword``, ``params``) and, at the module's end,
+``register(MyScheme)``; this package imports every module of its folder, so ``kind:G`` then parses, and
+the engines, checks, commands, help and pickers take it as they take a chain. Schemes sit above the rule
 (``specsim.rule``) and the model pair, and below the engines
 (``specsim.exact``, ``specsim.sampling``, ``specsim.montecarlo``).
 
@@ -22,13 +23,21 @@ True
 >>> parse("block:2").enumerate(m, ("a",)).expected_tokens
 Fraction(27, 10)
 """
-from .adaptive import ConfidenceChain
-from .base import RoundDistribution, Scheme, Verdict, draw
-from .block import Block
-from .chain import Chain
-from .dynamic_tree import DynamicTree
-from .grammar import as_scheme, family, from_flags, grammar_help, parse, parse_list, register
-from .tree import Tree, TreeRule
+import importlib
+import pkgutil
 
-__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "RoundDistribution", "Scheme", "Tree", "TreeRule",
-           "Verdict", "as_scheme", "draw", "family", "from_flags", "grammar_help", "parse", "parse_list", "register"]
+# the families in the grammar's order: each module registers its class at its end (``base.register``)
+from .chain import Chain  # noqa: I001
+from .block import Block
+from .tree import Tree, TreeRule
+from .adaptive import ConfidenceChain
+from .dynamic_tree import DynamicTree
+from .base import Kernel, Param, RoundDistribution, Scheme, Verdict, draw
+from .grammar import as_scheme, families, family, from_flags, grammar_help, parse, parse_list, register, write
+
+for _module in pkgutil.iter_modules(__path__):  # a new family's module registers itself: import every module here
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "Kernel", "Param", "RoundDistribution", "Scheme",
+           "Tree", "TreeRule", "Verdict", "as_scheme", "draw", "families", "family", "from_flags", "grammar_help",
+           "parse", "parse_list", "register", "write"]

@@ -49,8 +49,8 @@ from fractions import Fraction
 
 from ..limits import LIMITS
 from ..parsing import parse_number
+from .base import Param, register
 from .chain import Chain
-from .dynamic_tree import DynamicTree
 
 ON = ("top", "draft")  # what the threshold is compared with: the row's top probability, or the drafted token's
 
@@ -84,12 +84,29 @@ class ConfidenceChain(Chain):
     """At most ``gamma`` drafts, stopping after the first whose confidence is below ``stop``."""
 
     kind = "confidence"
-    fixed_gamma = plain = False  # 1..G drafts a round: no i.i.d. formula for one γ, never shown by γ alone
-    drawn_as_tree = True  # a path of its own length each round, drawn from its drafted layout
-    adaptive = True  # the drafter's confidence decides how many drafts a round makes
+    keyword, form = "chain", "options"  # chain:max=G,stop=T[,on=top|draft]
+    params = (Param("max", "whole", "the chain never drafts more than this many tokens a round", metavar="G", low=1,
+                    high="gamma", attr="gamma", label="most drafts (max)", start=6, key="max"),
+              Param("stop", "fraction", "stop after a draft whose confidence is below this, strictly between 0 and 1 "
+                    "(0.45 or 9/20); that draft is still verified", metavar="T", attr="stop",
+                    label="stop below (threshold)", start="0.45", key="stop"),
+              Param("on", "choice", "top: the drafter's top probability at the position; draft: q of the token "
+                    "drafted (Hugging Face's assistant_confidence_threshold)", choices=ON, default="top", attr="on",
+                    label="confidence", start="top", key="on"))
+    _iid = False  # 1..G drafts a round: no i.i.d. formula for one γ, never shown by γ alone
+    _drawn_as = "path"  # a path of its own length each round, drawn from its drafted layout
+    _adaptive = True  # the drafter's confidence decides how many drafts a round makes
     round_note = (" The chain stops after the first draft whose confidence is below the threshold (that draft is "
                   "still verified), so its length differs from round to round; it is drawn as the path it drafted.")
-    kernel_draw = None  # sampled one round at a time
+    # no kernel: sampled one round at a time
+
+    @classmethod
+    def budget_schemes(cls, budget: int, settings: dict | None = None) -> list:
+        """With ``settings`` (stop, on): a confidence chain of at most b drafts for b = 1..budget."""
+        if settings is None:
+            return []
+        given = {p.name: p.start for p in cls.params} | settings
+        return [cls(b, given["stop"], given["on"]) for b in range(1, budget + 1)]
 
     def __init__(self, gamma: int, stop, on: str = "top"):
         super().__init__(gamma)
@@ -117,6 +134,9 @@ class ConfidenceChain(Chain):
     def capped(self, gamma: int) -> "ConfidenceChain":
         """The same rule with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
         return ConfidenceChain(gamma, self.stop, self.on)
+
+
+register(ConfidenceChain)
 
 
 def draft_lengths(pair, context, scheme: ConfidenceChain) -> list:
@@ -154,7 +174,7 @@ def drafting_cost(pair, context, scheme) -> DraftCost:
     it expanded, as ``specsim.gpt.tree_decode`` drafts it).
 
     >>> from specsim.toy import load_model
-    >>> from specsim.schemes import Chain, Tree
+    >>> from specsim.schemes import Chain, DynamicTree, Tree
     >>> m = load_model("seed")
     >>> [drafting_cost(m, ("a",), s) for s in (Chain(3), Tree((2, 1)), DynamicTree(6, 3, 2))]
     [DraftCost(drafts=3, passes=3), DraftCost(drafts=4, passes=2), DraftCost(drafts=6, passes=3)]
@@ -164,6 +184,7 @@ def drafting_cost(pair, context, scheme) -> DraftCost:
     if isinstance(scheme, ConfidenceChain):
         mean = sum((k * pr for k, pr in enumerate(draft_lengths(pair, context, scheme), start=1)), 0)
         return DraftCost(mean, mean)
+    from .dynamic_tree import DynamicTree  # here: registered after the confidence chain (the grammar's order)
     if isinstance(scheme, DynamicTree):
         asked, vocab, context = set(), pair.vocab, tuple(context)
 

@@ -36,47 +36,223 @@ historical one (gamma draft uniforms, gamma test uniforms, one final).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a scheme's grammar, as data: ``parse``, ``grammar_help`` (the CLI's ``--scheme`` help)
+    and the app's scheme picker all read it, so a scheme declares its grammar once (``Scheme.params``).
+
+    ``type``: "whole" (ASCII digits), "widths" (W1,W2,...), "fraction" (a number such as 0.4 or 2/5, checked
+    by the scheme) or "choice" (one of ``choices``); ``low``/``high``: a whole number's range (``high``: an
+    int, "gamma" for ``LIMITS.gamma``, or the name of another parameter); ``default``: the value an omitted
+    optional parameter takes (None: required); ``metavar``: how the syntax line writes it; ``attr``: the
+    scheme's attribute holding it; ``label``, ``help``, ``start`` and ``key``: a picker's label, one-line help,
+    starting value and widget key suffix.
+    """
+
+    name: str
+    type: str
+    help: str
+    metavar: str = ""
+    low: int | None = None
+    high: int | str | None = None
+    choices: tuple = ()
+    default: object = None
+    attr: str = ""
+    label: str = ""
+    start: object = None
+    key: str = ""
+
+    @property
+    def shown(self) -> str:
+        """How the syntax line writes its value: its metavar, or its choices joined by |."""
+        return self.metavar or "|".join(self.choices)
+
+    def upper(self, values: dict | None = None) -> int | None:
+        """Its most, with ``high`` read: an int, ``LIMITS.gamma``, or another parameter's value."""
+        from ..limits import LIMITS
+        if self.high == "gamma":
+            return LIMITS.gamma
+        if isinstance(self.high, str):
+            return None if values is None else values.get(self.high)
+        return self.high
+
+
+class Kernel(NamedTuple):
+    """A vectorized Monte-Carlo kernel of ``specsim.montecarlo``: its name there and the cost of one of its
+    draws relative to the chain kernel's (``specsim.limits.sample_work``)."""
+
+    name: str
+    draw: float
 
 
 class Scheme:
     """What every scheme answers, so that no caller asks which kind it holds (``DESIGN.md``: "ask the
-    value, not its kind"). A subclass sets ``kind`` (its grammar keyword) and overrides what differs;
-    ``specsim.schemes.register`` adds it to the grammar in one line.
+    value, not its kind"). A subclass sets ``kind`` (its family's id, unique), declares its grammar as
+    data (``keyword``, ``form``, ``tag``, ``params``: see ``Param``) and answers what differs; one line,
+    ``register(MyScheme)`` at the end of its own module (``specsim.schemes.grammar.register``), adds it
+    to the one registry (``grammar.KINDS``) that the grammar, ``--scheme`` help, the budget comparison
+    and the app's scheme picker read.
 
     The questions callers ask, with a chain's answers as the defaults:
 
-    * ``fixed_gamma``: it drafts γ tokens every round (set beside the i.i.d. formula for its γ,
-      a γ a search may vary); ``plain``: it is shown by its γ alone (``γ = 3``);
-    * ``token_wise``: a rejection discards every later draft; ``stop_coins``: the round is decided
-      by a stop coin per position over the whole block; ``branches``: its drafts may branch (their
-      parents are shown); ``drawn_as_tree``: a round is drawn node by node from its drafted layout;
-      ``ordered``: a fixed tree, laid out in a chosen order (``--order``); ``adaptive``: the drafter
-      decides the round's layout (its length or its tree) from its own rows; ``chosen``: its drafts
-      are chosen (top-k), not sampled, so each is verified as a point mass and a rejected one is
-      removed from p';
+    * ``iid_gamma``: the γ whose i.i.d. formula is its reference, or None; ``chain_gamma``: its γ when it
+      *is* chain:γ (told by γ alone, every chain rule runs on it), or None;
+    * ``discarded_drafts(kept, k, n)``: the drafts a round that closed with a correction throws away;
+      ``dropped_by_rejection(node, n)``: the later drafts a rejected draft takes with it;
+    * ``keeps_by_stop_coins``: a round keeps drafts 1..τ by a stop coin per position (a block), not by
+      testing each draft; ``point_mass_drafts``: its drafts are chosen, not sampled, so each is verified
+      as a point mass (kept with p'(x), a rejected one removed from p');
+    * ``drawn_as``: how a page draws a round: "row" (event by event), "path" (node by node, a path of its
+      own length) or "tree"; ``draft_modes``: the drafting modes it can be written with (a fixed tree's
+      iid/distinct) and ``in_mode(mode)``; ``layout_from_drafter``: its layout is grown from the drafter's rows;
+    * ``runs(rule)``: whether it runs ``rule`` (``check_rule`` refuses it otherwise);
+    * ``kernel(rule)``: its vectorized Monte-Carlo kernel under ``rule`` (a ``Kernel``), or None;
+    * ``budget_schemes(budget, settings)`` (a class method): the schemes of its family the budget
+      comparison ranks;
     * ``lower``: the sizes a person lowers to make its exact work smaller (words, joined by
       ``specsim.bounds``); ``size``: the same for the tiny GPT's work and the sampled work (``γ`` or
       ``the tree``); ``flag``: the historical option that sizes it (``--gamma``, ``--tree``);
-      ``kernel_draw``: the cost of one draw of its vectorized Monte-Carlo kernel relative to a chain's,
-      None when it has none;
     * ``label()``, ``json_keys()``, ``settings()``, ``step_words``, ``closed_words(k)``, ``round_note``:
       its parts in a command's text and JSON and on a page.
     """
 
     kind = "chain"
+    keyword = None  # the grammar keyword (None: its kind); two families may share one, a positional and an options form
+    form = "positional"  # kind:V1[:V2] (its params in order), or "options": kind:[tag,]key=value,...
+    tag = None  # an options form's first item (tree:dynamic,...)
+    params: tuple = ()
     gpt_round = "chain"
-    fixed_gamma = plain = token_wise = True
-    stop_coins = branches = drawn_as_tree = ordered = adaptive = chosen = False
     lower, size, flag = ("γ",), "γ", "--gamma"
-    kernel_draw = None
     step_words = "accept left to right while u < min(1, p(x)/q(x)):"
     round_note = ""  # what a page adds when it steps through a round of this scheme
+    # the private answers behind the questions below (a chain's); a subclass changes the ones that differ
+    _iid = _token_wise = True
+    _stop_coins = _chosen = _adaptive = False
+    _drawn_as = "row"
+    _kernel = None  # (name, draw): montecarlo's kernel for this class alone (a subclass that declares none has none)
 
     def __eq__(self, other):  # a value: the same type with the same grammar string
         return type(other) is type(self) and other.name == self.name
 
     def __hash__(self):
         return hash(self.name)
+
+    # -- the questions ---------------------------------------------------------------
+    @property
+    def iid_gamma(self) -> int | None:
+        """The γ whose i.i.d. formula (``specsim.formulas``) is set beside it: it drafts γ tokens every round
+        (a chain, a block: for a block the formula is a lower bound); None when that formula is not its reference."""
+        return self.depth if self._iid else None
+
+    @property
+    def chain_gamma(self) -> int | None:
+        """Its γ when a round of it is chain:γ's own (token-wise, any chain rule): then it is told by γ alone
+        ("γ = 3") and whatever holds for chain:γ holds for it; else None."""
+        return None
+
+    def discarded_drafts(self, kept, k: int, n: int) -> list:
+        """The drafts (node indices of ``n``) a round that kept the nodes ``kept`` (``k`` of them) and closed with
+        a correction lists as discarded: for a chain the ones after the rejected draft k."""
+        kept = set(kept)
+        return [j for j in range(n) if j not in kept and (not self._token_wise or j > k)]
+
+    def dropped_by_rejection(self, node: int, n: int) -> range:
+        """The later drafts a rejected draft ``node`` takes with it (of ``n``): for a chain every later one; for
+        a tree none (its next sibling is tried)."""
+        return range(node + 1, n) if self._token_wise else range(0)
+
+    @property
+    def keeps_by_stop_coins(self) -> bool:
+        """Whether a round keeps drafts 1..τ by one stop coin per position (τ: the last coin that comes up,
+        a block's h), closing from the block residual, instead of testing each draft with min(1, p/q)."""
+        return self._stop_coins
+
+    @property
+    def point_mass_drafts(self) -> bool:
+        """Whether its drafts are chosen (the drafter's top tokens), not sampled, so each is verified as a point
+        mass: kept with probability p'(x), a rejected one removed from p'."""
+        return self._chosen
+
+    @property
+    def layout_from_drafter(self) -> bool:
+        """Whether the drafter's rows decide a round's layout (its length, or its tree), so a page compares it
+        at settings of its own."""
+        return self._adaptive
+
+    @property
+    def drawn_as(self) -> str:
+        """How a page draws a round: "row" (a chain or a block, event by event), "path" (node by node, a path of
+        its own length each round) or "tree" (node by node, its drafts branch: their parents are shown)."""
+        return self._drawn_as
+
+    @property
+    def draft_modes(self) -> tuple:
+        """The drafting modes it can be written with (a fixed tree's "iid" and "distinct"); () for none."""
+        return ()
+
+    def in_mode(self, mode: str):
+        """The same layout drafted in ``mode`` (one of ``draft_modes``); None when it has no drafting modes."""
+        return None
+
+    def runs(self, rule) -> bool:
+        """Whether it can run ``rule`` (``check_rule`` gives the one-line refusal otherwise)."""
+        try:
+            self.check_rule(rule)
+        except ValueError:
+            return False
+        return True
+
+    def kernel(self, rule=None) -> Kernel | None:
+        """The vectorized Monte-Carlo kernel that plays it under ``rule`` (None: the correct rule), or None (the
+        per-round loop): only the correct rule, and only on the class that declares the kernel."""
+        from ..rule import CORRECT
+        own = type(self).__dict__.get("_kernel")
+        return Kernel(*own) if own and (rule is None or rule is CORRECT) else None
+
+    @property
+    def kernel_draw(self) -> float | None:
+        """The cost of one draw of its kernel relative to a chain's (``kernel().draw``), None without one."""
+        k = self.kernel()
+        return k.draw if k else None
+
+    @classmethod
+    def budget_schemes(cls, budget: int, settings: dict | None = None) -> list:
+        """The schemes of this family the budget comparison ranks (``specsim.labs.compare``): every one that
+        drafts at most ``budget`` tokens. A family whose layout needs settings of its own (a stop, a depth)
+        gives them only with ``settings`` (its ``settings()`` keys; missing ones take its params' ``start``)."""
+        return []
+
+    @classmethod
+    def syntax(cls) -> str:
+        """Its line in the grammar's help, written from ``params``: ``chain:G``, ``tree:W1,W2,...[:iid|distinct]``,
+        ``chain:max=G,stop=T[,on=top|draft]``."""
+        key = cls.keyword_of()
+        if cls.form == "options":
+            head = f"{key}:" + (f"{cls.tag}," if cls.tag else "")
+            need = ",".join(f"{p.name}={p.shown}" for p in cls.params if p.default is None)
+            return head + need + "".join(f"[,{p.name}={p.shown}]" for p in cls.params if p.default is not None)
+        first, *rest = cls.params
+        return f"{key}:{first.shown}" + "".join(f"[:{p.shown}]" if p.default is not None else f":{p.shown}"
+                                                 for p in rest)
+
+    @classmethod
+    def syntax_note(cls) -> str:
+        """The ranges its help line states ("G from 1 to 64"): a positional whole number's."""
+        return ", ".join(f"{p.name} from {p.low} to {p.upper()}" for p in cls.params
+                         if cls.form == "positional" and p.type == "whole" and p.upper() is not None)
+
+    @classmethod
+    def keyword_of(cls) -> str:
+        """Its grammar keyword: ``keyword`` where the class itself sets one, else its ``kind``."""
+        return cls.__dict__.get("keyword") or cls.kind
+
+    @classmethod
+    def from_params(cls, values: dict):
+        """The scheme with these parameter values (by ``Param.name``, already read and checked)."""
+        return cls(*(values[p.name] for p in cls.params))
 
     @property
     def tested(self) -> int:
@@ -111,6 +287,34 @@ class Scheme:
     def prefix_work(self, s, depth: int) -> int:
         """Work of a round cut after ``depth`` kept drafts (``enumerate``'s ``limit``): the whole round by default."""
         return self.round_work(s)
+
+    # -- the old flags, kept for specsim/gpt until migrated (see /work/notes/SCHEME_API.md) ---------------
+    fixed_gamma = property(lambda self: self.iid_gamma is not None)
+    plain = property(lambda self: self.chain_gamma is not None)
+    token_wise = property(lambda self: self._token_wise)
+    stop_coins = property(lambda self: self._stop_coins)
+    branches = property(lambda self: self._drawn_as == "tree")
+    drawn_as_tree = property(lambda self: self._drawn_as != "row")
+    ordered = property(lambda self: bool(self.draft_modes))
+    adaptive = property(lambda self: self._adaptive)
+    chosen = property(lambda self: self._chosen)
+
+
+KINDS = {}  # the one registry: a family's kind -> its class, in registration order (``register``)
+
+
+def register(cls):
+    """Add a scheme class to the one registry (``KINDS``), under its ``kind``: its grammar (``keyword``,
+    ``params``) then reads and writes it, and ``--scheme`` help, the budget comparison and the app's scheme
+    picker offer it. The call goes at the end of the module that defines the class (every module of
+    ``specsim.schemes`` is imported with the package)."""
+    if cls.form == "options":
+        clash = [k.kind for k in KINDS.values() if k is not cls and k.form == "options"
+                 and k.keyword_of() == cls.keyword_of()]
+        if clash:
+            raise ValueError(f"{cls.kind}: the keyword {cls.keyword_of()!r} already has an options form ({clash[0]})")
+    KINDS[cls.kind] = cls
+    return cls
 
 
 def draw(row, u):

@@ -40,7 +40,7 @@ from fractions import Fraction
 
 from ..pair import state_of
 from ..rule import CORRECT
-from .base import RoundDistribution, Verdict, draw
+from .base import RoundDistribution, Verdict, draw, register
 from .chain import Chain
 
 ZERO_OVER_ZERO = 0  # h_i when r_i = 0 and w_i = 1 (never decides τ; see the module docstring)
@@ -119,9 +119,9 @@ class Block(Chain):
     """
 
     kind = "block"
-    plain = token_wise = False
-    stop_coins = True  # one stop coin per position; K = the last position whose coin says stop
-    kernel_draw = 3  # its vectorized kernel's draw against a chain's: measured 0.4-1.2 vs 0.1-0.6 us at V 3-32
+    _token_wise = False
+    _stop_coins = True  # one stop coin per position; K = the last position whose coin says stop
+    _kernel = ("block", 3)  # its vectorized kernel's draw against a chain's: measured 0.4-1.2 vs 0.1-0.6 us at V 3-32
     step_words = "block: one stop coin per position, u < h; K = the last position whose coin says stop:"
 
     def __init__(self, gamma: int, zero_over_zero=ZERO_OVER_ZERO):
@@ -244,6 +244,9 @@ class Block(Chain):
 
     def closed_words(self, k: int) -> str:
         return f"the block stops after {k} draft{'s' * (k != 1)}"
+
+
+register(Block)
 
 
 def constant_model(p, q, vocab=("a", "b"), name="constant"):

@@ -20,7 +20,7 @@ from collections import defaultdict
 
 from ..limits import geom
 from ..rule import CORRECT, RoundRule
-from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
+from .base import Param, RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty, register
 from .masks import lower_right_grid
 
 
@@ -48,12 +48,24 @@ class Chain(Scheme):
     """gamma drafts in a row, each checked against p in turn."""
 
     kind = "chain"
+    params = (Param("G", "whole", "the number of drafts a round makes", metavar="G", low=1, high="gamma",
+                    attr="gamma", label="γ: draft length", start=3, key="gamma"),)
     gpt_round = "chain"  # the tiny GPT's part of a round (specsim.gpt.rounds): fed one draft at a time, cropped
-    kernel_draw = 1  # montecarlo's vectorized chain kernel (the unit of KERNEL_DRAW)
+    _kernel = ("chain", 1)  # montecarlo's vectorized chain kernel (the unit of a kernel's draw cost)
 
     def __init__(self, gamma: int):
         self.gamma = check_gamma(gamma)
         self.drafted_tokens = self.depth = self.gamma
+
+    @property
+    def chain_gamma(self) -> int | None:
+        """Its γ: chain:γ itself (a subclass changes the round or at least its name, so it is told by its name)."""
+        return self.gamma if type(self) is Chain else None
+
+    @classmethod
+    def budget_schemes(cls, budget: int, settings: dict | None = None) -> list:
+        """kind:1 .. kind:budget (γ drafts a round)."""
+        return [cls(g) for g in range(1, budget + 1)]
 
     def capped(self, gamma: int) -> "Chain":
         """The same scheme with at most ``gamma`` drafts (a drafter that proposes fewer this round)."""
@@ -195,4 +207,7 @@ class Chain(Scheme):
         return self.round_work(s) if depth >= self.depth else round_work(s.branch, depth, s.p_branch)
 
     def label(self) -> str:
-        return f"γ = {self.gamma}" if self.plain else super().label()
+        return f"γ = {self.gamma}" if self.chain_gamma else super().label()
+
+
+register(Chain)

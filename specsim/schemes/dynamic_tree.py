@@ -44,7 +44,7 @@ from collections import defaultdict
 
 from ..limits import LIMITS
 from ..rule import CORRECT, acceptance_probability
-from .base import RoundDistribution, Scheme, expected_length
+from .base import Param, RoundDistribution, Scheme, expected_length, register
 from .masks import tree_grid, tree_positions
 from .tree import Tree, TreeRule, Walk, without
 
@@ -90,13 +90,35 @@ class DynamicTree(Tree):
     """EAGLE-2's dynamic tree: at most ``budget`` nodes, ``depth`` levels, ``topk`` children per expanded node."""
 
     kind = "dynamic"
+    keyword, form, tag = "tree", "options", "dynamic"  # tree:dynamic,budget=B,depth=D,topk=K
+    params = (Param("budget", "whole", "the best-scored candidates kept for verification", metavar="B", low=1,
+                    high="gamma", attr="budget", label="budget: nodes kept", start=6, key="nodes"),
+              Param("depth", "whole", "levels grown (at most the budget)", metavar="D", low=1, high="budget",
+                    attr="depth", label="depth", start=3, key="depth"),
+              Param("topk", "whole", "each expanded node's most probable tokens; the top-k nodes of a level are "
+                    "expanded", metavar="K", low=1, high="budget", attr="topk", label="top-k", start=2, key="topk"))
     gpt_round = "dynamic_tree"  # the tiny GPT drafts it as the scheme grows it (specsim.gpt.tree_decode.draft_dynamic)
     drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
-    ordered = False
-    adaptive = chosen = True  # grown from the drafter's rows each round; its children are top-k, not sampled
+    _adaptive = _chosen = True  # grown from the drafter's rows each round; its children are top-k, not sampled
     round_note = (" The layout is EAGLE-2's, grown this round from the drafter's rows (the top-k tokens of the best "
                   "nodes, the best-scored nodes kept), so it can differ from round to round; each chosen child is a "
                   "point mass, kept with probability p'(x), and a rejected one is removed from p'.")
+
+    @property
+    def draft_modes(self) -> tuple:
+        return ()  # its children are the top-k tokens: no drafting mode to choose
+
+    def in_mode(self, mode: str):
+        return None
+
+    @classmethod
+    def budget_schemes(cls, budget: int, settings: dict | None = None) -> list:
+        """With ``settings`` (depth, topk): a dynamic tree of b nodes for b = 1..budget, depth and top-k capped at b."""
+        if settings is None:
+            return []
+        given = {p.name: p.start for p in cls.params} | settings
+        return [cls(b, min(given["depth"], b), min(given["topk"], b)) for b in range(1, budget + 1)]
+
     lower, flag = ("the budget", "the depth", "topk"), "--gamma"
     step_words = ("each child a point mass: accept while u < p'(x), a rejected child removed from p' and the "
                   "next sibling tried:")
@@ -235,3 +257,6 @@ class DynamicTree(Tree):
         """Rows and candidates of the layout, then each node's children and emitted tokens."""
         rows = 1 + self.topk * (self.depth - 1)
         return rows * s.branch + (self.budget + 1) * (s.p_branch + self.topk)
+
+
+register(DynamicTree)

@@ -16,10 +16,14 @@
                                  nodes per level, verified as point masses
                                  (``specsim.schemes.dynamic_tree``); 1 <= D, K <= B <= 64
 
-G and the widths are ASCII digits (``specsim.parsing.parse_whole``). A later
-scheme registers its keyword in one line (``register(MyScheme)``: ``kind:G`` then
-reads as ``MyScheme(G)``), or adds key=value options to one. ``scheme.name``
-writes the grammar back, so ``parse(s.name) == s``.
+G and the widths are ASCII digits (``specsim.parsing.parse_whole``). Each
+family declares its grammar as data (``Scheme.keyword``, ``form``, ``tag`` and
+``params``, a schema of ``base.Param``), and this module reads every family of
+the one registry (``KINDS``) from it: ``parse``, ``grammar_help`` (the help
+above, which the CLI's ``--scheme`` shows) and the error messages. A new family
+is a class and ``register(MyScheme)`` at the end of its module: ``kind:G`` then
+reads as ``MyScheme(G)``. ``scheme.name`` writes the grammar back, so
+``parse(s.name) == s``.
 
 >>> parse("chain:4"), parse("block:4"), parse("tree:2,2,1"), parse("tree:3,1:distinct")
 (Chain(4), Block(4), Tree((2, 2, 1), 'iid'), Tree((3, 1), 'distinct'))
@@ -38,73 +42,93 @@ ValueError: scheme 'chain:４': G '４' is not a whole number (U+FF14 FULLWIDTH 
 """
 from __future__ import annotations
 
-from ..limits import LIMITS
 from ..parsing import parse_whole
-from .base import Scheme
-from .block import Block
-from .adaptive import ConfidenceChain
+from .base import KINDS, Scheme, register
 from .chain import Chain
-from .dynamic_tree import DynamicTree, check_whole
-from .tree import DRAFTS, Tree, parse_shape
+from .dynamic_tree import check_whole
+from .tree import Tree, parse_shape
 
-KINDS = {}  # grammar keyword -> scheme class: kind:G reads as KINDS[kind](G) (a tree reads its widths)
-
-
-def register(cls):
-    """Add a scheme class to the grammar under its ``kind``; ``kind:G`` then reads as ``cls(G)``."""
-    KINDS[cls.kind] = cls
-    return cls
+__all__ = ["KINDS", "as_scheme", "families", "family", "from_flags", "grammar_help", "parse", "parse_list",
+           "register"]
 
 
-register(Chain)
-register(Block)
-register(Tree)
-HELP = ("chain:G, block:G (G from 1 to {g}), tree:W1,W2,...[:iid|distinct], chain:max=G,stop=T[,on=top|draft], "
-        "tree:dynamic,budget=B,depth=D,topk=K")
+def families() -> dict:
+    """Every registered family: its kind -> its class, in registration order (the one registry, ``KINDS``)."""
+    return dict(KINDS)
 
 
 def grammar_help() -> str:
-    return HELP.format(g=LIMITS.gamma)
+    """Every family's syntax line, in registration order; a run of lines with the same ranges states them once:
+    ``chain:G, block:G (G from 1 to 64), tree:W1,W2,...[:iid|distinct], ...``."""
+    classes = list(KINDS.values())
+    out = []
+    for i, cls in enumerate(classes):
+        note, after = cls.syntax_note(), classes[i + 1].syntax_note() if i + 1 < len(classes) else None
+        out.append(cls.syntax() + (f" ({note})" if note and note != after else ""))
+    return ", ".join(out)
+
+
+def _forms(keyword: str) -> dict:
+    """The families written with ``keyword``: {"positional": cls, "options": cls} (either may be missing)."""
+    return {cls.form: cls for cls in KINDS.values() if cls.keyword_of() == keyword}
 
 
 def _parse(text: str):
     kind, _, rest = text.partition(":")
     if not text:
         raise ValueError(f"no scheme given: write {grammar_help()}")
-    if kind not in KINDS:
+    forms = _forms(kind)
+    if not forms:
         raise ValueError(f"unknown kind {kind[:20]!r}: write {grammar_help()}")
     if not rest:
-        raise ValueError(f"{kind} needs {'its widths' if kind == 'tree' else 'its G'}: write {grammar_help()}")
-    if "=" in rest or rest.startswith("dynamic"):
-        return _options(kind, rest)
-    if kind == "tree":
-        shape, _, mode = rest.partition(":")
-        mode = mode or "iid"
-        if mode not in DRAFTS:
-            raise ValueError(f"drafts must be {' or '.join(DRAFTS)}, got {mode[:20]!r}")
-        return Tree(parse_shape(shape), mode)
-    g = parse_whole(rest, "G", noun="a whole number")
-    if not 1 <= g <= LIMITS.gamma:
-        raise ValueError(f"write {kind}:G with G from 1 to {LIMITS.gamma}, got {g}")
-    return KINDS[kind](g)
+        first = (forms.get("positional") or forms["options"]).params[0].name
+        raise ValueError(f"{kind} needs its {first}: write {grammar_help()}")
+    tags = [cls.tag for cls in KINDS.values() if cls.tag]
+    if "=" in rest or any(rest.startswith(tag) for tag in tags):
+        return _options(kind, forms.get("options"), rest)
+    return _positional(kind, forms.get("positional"), rest)
 
 
-# key=value schemes: the keyword, the options it takes (required ones first) and how each is read
-OPTIONS = {"chain": ("max", "stop"), "tree:dynamic": ("budget", "depth", "topk")}
+def _positional(kind: str, cls, rest: str):
+    """kind:V1[:V2...]: the class's params in order, a choice checked before any value is read."""
+    if cls is None:
+        raise ValueError(f"{kind} takes options only: write {grammar_help()}")
+    texts = rest.split(":", len(cls.params) - 1)
+    given = dict(zip((p.name for p in cls.params), texts))
+    values = {}
+    for p in cls.params:
+        if p.type == "choice":
+            values[p.name] = _choice(p, given.get(p.name) or p.default)
+    for p in cls.params:
+        if p.type == "whole":
+            v = values[p.name] = parse_whole(given[p.name], p.name, noun="a whole number")
+            hi = p.upper(values)
+            if not p.low <= v <= hi:
+                raise ValueError(f"write {kind}:{p.name} with {p.name} from {p.low} to {hi}, got {v}")
+        elif p.type == "widths":
+            values[p.name] = parse_shape(given[p.name])
+        elif p.type == "fraction":
+            values[p.name] = given[p.name]
+    return cls.from_params(values)
 
 
+def _choice(p, value):
+    if value not in p.choices:
+        raise ValueError(f"{p.name} must be {' or '.join(p.choices)}, got {str(value)[:20]!r}")
+    return value
 
 
-def _options(kind, rest):
-    """chain:max=G,stop=T[,on=...] and tree:dynamic,budget=B,depth=D,topk=K."""
+def _options(kind: str, cls, rest: str):
+    """kind:[tag,]key=value,...: the class's params by name (required ones first), each read by its type."""
     items = rest.split(",")
-    if kind == "tree":
-        if items[0] != "dynamic":
-            raise ValueError(f"a tree with options starts with 'dynamic': write {grammar_help()}")
-        kind, items = "tree:dynamic", items[1:]
-    if kind not in OPTIONS:
+    if cls is not None and cls.tag:
+        if items[0] != cls.tag:
+            raise ValueError(f"a {kind} with options starts with {cls.tag!r}: write {grammar_help()}")
+        kind, items = f"{kind}:{cls.tag}", items[1:]
+    if cls is None:
         raise ValueError(f"{kind} takes no options: write {grammar_help()}")
-    allowed = OPTIONS[kind] + (("on",) if kind == "chain" else ())
+    params = {p.name: p for p in cls.params}
+    allowed = tuple(params)
     given = {}
     for item in items:
         key, eq, value = item.partition("=")
@@ -116,13 +140,20 @@ def _options(kind, rest):
         if key in given:
             raise ValueError(f"option {key!r} is given twice")
         given[key] = value
-    missing = [k for k in OPTIONS[kind] if k not in given]
+    missing = [k for k, p in params.items() if p.default is None and k not in given]
     if missing:
         raise ValueError(f"{kind} needs {', '.join(missing)}: write {grammar_help()}")
-    whole = {k: parse_whole(v, k, noun="a whole number") for k, v in given.items() if k not in ("stop", "on")}
-    if kind == "chain":
-        return ConfidenceChain(check_whole(whole["max"], "max", 1, LIMITS.gamma), given["stop"], given.get("on", "top"))
-    return DynamicTree(whole["budget"], whole["depth"], whole["topk"])
+    values = {k: parse_whole(v, k, noun="a whole number") if params[k].type == "whole" else v for k, v in given.items()}
+    for p in cls.params:  # ranges and choices in the schema's order; a fraction is checked by the scheme
+        value = values.get(p.name, p.default)
+        if p.type == "whole":
+            value = check_whole(value, p.name, p.low, p.upper(values))
+        elif p.type == "choice":
+            value = _choice(p, value)
+        elif p.type == "widths":
+            value = parse_shape(value)
+        values[p.name] = value
+    return cls.from_params(values)
 
 
 def parse(text):
@@ -142,11 +173,26 @@ def parse_list(text) -> list:
     return out
 
 
+def write(cls, values: dict) -> str:
+    """The grammar string of family ``cls`` with these parameter values (by name; text or numbers): what a
+    picker assembles from its widgets, read back with ``parse``. An optional value equal to its default is left out.
+
+    >>> write(KINDS["tree"], {"widths": "2,1", "drafts": "distinct"}), write(KINDS["confidence"], {"max": 4, "stop": "0.4", "on": "top"})
+    ('tree:2,1:distinct', 'chain:max=4,stop=0.4')
+    """
+    key = cls.keyword_of()
+    if cls.form == "options":
+        items = [f"{p.name}={str(values[p.name]).strip()}" for p in cls.params
+                 if p.default is None or values.get(p.name, p.default) != p.default]
+        return f"{key}:" + ",".join(([cls.tag] if cls.tag else []) + items)
+    return f"{key}:" + ":".join(str(values.get(p.name, p.default)).strip() for p in cls.params)
+
+
 def family(text):
     """The scheme class a bare keyword names when its γ can be searched ("chain" -> ``Chain``,
-    "block" -> ``Block``: every value drafts a fixed γ), else None."""
+    "block" -> ``Block``: every value drafts a fixed γ, the reference of the i.i.d. formula), else None."""
     cls = KINDS.get(str(text).strip())
-    return cls if cls is not None and cls.fixed_gamma else None
+    return cls if cls is not None and cls._iid and cls.form == "positional" else None
 
 
 def as_scheme(value):
@@ -167,4 +213,5 @@ def from_flags(gamma=None, verify: str = "token", tree=None, drafts: str = "iid"
             raise ValueError("--tree and --verify block do not combine (a tree is verified node by node)")
         shape = tree if isinstance(tree, tuple) else parse_shape(tree)
         return Tree(shape, drafts)
+    from .block import Block
     return Block(gamma) if verify == "block" else Chain(gamma)

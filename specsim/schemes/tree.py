@@ -40,7 +40,7 @@ from collections import defaultdict
 from ..limits import LIMITS
 from ..parsing import echo, parse_whole
 from ..rule import CORRECT, acceptance_probability, residual
-from .base import RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty
+from .base import Param, RoundDistribution, Scheme, Verdict, draw, expected_length, nonempty, register
 from .chain import Chain
 from .masks import shape_parents, tree_grid, tree_positions
 
@@ -177,6 +177,17 @@ def tree_round_work(s, widths, distinct: bool) -> int:
     return total + prefixes * s.p_branch
 
 
+def budget_shapes(budget: int, prefix=(), width=1, used=0):
+    """Every tuple (W1, ..., Wd), W >= 1, whose node count W1 + W1·W2 + ... is <= budget."""
+    for w in range(1, budget + 1):
+        nodes = width * w
+        if used + nodes > budget:
+            break
+        shape = prefix + (w,)
+        yield shape
+        yield from budget_shapes(budget, shape, nodes, used + nodes)
+
+
 def drafted(widths) -> int:
     """W1 + W1*W2 + ... : the tokens a tree of this shape drafts."""
     total, level = 0, 1
@@ -192,8 +203,14 @@ class Tree(Scheme):
     """A draft tree: shape (W1, ..., Wd) and drafting mode (``iid`` or ``distinct``)."""
 
     kind = "tree"
-    fixed_gamma = plain = token_wise = False
-    branches = drawn_as_tree = ordered = True
+    params = (Param("widths", "widths", "W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain "
+                    "of 3 drafts", metavar="W1,W2,...", attr="shape", label="tree shape: widths per depth",
+                    start="2,2,1", key="shape"),
+              Param("drafts", "choice", "iid: each child from q (repeats possible); distinct: without replacement",
+                    choices=DRAFTS, default="iid", attr="drafts", label="children drafted", start="iid",
+                    key="drafts"))
+    _iid = _token_wise = False
+    _drawn_as = "tree"
     lower, size, flag = ("the widths", "the depth"), "the tree", "--tree"
     step_words = "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
     gpt_round = "tree"  # the tiny GPT's part of a round (specsim.gpt.rounds): drafted level by level, gathered
@@ -211,6 +228,18 @@ class Tree(Scheme):
         """The grammar string: ``tree:2,2,1`` (i.i.d. drafts) or ``tree:2,2,1:distinct``."""
         tail = "" if self.drafts == "iid" else f":{self.drafts}"
         return f"tree:{','.join(map(str, self.shape))}{tail}"
+
+    @property
+    def draft_modes(self) -> tuple:
+        return DRAFTS
+
+    def in_mode(self, mode: str) -> "Tree":
+        return Tree(self.shape, mode)
+
+    @classmethod
+    def budget_schemes(cls, budget: int, settings: dict | None = None) -> list:
+        """Every shape (W1, ..., Wd) with W1 + W1·W2 + ... <= budget, each with i.i.d. and distinct drafts."""
+        return [cls(shape, drafts=d) for shape in budget_shapes(budget) for d in DRAFTS]
 
     @classmethod
     def parse(cls, text, drafts: str = "iid") -> "Tree":
@@ -397,3 +426,6 @@ class Tree(Scheme):
     def round_work(self, s) -> int:
         """Outcomes and node steps one enumerated round takes (``s``: a ``limits.Shape``)."""
         return tree_round_work(s, self.shape, self.drafts == "distinct")
+
+
+register(Tree)
