@@ -279,3 +279,15 @@ def test_the_uploaders_limit_is_the_limit_it_says():
     with pytest.raises(ValueError, match=f"limit is {sv.MAX_BENCH_BYTES:,}"):
         sv.read_bench(b" " * (sv.MAX_BENCH_BYTES + 1))
     assert sv.read_bench(json.dumps(BENCH).encode() + b" " * (sv.MAX_BENCH_BYTES - len(json.dumps(BENCH))))
+
+
+@pytest.mark.parametrize("s", [sv.Settings(context=128), sv.Settings(context=4096, draft_kv_window=256),
+                               sv.Settings("tiny-target", "tiny-draft", "rtx-4090", 64, 0.8)])
+def test_the_heatmaps_white_is_exactly_at_one_times(s):
+    """Red is slower than plain decoding, blue faster: the colour scale's white maps to speedup 1 whatever
+    the grid's range (plotly ignores zmid once zmin and zmax are set)."""
+    heat = plots.speedup_heatmap(sv.grid(s)).data[0]
+    white = [stop for stop, colour in heat.colorscale if colour == "#ffffff"]
+    assert len(white) == 1 and heat.zmin <= 1 < heat.zmax
+    assert abs(heat.zmin + white[0] * (heat.zmax - heat.zmin) - 1) < 1e-12
+    assert heat.zmid is None

@@ -37,6 +37,18 @@ def _time(us: float) -> str:
     return f"{us:.3g} µs" if us < 1000 else f"{us / 1000:.3g} ms"
 
 
+def diverging_at_one(low: float, high: float) -> list:
+    """A red-white-blue colour scale over [low, high] whose white sits exactly at 1x (plotly ignores ``zmid``
+    once zmin and zmax are set, so the middle is placed by hand); low <= 1 < high.
+
+    >>> diverging_at_one(0.5, 2.0)[1], diverging_at_one(1.0, 3.0)[0]
+    ([0.3333333333333333, '#ffffff'], [0.0, '#ffffff'])
+    """
+    mid = (1.0 - low) / (high - low)
+    scale = [[mid, WHITE], [1.0, P_COLOR]]
+    return ([[0.0, RESIDUAL_COLOR]] + scale) if mid > 0 else scale
+
+
 def speedup_heatmap(g: dict) -> go.Figure:
     """Speedup (× plain decoding) at every batch (x, one column each) and γ (y, 0 = plain); a star on each
     batch's best γ; a line at the crossover batch and at the largest batch that fits in memory.
@@ -46,10 +58,10 @@ def speedup_heatmap(g: dict) -> go.Figure:
     batches, gammas = g["batches"], g["gammas"]
     xs = [f"{b:,}" for b in batches]
     z = [[row[j] for row in g["speedup"]] for j in range(len(gammas))]  # rows: γ, columns: batch
-    top = max(max(r) for r in g["speedup"])
+    low = min(1.0, min(min(r) for r in g["speedup"]))
+    high = max(1.01, max(max(r) for r in g["speedup"]))
     fig = go.Figure()
-    fig.add_heatmap(x=xs, y=gammas, z=z, zmid=1, zmin=min(min(r) for r in g["speedup"]), zmax=max(top, 1.01),
-                    colorscale=[[0, RESIDUAL_COLOR], [0.5, WHITE], [1, P_COLOR]], name="speedup",
+    fig.add_heatmap(x=xs, y=gammas, z=z, zmin=low, zmax=high, colorscale=diverging_at_one(low, high), name="speedup",
                     colorbar=dict(title="×", thickness=12, len=0.8),
                     hovertemplate="batch %{x}, γ = %{y}: %{z:.2f}×<extra></extra>")
     fig.add_scatter(x=xs, y=g["best_gamma"], mode="markers", name="best γ per batch",
