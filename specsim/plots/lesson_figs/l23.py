@@ -9,17 +9,12 @@ from __future__ import annotations
 
 from ...views import serving_view
 from .. import serving
-from ..colors import P_COLOR, RESIDUAL_COLOR, WHITE
 from .figure import LessonFigure
 
 
 def _heatmap(context: int):
     fig = serving.speedup_heatmap(serving_view.grid(serving_view.Settings(context=context, alpha=0.8)))
     fig.update_layout(title_text=f"Speedup over batch × γ at context {context:,}, α = 0.8 (★ best γ of each batch)")
-    # the chart sets zmin and zmax, so plotly ignores its zmid: put the white of the scale at 1× here
-    heat = fig.data[0]
-    at = (1 - heat.zmin) / (heat.zmax - heat.zmin)
-    heat.colorscale = [[0, RESIDUAL_COLOR], [at, WHITE], [1, P_COLOR]]
     return fig
 
 
