@@ -74,3 +74,47 @@ def test_the_prompt_is_shown_inert_and_presenter_mode_sizes_the_chart():
     at.run()
     assert all(json.loads(chart.proto.spec)["layout"]["height"] >= 504 for chart in at.get("plotly_chart"))
 
+
+
+def test_long_runs_take_the_clis_own_limit_and_are_judged_token_by_token():
+    """The long-runs toggle offers K from MAX_JOINT + 1 to MAX_TOKENS (the CLI's --tokens limits); an audit of
+    K = 6 shows the token-by-token verdict, its three tests and its TV and power figures."""
+    from specsim.labs.audit_limits import MAX_JOINT, MAX_TOKENS
+    at = open_audit()
+    at.sidebar.toggle(key="audit-long").set_value(True)
+    at.run()
+    k = at.sidebar.number_input(key="audit-long-k")
+    assert (k.min, k.max) == (MAX_JOINT + 1, MAX_TOKENS) and not at.sidebar.radio
+    k.set_value(6)
+    at.sidebar.select_slider(key="audit-n").set_value(100)
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    (shown,) = at.success
+    assert "after 100 runs of 6 tokens (600 judged)" in shown.value
+    assert [m.label for m in at.metric] == ["p-value", "TV seen", "Detectable TV", "Runs per second"]
+    assert "probability-rank PITs" in at.metric[1].help and "runs of 6 tokens" in at.metric[2].help
+    table = next(m.value.replace("\\", "") for m in at.markdown if "consecutive pairs" in m.value)  # unescaped
+    assert "pit, token-id order" in table and "likeliest first" in table
+    (curves,) = at.get("plotly_chart")  # no emitted-vs-exact chart: no joint law to compare
+    assert "this audit" not in curves.proto.spec
+
+
+def test_the_sequential_toggle_stops_a_lossy_engine_early_as_the_cli_does():
+    """--sequential on the page: the keep-every-draft bug is decided before the 2,000 runs planned, and the page
+    says at which run; the verdict is the CLI's for the same settings."""
+    at = open_audit()
+    at.sidebar.selectbox(key="audit-engine").set_value("keep every draft (bug)")
+    at.sidebar.select_slider(key="audit-n").set_value(2000)
+    at.sidebar.toggle(key="audit-seq").set_value(True)
+    at.run()
+    at.button[0].click().run()
+    assert not at.exception
+    (shown,) = at.error
+    assert "Not the target" in shown.value
+    (said,) = [c.value for c in at.caption if c.value.startswith("Sequential test")]
+    import re
+    run, planned = map(lambda t: int(t.replace(",", "")), re.search(r"at run ([\d,]+) of ([\d,]+)", said).groups())
+    assert run < planned == 2000
+    r = at.session_state["audit-result"]
+    assert r["sequential"]["decided_at"] == run <= r["samples"] < 2000  # read every N / 100 runs, as the CLI does

@@ -138,23 +138,7 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, requir
             pass
         try:
             while len(samples) < job["samples"]:
-                limit = START_SECONDS if not samples else SAMPLE_SECONDS
-                end = min(time.monotonic() + limit, deadline)
-                while b"\n" not in buffer:
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        raise AuditError(f"the engine gave {len(samples)} of {job['samples']} runs before its clock "
-                                         f"({'the whole audit' if end >= deadline else f'{limit:g} s a run'}); "
-                                         "no verdict")
-                    if select.select([read_fd], [], [], min(left, 0.5))[0]:
-                        chunk = os.read(read_fd, 65536)
-                        if not chunk:
-                            raise AuditError(f"the engine's process ended after {len(samples)} of "
-                                             f"{job['samples']} runs; no verdict")
-                        buffer += chunk
-                        if len(buffer) > 2**20:
-                            raise AuditError("the engine's process sent over 1 MiB for one run; no verdict")
-                line, buffer = buffer.split(b"\n", 1)
+                line, buffer = _next_line(read_fd, buffer, deadline, len(samples), job["samples"])
                 if isolation is None:  # the child's first line: its isolation, checked from here
                     try:
                         isolation = read_isolation(line, child.pid, require_isolation)
@@ -176,6 +160,28 @@ def run_engine(job: dict, vocab_size: int, timeout: float, progress=None, requir
         finally:
             os.close(read_fd)
     return samples, time.monotonic() - (started or time.monotonic()), isolation
+
+
+def _next_line(read_fd: int, buffer: bytes, deadline: float, got: int, planned: int) -> tuple:
+    """(the child's next line, what is left after it), read within the run's clock (``START_SECONDS`` for the
+    first, ``SAMPLE_SECONDS`` after) and the whole audit's ``deadline``; AuditError when a clock runs out, the
+    child ends or a line passes 1 MiB."""
+    limit = START_SECONDS if not got else SAMPLE_SECONDS
+    end = min(time.monotonic() + limit, deadline)
+    while b"\n" not in buffer:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise AuditError(f"the engine gave {got} of {planned} runs before its clock "
+                             f"({'the whole audit' if end >= deadline else f'{limit:g} s a run'}); no verdict")
+        if select.select([read_fd], [], [], min(left, 0.5))[0]:
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                raise AuditError(f"the engine's process ended after {got} of {planned} runs; no verdict")
+            buffer += chunk
+            if len(buffer) > 2**20:
+                raise AuditError("the engine's process sent over 1 MiB for one run; no verdict")
+    line, rest = buffer.split(b"\n", 1)
+    return line, rest
 
 
 def _drafted(line: bytes) -> int:
@@ -206,21 +212,16 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
           drafter: str = "distilled", temperature: float = 1.0, top_k=None, top_p=None, seed: int = 0,
           alpha: float = judge.ALPHA, timeout: float = 1800.0, detect_tv: float = 0.05, progress=None,
           memory_mb: int = DEFAULT_MEMORY_MB, require_isolation: bool = False, target_dir=None, draft_dir=None,
-          hf_options=None, sequential: bool = False) -> dict:
+          hf_options=None, sequential: bool = False, p_value_method: str = "auto") -> dict:
     """Run ``engine`` (``specsim``, ``hf`` or ``PATH.py:ClassName``) ``samples`` times from ``prompt`` and
     judge its first ``tokens`` tokens against the shipped target's exact distribution (with ``hf`` and
     ``target_dir``/``draft_dir``, two local transformers checkpoints: against that target's). ``hf_options``:
     transformers' drafting options as ``key=value`` strings (``specsim.gpt.hf.options``). Up to
     ``judge.MAX_JOINT`` tokens are judged jointly, more token by token; ``sequential`` ends the audit as soon as
-    the sequential test decides "not the target"."""
+    the sequential test decides "not the target"; ``p_value_method``: "auto" (exact enumeration where few cells
+    and runs allow it, else Monte Carlo), "exact" or "monte carlo" (``specsim.labs.audit.calibrated``)."""
     from . import api
-    if not 1 <= tokens <= MAX_TOKENS:
-        raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens} (up to {judge.MAX_JOINT} are "
-                         "judged jointly, more token by token)")
-    if not 2 <= samples <= MAX_SAMPLES:
-        raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
-    if not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
-        raise ValueError(f"memory must be from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MB, got {memory_mb}")
+    check_budget(tokens, samples, memory_mb, p_value_method)
     engine_job, warnings = engine_settings(engine, target_dir, draft_dir, hf_options)
     pair = engine_pair(engine_job)
     ids = api.encode_prompt(pair, prompt)
@@ -249,13 +250,13 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
     got, seconds, isolation = run_engine(job, pair.target.config.vocab_size, timeout, progress, require_isolation,
                                          drafted, stop)
     check_speculation(engine, drafted, tokens)
-    out = judge_runs(pair, ids, got, exact, alpha, seed, sampling, sequential, samples, stop)
+    out = judge_runs(pair, ids, got, exact, alpha, seed, sampling, sequential, samples, stop, p_value_method)
     out.update({"engine": engine, "prompt": prompt, "tokens": tokens, "scheme": scheme if engine == "specsim" else None,
                 "drafter": drafter if engine == "specsim" else None, "temperature": temperature, "top_k": top_k,
                 "top_p": top_p, "seed": seed, "samples_per_s": round(len(got) / seconds, 2) if seconds else None,
                 "detect_tv": detect_tv, "samples_to_detect": judge.runs_needed(exact, detect_tv, alpha)[0]
-                if joint else None, "isolation": isolation, "memory_mb": memory_mb,
-                "mode": "joint" if joint else "token by token", "runs_planned": samples})
+                if joint else judge.pit_runs_needed(tokens, detect_tv, alpha), "isolation": isolation,
+                "memory_mb": memory_mb, "mode": "joint" if joint else "token by token", "runs_planned": samples})
     out.update({"target": engine_job.get("hf_target"), "draft": engine_job.get("hf_draft"),
                 "hf_options": engine_job.get("hf_options"), "warnings": warnings,
                 "verified_drafts": sum(drafted) if drafted else None,
@@ -263,19 +264,35 @@ def audit(engine: str, prompt: str, tokens: int = 2, samples: int = 2000, scheme
     return out
 
 
+def check_budget(tokens: int, samples: int, memory_mb: int, p_value_method: str) -> None:
+    """One-line refusals of an audit's sizes and p-value method."""
+    if not 1 <= tokens <= MAX_TOKENS:
+        raise ValueError(f"tokens must be from 1 to {MAX_TOKENS}, got {tokens} (up to {judge.MAX_JOINT} are "
+                         "judged jointly, more token by token)")
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"samples must be from 2 to {MAX_SAMPLES:,}, got {samples}")
+    if p_value_method not in judge.P_VALUE_METHODS:
+        raise ValueError(f"the p-value method must be one of {', '.join(judge.P_VALUE_METHODS)}, "
+                         f"got {p_value_method!r}")
+    if not MIN_MEMORY_MB <= memory_mb <= MAX_MEMORY_MB:
+        raise ValueError(f"memory must be from {MIN_MEMORY_MB} to {MAX_MEMORY_MB} MB, got {memory_mb}")
+
+
 def judge_runs(pair, ids: list, got: list, exact: dict | None, alpha: float, seed: int, sampling: dict,
-               sequential: bool, budget: int, stop=None) -> dict:
+               sequential: bool, budget: int, stop=None, p_value_method: str = "auto") -> dict:
     """The verdict's dict on the runs ``got``: joint over ``exact`` (K <= 3), or token by token from the
     target's conditionals (those the sequential watcher already computed are reused)."""
     if exact is not None:
-        out = judge.judge_samples(got, exact, alpha, seed, sequential=sequential, budget=budget).to_dict()
+        out = judge.judge_samples(got, exact, alpha, seed, sequential=sequential, budget=budget,
+                                  p_value_method=p_value_method).to_dict()
         out["top"] = [dict(t, text=pair.tokenizer.decode(t["tokens"])) for t in out["top"]]
         return out
     kept = stop.kept if stop is not None and stop.kept else []
     done = sum(len(k[0]) for k in kept)
     parts = kept + ([token_conditionals(pair.target, ids, got[done:], **sampling)] if got[done:] else [])
     arrays = [np.concatenate([k[j] for k in parts])[:len(got)] for j in range(3)]
-    return judge.judge_pits(*arrays, alpha=alpha, seed=seed, sequential=sequential, budget=budget)
+    return judge.judge_pits(*arrays, alpha=alpha, seed=seed, sequential=sequential, budget=budget,
+                            p_value_method=p_value_method)
 
 
 def engine_settings(engine: str, target_dir, draft_dir, hf_options) -> tuple:

@@ -13,7 +13,10 @@ module is the arithmetic of the verdict, in two modes.
   runs each (the mass p does not list, "other", closes the last one). A
   near-uniform target so keeps about N / 5 cells instead of one. The cells
   depend on p and N only, never on the samples;
-* **test**: Pearson's chi-square over the cells, its p-value by Monte Carlo
+* **test**: Pearson's chi-square over the cells. Where few cells and few
+  runs allow (at most ``audit_exact.EXACT_LIMIT`` outcomes), its p-value is
+  exact: every outcome enumerated (``specsim.labs.audit_exact``;
+  ``p_value_method`` "exact (every outcome enumerated)"). Beyond, by Monte Carlo
   from p itself: B seeded draws of N runs from the cells' exact law,
   p = (1 + #{T* >= T}) / (1 + B). That p-value is valid at every N and every
   B (P(p <= f) <= f for an exact engine), so the false-alarm rate f
@@ -65,7 +68,7 @@ means this budget saw no difference larger than ``detectable_tv``.
 >>> p = {("a",): 0.5, ("b",): 0.3, ("c",): 0.2}
 >>> r = judge_samples([("a",)] * 50 + [("b",)] * 30 + [("c",)] * 20, p)
 >>> r.verdict, r.p_value == 1.0, r.tv, r.p_value_method
-('consistent with the target', True, 0.0, 'monte carlo')
+('consistent with the target', True, 0.0, 'exact (every outcome enumerated)')
 >>> judge_samples([("a",)] * 100, p).verdict
 'not the target'
 """
@@ -85,6 +88,7 @@ BOOTSTRAP = 400
 MIN_DRAWS, MAX_DRAWS = 2_000, 1_000_000  # Monte Carlo draws of a p-value: 50 / alpha within these
 OTHER = ("<other>",)
 PIT_BINS, PAIR_GRID = 20, 4
+P_VALUE_METHODS = ("auto", "exact", "monte carlo")  # auto: exact enumeration where feasible, else Monte Carlo
 
 
 @dataclass
@@ -228,19 +232,31 @@ def mc_p_value(stat: float, null) -> tuple:
     return p, math.sqrt(p * (1 - p) / (1 + len(null)))
 
 
-def calibrated(stat: float, probs, n: int, alpha: float, seed: int, df: int) -> tuple:
-    """(p-value, method, draws, standard error) of Pearson's ``stat`` over cells ``probs``."""
+def calibrated(stat: float, probs, n: int, alpha: float, seed: int, df: int, method: str = "auto") -> tuple:
+    """(p-value, method, draws, standard error) of Pearson's ``stat`` over cells ``probs``. ``method``: "auto"
+    (exact enumeration where ``audit_exact.feasible``, Monte Carlo beyond), "exact" (the same, and a note in the
+    method where it falls back) or "monte carlo"."""
+    if method not in P_VALUE_METHODS:
+        raise ValueError(f"the p-value method must be one of {', '.join(P_VALUE_METHODS)}, got {method!r}")
     if len(probs) < 2:
         return 1.0, "monte carlo", 0, 0.0
+    note = ""
+    if method != "monte carlo":
+        from . import audit_exact
+        if audit_exact.feasible(n, len(probs)):
+            return audit_exact.exact_tail(stat, probs, n), "exact (every outcome enumerated)", 0, 0.0
+        if method == "exact":
+            note = (f" (exact enumeration would need {audit_exact.outcomes(n, len(probs)):.3g} outcomes, over its "
+                    f"limit of {audit_exact.EXACT_LIMIT:,})")
     b = mc_draws(alpha)
     if alpha * (1 + b) < 20:  # a million draws cannot resolve this rate: say so
-        return chi2_sf(stat, df), "chi-square approximation", 0, 0.0
+        return chi2_sf(stat, df), "chi-square approximation" + note, 0, 0.0
     # the draws are seeded by the seed and the statistic itself: reproducible, yet a fresh set of draws for each
     # outcome, so the rate over audits is the rate averaged over the draws (<= alpha), not the rate of one fixed
     # set of draws (which sits within about 1 / sqrt(50) of alpha, either side)
     key = int(round(min(stat, 1e12) * 1e6)) % 2**62
     p, se = mc_p_value(stat, null_statistics(probs, n, b, [seed, key]))
-    return p, "monte carlo", b, se
+    return p, "monte carlo" + note, b, se
 
 
 def detectable(n: int, df: int, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -352,10 +368,11 @@ def sequential_decision(log_e, alpha: float, per_run=1) -> dict:
 
 
 def judge_samples(samples: list, exact: dict, alpha: float = ALPHA, seed: int = 0, top: int = 10,
-                  sequential: bool = False, budget: int | None = None) -> AuditResult:
+                  sequential: bool = False, budget: int | None = None, p_value_method: str = "auto") -> AuditResult:
     """The verdict on ``samples`` (tuples of tokens) against ``exact`` (sequence -> probability, the sequences
     the target gives mass; what is missing counts as "other"). ``sequential``: the mixture test over the cells
-    of ``budget`` runs (default len(samples)); the verdict is "not the target" as soon as it decides."""
+    of ``budget`` runs (default len(samples)); the verdict is "not the target" as soon as it decides.
+    ``p_value_method``: "auto", "exact" or "monte carlo" (``calibrated``)."""
     n = len(samples)
     if n < 2:
         raise ValueError("an audit needs at least 2 samples")
@@ -374,7 +391,7 @@ def judge_samples(samples: list, exact: dict, alpha: float = ALPHA, seed: int = 
         stat, p_value, method, draws, se = math.inf, 0.0, "exact (a sequence the target never emits)", 0, 0.0
     else:
         stat = float(pearson(counts, probs, n))
-        p_value, method, draws, se = calibrated(stat, probs, n, alpha, seed, df)
+        p_value, method, draws, se = calibrated(stat, probs, n, alpha, seed, df, p_value_method)
     tv = 0.5 * sum(abs(counts[k] / n - probs[k]) for k in keys)
     rng = random.Random(seed)
     seen = [k for k in keys for _ in range(counts[k])]
@@ -423,12 +440,16 @@ def pits(below, mass, seed: int) -> np.ndarray:
     return np.clip(below + v * mass, 0.0, 1.0)
 
 
+def pit_bins(values: int) -> int:
+    """The equal bins of the PIT tests for ``values`` PITs: PIT_BINS, fewer where each would expect under 5."""
+    return int(min(PIT_BINS, max(2, values // 5)))
+
+
 def _pit_cells(below_id, below_rank, mass, seed: int, budget: int | None = None) -> tuple:
     """The three streams of cell indices a token-by-token audit tests, {name: (cells, count of cells)}, with the
     bins that ``budget`` runs make (default: the runs given)."""
     n, k = mass.shape
-    total = (budget or n) * k
-    bins = int(min(PIT_BINS, max(2, total // 5)))
+    bins = pit_bins((budget or n) * k)
     grid = PAIR_GRID if (budget or n) * (k // 2) >= 5 * PAIR_GRID ** 2 else 2
     u_id, u_rank = pits(below_id, mass, seed), pits(below_rank, mass, seed)
     pairs = u_id[:, : 2 * (k // 2)].reshape(n, k // 2, 2).reshape(-1, 2)
@@ -470,11 +491,13 @@ def judge_sequential(samples: list, exact: dict, alpha: float = ALPHA, budget: i
 
 
 def judge_pits(below_id, below_rank, mass, alpha: float = ALPHA, seed: int = 0, sequential: bool = False,
-               budget: int | None = None) -> dict:
+               budget: int | None = None, p_value_method: str = "auto") -> dict:
     """The token-by-token verdict on N runs of K tokens: ``below_id``, ``below_rank`` and ``mass`` are (N, K)
     arrays of F(x-) in token-id order, F(x-) in order of decreasing probability, and p(x), each from the
     target's exact conditional given the run's own prefix (``pit_inputs``). A token with p(x) = 0 refutes
-    outright. ``sequential``: the verdict is the sequential test's (``pits_sequential``)."""
+    outright. ``sequential``: the verdict is the sequential test's (``pits_sequential``). The figures beside the
+    verdict (``pit_figures``): the TV of each test's histogram from its uniform law, and for the probability-rank
+    PITs its noise level, the TV this budget detects and the runs a TV needs (``pit_runs_needed``)."""
     below_id, below_rank, mass = (np.asarray(a, dtype=float) for a in (below_id, below_rank, mass))
     n, k = mass.shape
     if n < 2:
@@ -486,10 +509,11 @@ def judge_pits(below_id, below_rank, mass, alpha: float = ALPHA, seed: int = 0, 
         m = len(cells)
         probs = np.full(c, 1.0 / c)
         stat = float(pearson(np.bincount(cells, minlength=c), probs, m)) if m else 0.0
-        p, method, draws, se = calibrated(stat, probs, m, alpha / 3, seed + i, c - 1) if m else \
+        p, method, draws, se = calibrated(stat, probs, m, alpha / 3, seed + i, c - 1, p_value_method) if m else \
             (1.0, "monte carlo", 0, 0.0)
+        tv = 0.5 * float(np.abs(np.bincount(cells, minlength=c) / m - probs).sum()) if m else 0.0
         tests.append({"name": name, "statistic": round(stat, 4), "cells": c, "values": m, "p_value": p,
-                      "p_value_method": method, "mc_draws": draws, "p_value_se": round(se, 6)})
+                      "p_value_method": method, "mc_draws": draws, "p_value_se": round(se, 6), "tv": round(tv, 4)})
     p_value = 0.0 if zero else min(1.0, 3 * min(t["p_value"] for t in tests))
     seq = pits_sequential(below_id, below_rank, mass, alpha, seed, budget) if sequential else None
     rejected = p_value < alpha if not sequential else seq["decided_at"] is not None
@@ -498,7 +522,54 @@ def judge_pits(below_id, below_rank, mass, alpha: float = ALPHA, seed: int = 0, 
             "p_value_method": ("exact (a token the target never emits)" if zero else
                                " and ".join(methods) + ", Bonferroni over 3 tests"),
             "alpha": alpha, "samples": n, "tokens_judged": n * k, "impossible_tokens": zero, "tests": tests,
-            "sequential": seq, "mean_rank_pit": round(float(u_rank.mean()), 4)}
+            "sequential": seq, "mean_rank_pit": round(float(u_rank.mean()), 4)} | pit_figures(tests[1], alpha, seed)
+
+
+def pit_figures(rank_test: dict, alpha: float, seed: int) -> dict:
+    """The token-by-token audit's TV and power, defined on the probability-rank PITs' histogram (``rank_test``:
+    its test's row): ``tv`` its TV from uniform over the bins, ``tv_exact_engine`` the mean TV that noise alone
+    gives i.i.d. uniform PITs of the same count (seeded draws), ``detectable_tv`` the bins' TV at which that test
+    alone, at f / 3, rejects i.i.d. PITs with probability 0.8 (noncentral chi-square over the values; the
+    audit's Bonferroni verdict then rejects at least as often)."""
+    m, c = rank_test["values"], rank_test["cells"]
+    if m < 2:
+        return {"tv": 0.0, "tv_exact_engine": 0.0, "detectable_tv": 1.0, "tv_definition": PIT_TV}
+    draws = np.random.default_rng([seed, 31]).multinomial(m, np.full(c, 1.0 / c), size=BOOTSTRAP // 4)
+    noise = float((0.5 * np.abs(draws / m - 1.0 / c).sum(axis=1)).mean())
+    return {"tv": rank_test["tv"], "tv_exact_engine": round(noise, 4),
+            "detectable_tv": round(detectable(m, c - 1, alpha / 3), 4), "tv_definition": PIT_TV}
+
+
+PIT_TV = ("TV of the probability-rank PITs' histogram from uniform over its equal bins (every token of every run "
+          "pooled); power for i.i.d. PITs, by the rank test alone at f/3")
+
+
+def pit_runs_needed(tokens: int, tv: float, alpha: float = ALPHA, power: float = POWER, sims: int = 2000,
+                    seed: int = 0) -> int:
+    """Runs of ``tokens`` tokens at which the token-by-token audit detects, with probability ``power``, an engine
+    whose probability-rank PITs are i.i.d. with a histogram at TV ``tv`` from uniform, the hardest such
+    histogram (``worst_case_law`` over the bins that N * tokens values make): the noncentral chi-square gives a
+    first N, then N grows by 5% steps until ``sims`` seeded simulations of the rank test at f / 3 (its Monte
+    Carlo p-value, as the judge computes it) reach ``power``. The audit's verdict rejects whenever that test
+    does, so its power is at least this.
+
+    >>> n = pit_runs_needed(10, 0.1, alpha=0.01, sims=400)
+    >>> bins = pit_bins(n * 10)
+    >>> n * 10 >= samples_needed(0.1, bins - 1, 0.01 / 3) - 9
+    True
+    """
+    n = 2
+    for _ in range(100):
+        need = math.ceil(samples_needed(tv, pit_bins(n * tokens) - 1, alpha / 3, power) / tokens)
+        if need <= n:
+            break
+        n = need
+    for _ in range(60):
+        probs = np.full(pit_bins(n * tokens), 1.0 / pit_bins(n * tokens))
+        if simulated_power(probs, worst_case_law(probs, tv), n * tokens, alpha / 3, sims, seed) >= power:
+            break
+        n = math.ceil(n * 1.05)
+    return n
 
 
 def _tv(counts: dict, probs: dict, n: int) -> float:
