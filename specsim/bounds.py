@@ -1,7 +1,7 @@
 """Work checks: what a computation will cost, asked before it starts, refused in one line.
 
 Every entry point (CLI command, app page) calls a check here first: it asks the scheme for
-its own work (``round_work``, ``prefix_work``, ``tested``, ``kernel_draw``) and compares it
+its own work (``round_work``, ``prefix_work``, ``tested``, ``kernel``) and compares it
 with ``specsim.limits`` (re-exported here: ``LIMITS``, ``Budget``), naming what to lower.
 
 >>> check(3 ** 20, "a round with γ = 19 over 2 tokens", "γ")
@@ -15,7 +15,6 @@ import math
 
 from .limits import (LIMITS, ROUND_STEPS, Budget, Shape, as_budget, cli_budget, geom, loop_work,  # noqa: F401
                      number_cost, result_digits, sample_work, shape, temperature_power)
-from .rule import CORRECT
 from .schemes import as_scheme
 
 
@@ -103,16 +102,17 @@ def check_joint(model, n_tokens: int, schemes, contexts: int = 1, limit=None,
 def check_sample(model, scheme, rounds: int, rule=None, limit=None) -> None:
     """Refuse a Monte-Carlo run of ``rounds`` rounds of ``scheme`` with ``rule`` (None: the correct one) that
     would take minutes or not fit in memory (a Budget ``limit`` raises every sampled limit alike): the correct
-    rule on a scheme with a kernel (``kernel_draw``) runs it, anything else the per-round loop."""
+    rule on a scheme with a kernel (``scheme.kernel``) runs it, anything else the per-round loop."""
     scheme = as_scheme(scheme)
     check(rounds, f"--rounds {rounds:,}", "--rounds", LIMITS.sample_rounds, "rounds")
     s = shape(model)
     what, lower = f"{rounds:,} rounds of {scheme.name} over {s.vocab} tokens", "--rounds or " + scheme.size
-    if (rule is None or rule is CORRECT) and scheme.kernel_draw:
-        check(sample_work(rounds, scheme.depth, s.vocab, scheme.kernel_draw), what, lower,
+    kernel = scheme.kernel(rule)
+    if kernel is not None:
+        check(sample_work(rounds, scheme.depth, s.vocab, kernel.draw), what, lower,
               as_budget(limit, LIMITS.sample_work), "draws")
     else:
-        why = "a broken rule" if scheme.kernel_draw else "no vectorized kernel"
+        why = "a broken rule" if scheme.kernel() else "no vectorized kernel"
         check(loop_work(rounds, scheme.drafted_tokens, s.vocab), f"{what} ({why}: one round at a time)", lower,
               as_budget(limit, LIMITS.loop_work), "draws")
     distinct = min(rounds, scheme.round_work(s))

@@ -39,7 +39,7 @@ from . import rule_np
 from .pair import state_of
 from .rule import CORRECT, RoundRule
 from .sampling import make_rng, play, uniforms
-from .schemes import Block, Chain, as_scheme
+from .schemes import as_scheme
 
 CHUNK = 1 << 17  # rounds per block of uniforms (memory stays ~ tens of MB)
 
@@ -157,10 +157,9 @@ def sample_rounds(pair, context, scheme, rounds: int, seed=None, progress=None,
     """
     scheme = as_scheme(scheme)
     _check(rounds)
-    if rule is CORRECT and type(scheme) is Chain:
-        return _chain_kernel(pair, context, scheme.gamma, rounds, seed, progress)
-    if rule is CORRECT and type(scheme) is Block:
-        return _block_kernel(pair, context, scheme.gamma, rounds, seed, progress)
+    kernel = scheme.kernel(rule)  # the scheme names its kernel (None: the per-round loop)
+    if kernel is not None:
+        return KERNELS[kernel.name](pair, context, scheme.depth, rounds, seed, progress)
     return sample_rounds_loop(pair, context, scheme, rounds, seed, rule, progress)
 
 
@@ -313,3 +312,6 @@ def _block_kernel(pair, context, gamma: int, rounds: int, seed=None, progress=No
         k_counts += np.bincount(tau, minlength=gamma + 1)
     outcomes = {_decode(c, base, t.vocab): n for c, n in totals.items()}
     return SampleResult(tuple(context), gamma, rounds, outcomes, [int(c) for c in k_counts])
+
+
+KERNELS = {"chain": _chain_kernel, "block": _block_kernel}  # a scheme's ``kernel().name`` -> its numpy kernel

@@ -246,8 +246,7 @@ class RoundTrace:
         if v.closing is not None and v.closing_kind == "correct":  # step 4
             out.append({"kind": "correct", "position": k, "row": row_json(v.closing_row),
                         "token": self.closing_token,
-                        "discarded": [vocab[x] for j, x in enumerate(pl.drafts)
-                                      if j not in kept and (not self.scheme.token_wise or j > k)]})
+                        "discarded": [vocab[pl.drafts[j]] for j in self.scheme.discarded_drafts(kept, k, len(pl.drafts))]})
         elif v.closing is not None:  # step 5
             out.append({"kind": "bonus", "position": k, "p": row_json(v.closing_row), "token": self.closing_token})
         out.append({"kind": "emit", "tokens": list(self.emitted), "accepted": k,

@@ -13,12 +13,12 @@ EVENT_MARKS = ("Chart marks: a **black outline** is the token sampled at this st
 
 def _draft(ev, s, node):
     where = f"**draft {node}** (depth {ev['position'] + 1})" if node else f"**draft {ev['position'] + 1} of {s.depth}**"
-    how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if s.chosen else "samples **{}** from q"
+    how = "picks **{}**, one of its top-k tokens (chosen, not sampled)" if s.point_mass_drafts else "samples **{}** from q"
     return f"{where}: after “{' '.join(ev['context'])}” the drafter " + how.format(ev["token"])
 
 
 def _verify(ev, s, node):
-    if tree_view.drawn_as_tree(s):
+    if tree_view.node_by_node(s):
         return (f"**verify**: one target pass computes p at the root and after each of the "
                 f"{words.count(len(ev['p']) - 1, 'drafted node')}; the walk starts at the root")
     return f"**verify**: one target pass computes p at all {s.depth} draft positions and the bonus position"
@@ -39,7 +39,7 @@ def _stop(ev, s, node):
 def _test(ev, s, node):
     kind, u, a, x = ev["kind"], ev["u"], ev["acceptance"], ev["token"]
     if node:
-        why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if not s.chosen else \
+        why = f"min(1, p'(x)/q'(x)) = min(1, {ev['p_x']} / {ev['q_x']}) = {a}" if not s.point_mass_drafts else \
             f"p'(x) = {a} (a chosen child is a point mass, kept with p'(x))"
         return f"**{node}** (**{x}**): u = {u:.3f} {'<' if kind == 'accept' else '≥'} {why}: " + \
             ("**accepted**, the walk goes down" if kind == "accept" else "**rejected**")
@@ -50,7 +50,7 @@ def _test(ev, s, node):
 
 
 def _update(ev, s, node):
-    if s.chosen:
+    if s.point_mass_drafts:
         return ("after the rejection the child's token is removed from p' and p' renormalized: the next "
                 "sibling (or the closing token) is judged against it")
     return ("after the rejection p' ← normalize(max(0, p' − q')) and q' ← "
@@ -59,16 +59,16 @@ def _update(ev, s, node):
 
 
 def _correct(ev, s, node):
-    if tree_view.drawn_as_tree(s):
+    if tree_view.node_by_node(s):
         return f"**correct**: every child rejected, so **{ev['token']}** is drawn from the current p'"
-    source = "the block residual normalize(max(0, w·p − q))" if s.stop_coins else \
+    source = "the block residual normalize(max(0, w·p − q))" if s.keeps_by_stop_coins else \
         "the residual r = max(0, p − q), normalized"
     dropped = f"; the later drafts {' '.join(ev['discarded'])} are discarded" if ev["discarded"] else ""
     return f"**correct**: draw **{ev['token']}** from {source}{dropped}"
 
 
 def _bonus(ev, s, node):
-    if tree_view.drawn_as_tree(s):
+    if tree_view.node_by_node(s):
         return f"**bonus**: a leaf is reached, so **{ev['token']}** is drawn from p"
     return f"**bonus**: all {s.depth} drafts kept, so **{ev['token']}** is drawn from p at position {s.depth + 1}"
 
@@ -95,6 +95,6 @@ def describe_event(ev: dict, scheme, names=None) -> str:
     for k in ("context", "discarded", "tokens"):
         if k in ev:
             ev[k] = [md(t) for t in ev[k]]
-    node = f"node {names[ev['node']]}" if tree_view.drawn_as_tree(scheme) and names and "node" in ev else None
+    node = f"node {names[ev['node']]}" if tree_view.node_by_node(scheme) and names and "node" in ev else None
     say = SAY.get(ev["kind"])
     return say(ev, scheme, node) if say else ev["kind"]

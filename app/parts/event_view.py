@@ -14,7 +14,7 @@ from specsim.views import tree_view
 def round_figure(trace, e: int, title: str):
     """The figure of event ``e``: a chain's or a block's event figure, or the drafted layout (a tree, a dynamic
     tree as the drafter grew it this round, a confidence chain as long as it ran) drawn as far as it is known."""
-    if not tree_view.drawn_as_tree(trace.scheme):
+    if not tree_view.node_by_node(trace.scheme):
         return plots_rounds.event_figure(trace, e)
     at = tree_view.at_event(trace, e)
     return plots_tree.tree_figure(trace.context, at["nodes"], at["steps"], at["k"], title)
@@ -38,7 +38,7 @@ def tree_rows(model, trace, e: int, key: str) -> None:
     at = tree_view.at_event(trace, e)
     rows = tree_view.rows_after(at["steps"], at["k"])
     if rows is not None:
-        what = "the rejected token removed" if trace.scheme.chosen else "the residual"
+        what = "the rejected token removed" if trace.scheme.point_mass_drafts else "the residual"
         presenter.chart(charts.pq_bars(model.vocab, rows[0], rows[1], f"after the rejection: p' ({what}) and q'"),
                         key=f"{key}-rows")
         st.caption("The next child of this node (or the closing token) is judged against these rows, "

@@ -9,20 +9,26 @@ import streamlit as st
 from parts import memory
 from parts.widgets import capped_text, largest_within, one_line, query_int, shown_param
 from specsim import bounds, schemes
-from specsim.schemes.adaptive import stop_text
 from specsim.views.glossary import label_help
 
 
 SCHEME_CHARS = 60  # a ?scheme= value longer than this is refused before it is parsed
 
 
-def scheme_query(kinds=("chain", "block", "tree"), params=None):
+def offered() -> tuple:
+    """The families a page offers unless it names its own: every registered family the budget comparison ranks
+    without settings of its own (a chain, a block, a fixed tree, and any such family registered later)."""
+    return tuple(k for k, cls in schemes.families().items() if cls.budget_schemes(1))
+
+
+def scheme_query(kinds=None, params=None):
     """The scheme a page was opened with: ``?scheme=tree:2,1`` (the grammar of ``specsim.schemes``),
     or the older shorthand ``?gamma=3`` (a chain, ``&verify=block`` a block) or ``?tree=2,1&drafts=distinct``.
 
     Returns None when no parameter names a scheme; a bad ``?scheme=`` (or a kind this page does not
     show) is one ``st.error`` line and None. A bad shorthand is ignored, as every Try-it parameter is.
     """
+    kinds = offered() if kinds is None else kinds
     params = st.query_params if params is None else params
     raw = params.get("scheme")
     if raw is None:
@@ -42,106 +48,88 @@ def scheme_query(kinds=("chain", "block", "tree"), params=None):
 
 
 def _shorthand(params, kinds):
+    """?tree=W&drafts=D or ?gamma=G[&verify=block], read as the CLI's historical flags (``schemes.from_flags``)."""
     gamma, tree = query_int(params.get("gamma"), 1, bounds.LIMITS.gamma), params.get("tree")
     try:
-        if "tree" in kinds and isinstance(tree, str) and len(tree) <= SCHEME_CHARS and tree.isascii():
+        if isinstance(tree, str) and len(tree) <= SCHEME_CHARS and tree.isascii():
             drafts = params.get("drafts") if params.get("drafts") in ("iid", "distinct") else "iid"
-            return schemes.parse(f"tree:{tree}:{drafts}")
+            scheme = schemes.from_flags(tree=tree, drafts=drafts)
+            if scheme.kind in kinds:
+                return scheme
         if gamma is not None:
-            kind = "block" if params.get("verify") == "block" and "block" in kinds else "chain"
-            return schemes.parse(f"{kind}:{gamma}") if kind in kinds else None
+            scheme = schemes.from_flags(gamma, "block" if params.get("verify") == "block" else "token")
+            scheme = scheme if scheme.kind in kinds else schemes.from_flags(gamma)
+            return scheme if scheme.kind in kinds else None
     except ValueError:
         return None
     return None
 
 
-KIND_LABELS = {"confidence": "confidence chain", "dynamic": "dynamic tree"}  # the radio's words for a kind
+def kind_label(kind: str) -> str:
+    """The radio's words for a family: its title (``Scheme.words``)."""
+    cls = schemes.families().get(kind)
+    return cls.words()[0] if cls is not None else kind
 
 
 def every_family(*first) -> tuple:
-    """The grammar keywords of every registered scheme family, ``first`` first (a page that plays any
-    scheme offers a family registered with ``specsim.schemes.register`` without a line of its own)."""
-    return tuple(first) + tuple(k for k in schemes.grammar.KINDS if k not in first)
+    """The kinds of every registered scheme family, ``first`` first (a page that plays any scheme offers a
+    family registered with ``specsim.schemes.register`` without a line of its own)."""
+    return tuple(first) + tuple(k for k in schemes.families() if k not in first)
 
 
-def scheme_picker(key: str, model, default: str, kinds=("chain", "block", "tree"), max_gamma: int = 8):
-    """Pick a scheme in the sidebar: its kind, then γ (a family that drafts a fixed γ: a chain, a block, any
-    registered one that does), the tree's shape and drafts, a confidence chain's most drafts, threshold and
-    confidence, or a dynamic tree's budget, depth and top-k.
+def scheme_picker(key: str, model, default: str, kinds=None, max_gamma: int = 8):
+    """Pick a scheme in the sidebar: its kind, then one widget per parameter of its grammar (``Scheme.params``:
+    γ, a tree's shape and drafts, a confidence chain's most drafts, threshold and confidence, a dynamic tree's
+    budget, depth and top-k, or a later family's own).
 
-    Starts from ``?scheme=`` (``scheme_query``) or ``default``. γ goes up to the largest value whose
-    exact round is within the work limit. Returns the scheme, or None after one ``st.error`` line.
+    Starts from ``?scheme=`` (``scheme_query``) or ``default``. A family's γ-like size (a whole number written
+    kind:G) goes up to the largest value whose exact round is within the work limit, any other whole number up
+    to ``max_gamma``. Returns the scheme, or None after one ``st.error`` line.
     """
+    kinds = offered() if kinds is None else kinds
     link, base = scheme_query(kinds), schemes.parse(default)
     kind = memory.remember(f"{key}-kind", base.kind, link.kind if link else None, valid=lambda k: k in kinds)
     if len(kinds) > 1:
-        kind = st.radio("verification", kinds, key=f"{key}-kind", horizontal=True,
-                        format_func=lambda k: KIND_LABELS.get(k, k),
-                        help="chain: token by token; block: the drafted chain as a whole; tree: several children "
-                             "per position, one target pass; confidence chain: stop drafting when the drafter is "
-                             "unsure; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
-    if kind in ("confidence", "dynamic"):
-        return _adaptive_picker(key, kind, link if link is not None and link.kind == kind else None,  # its keyword
-                                max_gamma)
-    if schemes.grammar.KINDS[kind].fixed_gamma:  # γ alone sizes it: kind:G
-        top = largest_within(lambda m, g, limit: bounds.check_round(m, schemes.parse(f"{kind}:{g}"), limit),
-                             model, max_gamma)
-        g0 = base.gamma if base.fixed_gamma else 3
-        wanted = min(link.gamma, top) if link is not None and link.fixed_gamma else None
-        memory.remember(f"{key}-gamma", min(g0, top), wanted, valid=lambda g: isinstance(g, int) and 1 <= g <= top)
-        gamma = int(st.number_input("γ: draft length", 1, top, key=f"{key}-gamma",
-                                    help=f"{label_help('γ: draft length')} Here up to {top}: the largest γ whose exact expectation is in the work limit."))
-        return schemes.parse(f"{kind}:{gamma}")
-    tree_link = link is not None and link.ordered  # a fixed tree
-    memory.remember(f"{key}-shape", ",".join(map(str, base.shape)) if base.ordered else "2,2,1",
-                    ",".join(map(str, link.shape)) if tree_link else None, valid=lambda t: isinstance(t, str))
-    shape = st.text_input("tree shape: widths per depth", key=f"{key}-shape",
-                          help="W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain of 3 drafts")
-    memory.remember(f"{key}-drafts", base.drafts if base.ordered else "iid", link.drafts if tree_link else None,
-                    valid=lambda d: d in ("iid", "distinct"))
-    drafts = st.radio("children drafted", ("iid", "distinct"), key=f"{key}-drafts", horizontal=True,
-                      help="iid: each child from q (repeats possible); distinct: without replacement")
-    if capped_text(shape, "the tree shape", 40) is None:
-        return None
-    try:
-        return schemes.parse(f"tree:{shape}:{drafts}")
-    except ValueError as e:
-        st.error(one_line(e))
-        return None
-
-
-def _adaptive_picker(key: str, kind: str, link, most: int):
-    """The settings of a confidence-stopped chain or of a dynamic tree (``specsim.schemes.adaptive``,
-    ``specsim.schemes.dynamic_tree``), from ``link`` (a scheme of this kind) or the defaults."""
-    whole = lambda hi: lambda v: isinstance(v, int) and 1 <= v <= hi  # noqa: E731
-    if kind == "confidence":
-        memory.remember(f"{key}-max", 6, min(link.gamma, most) if link else None, valid=whole(most))
-        gamma = int(st.number_input("most drafts (max)", 1, most, key=f"{key}-max",
-                                    help="the chain never drafts more than this many tokens a round"))
-        memory.remember(f"{key}-stop", "0.45", stop_text(link.stop) if link else None, valid=lambda t: isinstance(t, str))
-        stop = st.text_input("stop below (threshold)", key=f"{key}-stop",
-                             help="stop after a draft whose confidence is below this, strictly between 0 and 1 "
-                                  "(0.45 or 9/20); that draft is still verified")
-        memory.remember(f"{key}-on", "top", link.on if link else None, valid=lambda o: o in ("top", "draft"))
-        on = st.radio("confidence", ("top", "draft"), key=f"{key}-on", horizontal=True,
-                      help="top: the drafter's top probability at the position; draft: q of the token drafted "
-                           "(Hugging Face's assistant_confidence_threshold)")
-        if capped_text(stop, "the threshold", 20) is None:
+        described = [f"{title}: {summary}" for title, summary in (c.words() for c in schemes.families().values())
+                     if summary]
+        kind = st.radio("verification", kinds, key=f"{key}-kind", horizontal=True, format_func=kind_label,
+                        help="; ".join(described))
+    cls = schemes.families()[kind]
+    values = {p.name: _widget(key, cls, p, _start(p, cls, base), _start(p, cls, link), model, max_gamma)
+              for p in cls.params}
+    for p in cls.params:  # a text box's length, checked once every widget is drawn
+        if p.type in ("widths", "fraction") and capped_text(values[p.name], p.noun, p.chars) is None:
             return None
-        text = f"chain:max={gamma},stop={stop.strip()}" + (",on=draft" if on == "draft" else "")
-    else:
-        memory.remember(f"{key}-nodes", 6, min(link.budget, most) if link else None, valid=whole(most))
-        nodes = int(st.number_input("budget: nodes kept", 1, most, key=f"{key}-nodes",
-                                    help="the best-scored candidates kept for verification"))
-        memory.remember(f"{key}-depth", 3, min(link.depth, most) if link else None, valid=whole(most))
-        depth = int(st.number_input("depth", 1, most, key=f"{key}-depth", help="levels grown (at most the budget)"))
-        memory.remember(f"{key}-topk", 2, min(link.topk, most) if link else None, valid=whole(most))
-        topk = int(st.number_input("top-k", 1, most, key=f"{key}-topk",
-                                   help="each expanded node's most probable tokens; the top-k nodes of a level "
-                                        "are expanded"))
-        text = f"tree:dynamic,budget={nodes},depth={depth},topk={topk}"
     try:
-        return schemes.parse(text)
+        return schemes.parse(schemes.write(cls, values))
     except ValueError as e:
         st.error(one_line(e))
         return None
+
+
+def _start(p, cls, scheme):
+    """``scheme``'s value of parameter ``p`` when it is written with the same parameters as ``cls``, else None."""
+    if scheme is None or type(scheme).params != cls.params:
+        return None
+    return getattr(scheme, p.attr)
+
+
+def _widget(key: str, cls, p, base, link, model, most: int):
+    """One parameter's widget, started from the page's default (``base``) or the link's value; its value."""
+    wkey = f"{key}-{p.key or p.name}"
+    if p.type == "whole":
+        sized = cls.form == "positional"  # kind:G: its G goes as far as the work limit allows
+        top = largest_within(lambda m, g, limit: bounds.check_round(m, cls.from_params({p.name: g}), limit),
+                             model, most) if sized else most
+        start = p.start if base is None else base
+        memory.remember(wkey, min(start, top), None if link is None else min(link, top),
+                        valid=lambda v: isinstance(v, int) and 1 <= v <= top)
+        help_ = (f"{label_help(p.label)} Here up to {top}: the largest γ whose exact expectation is in the work limit."
+                 if sized else p.help)
+        return int(st.number_input(p.label, 1, top, key=wkey, help=help_))
+    if p.type == "choice":
+        memory.remember(wkey, p.start if base is None else base, link, valid=lambda v: v in p.choices)
+        return st.radio(p.label, p.choices, key=wkey, horizontal=True, help=p.help)
+    memory.remember(wkey, p.text(p.start if base is None else base), None if link is None else p.text(link),
+                    valid=lambda t: isinstance(t, str))
+    return st.text_input(p.label, key=wkey, help=p.help)

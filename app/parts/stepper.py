@@ -111,13 +111,13 @@ def _view(key: str, model, context, scheme, seed: int, speed: float, aside, chai
     left, right = st.columns([3, 2])  # the chart right under the controls: at 1280×720 it starts above the fold
     with left:
         presenter.chart(figure, key=f"{key}-event")
-        if not tree_view.drawn_as_tree(scheme):
+        if not tree_view.node_by_node(scheme):
             st.caption(event_text.EVENT_MARKS)
     with right:
         st.markdown(tokens.stream_html(context, pl.rounds[first:j], trace, e, first=first + 1, hidden=first),
                     unsafe_allow_html=True)
         st.markdown(tokens.legend_html(LEGEND, boundary=True), unsafe_allow_html=True)
-        if scheme.branches:  # a confidence chain closes at its first rejection: no p', q'
+        if scheme.drawn_as == "tree":  # a rejection leaves p', q' for the next sibling (a chain: none)
             event_view.tree_rows(model, trace, e, key)
         if aside is not None:
             aside(s)

@@ -112,7 +112,7 @@ def round_html(trace, event_index: int = -1, number: int | None = None) -> str:
     n = len(trace.events())
     known = tree_view.node_statuses(trace, event_index % n)
     statuses = known["statuses"]
-    shown = known["tested"] if tree_view.drawn_as_tree(trace.scheme) else range(len(statuses))
+    shown = known["tested"] if tree_view.node_by_node(trace.scheme) else range(len(statuses))
     parts = [boundary_html(number)] if number is not None else []
     parts += [token_html(trace.drafts[j], "draft" if statuses[j] == "accepted" else statuses[j]) for j in shown]
     if known["closing"] is not None:

@@ -101,7 +101,7 @@ def budget(model, context, scheme, params) -> None:
     budget = widgets.int_slider("budget: drafted tokens per round", 1, top, min(4, top), key=f"{KEY}-budget",
                                 link=widgets.query_int(params.get("budget"), 1, top),
                                 help=f"up to {top}: the largest budget whose every scheme is within the work limit")
-    picked = scheme.name if scheme is not None and scheme.adaptive else None
+    picked = scheme.name if scheme is not None and scheme.layout_from_drafter else None
     if widgets.within_bounds(scheme_view.check_budget, model, budget, scheme=scheme):
         rows = compare_rows(model.to_json(), context, budget, picked)
         curve = scheme_view.best_by_budget(rows, budget)

@@ -87,8 +87,8 @@ st.markdown("Each round: the drafter proposes γ tokens from **q**, one target p
             "from round to round), or **dynamic tree** for EAGLE-2's tree, grown each round from the drafter's "
             "rows (the Trees page compares them all within one drafting budget).")
 
-if scheme.plain:  # a fixed chain: the whole-round animation is a chain's
+if scheme.chain_gamma:  # chain:γ: the whole-round animation is a chain's
     st.subheader("The whole round, played in your browser")
     st.markdown("The same seeded rounds as above, from the start: every event at an even pace, stopping at the "
                 "end of the first round (or of the last one chosen); scrub with the chart's own slider.")
-    animations.show_round(model, context, scheme.gamma, seed)
+    animations.show_round(model, context, scheme.chain_gamma, seed)

@@ -123,7 +123,8 @@ def check_bench_sample(model, scheme, rounds: int, loop_rounds: int, repeats: in
     loop = bounds.loop_work(loop_rounds, scheme.drafted_tokens, v)
     bounds.check(loop, f"a loop run of {loop_rounds:,} rounds of {scheme.name} over {v} tokens", "--loop-rounds",
                  bounds.as_budget(limit, LIMITS.loop_work), "draws")
-    vectorized = bounds.sample_work(rounds, scheme.depth, v, scheme.kernel_draw)
+    kernel = scheme.kernel()
+    vectorized = bounds.sample_work(rounds, scheme.depth, v, kernel.draw if kernel else None)
     for work, runs, base, what, flags in (
             (vectorized, repeats, LIMITS.sample_work, "vectorized", "--rounds or --repeats"),
             (loop, loop_repeats, LIMITS.loop_work, "loop", "--loop-rounds or --loop-repeats")):

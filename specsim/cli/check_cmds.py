@@ -86,11 +86,11 @@ def total_limit(args):
 def rule_gammas(args) -> list:
     """The chains a RoundRule is checked on: --scheme chain:G;... or --gammas (default 1-3)."""
     schemes = schemes_from_args(args, gammas=[1, 2, 3])
-    others = [s.name for s in schemes if not s.plain]
+    others = [s.name for s in schemes if s.chain_gamma is None]
     if others:
         raise UsageError(f"check-rule checks a RoundRule on chains (write chain:G), not {others[0]}: "
                          "block verification has its own rule and a tree takes a tree rule")
-    return [s.gamma for s in schemes]
+    return [s.chain_gamma for s in schemes]
 
 
 def gallery_entry(target: str):
@@ -108,7 +108,7 @@ def gallery_entry(target: str):
 def cmd_check_rule(args) -> int:
     from ..labs import checker
     entry = gallery_entry(args.target)
-    if entry is not None and not entry.scheme.plain:  # a tree or a confidence-stopped chain
+    if entry is not None and entry.scheme.chain_gamma is None:  # a tree or a confidence-stopped chain
         return _check_entry_schemes(args, entry)
     args.gammas = rule_gammas(args)
     if entry is not None:  # the library's own rule: checked in this process, no sandbox needed

@@ -106,11 +106,11 @@ def cmd_round(args) -> int:
     model = load_model_arg(args.model)
     ctx = parse_context(model, args.context)
     scheme = scheme_from_args(args)
-    chain = scheme.fixed_gamma  # a chain or a block: shown beside the i.i.d. formula for its γ
+    g = scheme.iid_gamma  # a chain or a block: shown beside the i.i.d. formula for its γ
     # the round, and for a chain or a block the formula's chain round (formulas.exact_vs_iid)
-    bounds.check_round(model, scheme, budget(args), rounds=2 if chain else 1)
+    bounds.check_round(model, scheme, budget(args), rounds=1 if g is None else 2)
     r = exact.round_distribution(model, ctx, scheme)
-    info = formulas.exact_vs_iid(model, ctx, scheme.depth) if chain else None
+    info = None if g is None else formulas.exact_vs_iid(model, ctx, g)
     outcomes = sorted(r.outcomes.items(), key=lambda kv: (-kv[1], kv[0]))
     if args.json:
         out = {"context": _context_text(ctx)} | scheme_keys(scheme) | {
@@ -145,7 +145,7 @@ def cmd_round(args) -> int:
 
 def _label(scheme):
     """How a check's scheme was always shown: γ for a chain or a block, the name of a tree."""
-    return scheme.gamma if scheme.fixed_gamma else scheme.name
+    return scheme.name if scheme.iid_gamma is None else scheme.iid_gamma
 
 
 def cmd_prove(args) -> int:
@@ -169,8 +169,8 @@ def cmd_prove(args) -> int:
                         "sequences": c.sequences} for c in checks],
         })
         return 0 if ok else 1
-    chains = all(s.plain for s in schemes)  # plain chains are shown by γ alone
-    show = (lambda s: str(s.gamma)) if chains else (lambda s: s.name)
+    chains = all(s.chain_gamma for s in schemes)  # chain:γ schemes are shown by γ alone
+    show = (lambda s: str(s.chain_gamma)) if chains else (lambda s: s.name)
     print(f"Model {model.name!r}: speculative vs target joint distribution of the next {args.tokens} "
           f"token(s), {'γ' if chains else 'scheme'} = {', '.join(show(s) for s in schemes)}")
     rows = [(_context_text(c.context), show(c.scheme), c.sequences, num(c.max_abs_difference),
@@ -263,7 +263,7 @@ def _compare_best_tree(args, model, ctx) -> int:
             ranked = compare.compare(model, ctx, within)
         except bounds.WorkRefused as e:
             why_not = str(e)
-    tree_row = ranked and next(r for r in ranked if r["kind"] == "tree" and r.get("drafts") == drafts and "tree" in r)
+    tree_row = ranked and next(r for r in ranked if r.get("drafts") == drafts and "tree" in r)  # a fixed tree
     if args.json:
         def row(r):
             return r and {"scheme": r["scheme"], "drafted_tokens": r["drafted_tokens"],

@@ -136,10 +136,10 @@ def cmd_trace(args) -> int:
     print(f"One round of model {model.name!r} after {' '.join(ctx)!r}: {_settings(args, scheme)}")
     print(f"vocabulary: {' '.join(t.vocab)}  (rows list probabilities in this order)")
     print(f"Step 1, draft: the drafter proposes {' '.join(t.drafts)}"
-          + ("" if not scheme.branches else
+          + ("" if scheme.drawn_as != "tree" else
              f"  (parents {' '.join(map(str, t.parents))}; -1 = the context)"))
     print(f"Step 2, verify: one target pass computes p at {len(pl.p_rows)} positions")
-    block = scheme.stop_coins
+    block = scheme.keeps_by_stop_coins
     print("Step 3, " + scheme.step_words)
     tests = {e["node"]: e for e in t.events() if e["kind"] in ("accept", "reject", "stop")}
     rows = []
@@ -212,7 +212,7 @@ def cmd_generate(args) -> int:
 def cmd_sample(args) -> int:
     from .. import exact, montecarlo
     model, ctx, scheme, pair, rule = _setup(args)
-    args.rounds = args.rounds or (TREE_ROUNDS if scheme.ordered else SAMPLE_ROUNDS)  # a fixed tree: fewer
+    args.rounds = args.rounds or int(SAMPLE_ROUNDS * scheme.sample_share)  # a fixed tree: TREE_ROUNDS
     # a block refuses a broken rule itself (it has its own rule), in one line, before any round is sampled
     bounds.check_sample(pair, scheme, args.rounds, rule, budget(args))
     if args.check:
@@ -269,7 +269,7 @@ def cmd_pitfalls(args) -> int:
     if args.json:
         print_json({"context": " ".join(ctx)} | scheme_keys(scheme) | {"tokens": args.tokens, "rules": [
             r.to_dict() | ({"drafts": scheme.drafts if r.scheme == scheme.name else "distinct"}
-                           if scheme.ordered else {}) for r in results]})
+                           if scheme.draft_modes else {}) for r in results]})
         return 0
     print(f"Pitfalls lab: model {model.name!r} after {' '.join(ctx)!r}, {scheme_text(scheme)}, "
           f"next {args.tokens} token(s); TV = distance from the intended distribution")

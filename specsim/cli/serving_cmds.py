@@ -20,7 +20,7 @@ from dataclasses import asdict, replace
 from ..limits import LIMITS
 from ..parsing import parse_whole
 from ..serving import hardware as hw_presets
-from ..schemes import Chain
+from ..schemes import Chain, families, family
 from ..serving import latency, models, moe, roofline
 from .common import argtype, GAMMAS_HELP, gammas_arg, int_in_range, num, number, print_json, shown, table
 
@@ -80,8 +80,8 @@ def register(sub) -> None:
     p.add_argument("--dtype", choices=list(models.DTYPE_BYTES), default=None,
                    help="weights, caches and arithmetic (default bf16; fp32 on cpu)")
     p.add_argument("--scheme", type=argtype("scheme", parse_scheme), default="chain",
-                   help="chain or block (γ searched over --gammas, default chain), or one fixed scheme: chain:4, "
-                        "block:4, tree:2,2,1 (a tree needs --tokens)")
+                   help=f"{' or '.join(k for k in families() if family(k))} (γ searched over --gammas, default "
+                        "chain), or one fixed scheme: chain:4, block:4, tree:2,2,1 (a tree needs --tokens)")
     p.add_argument("--gammas", type=gammas_arg, default=list(range(1, 11)),
                    help=GAMMAS_HELP + " searched beside plain decoding (default 1-10)")
     p.add_argument("--tokens", type=number("tokens", 1, 65), default=None,
@@ -262,8 +262,8 @@ def _latency(args, target, draft, hw, dtype) -> dict:
     plain decoding (the crossover of that one γ), and the goodput under --tpot-slo-ms / --ttft-slo-ms."""
     gamma = args.latency_gamma
     if gamma is None:
-        chain = not roofline.searched(args.scheme) and args.scheme.plain
-        gamma = args.scheme.gamma if chain else LATENCY_GAMMA
+        fixed = None if roofline.searched(args.scheme) else args.scheme.chain_gamma  # chain:G: its G
+        gamma = fixed or LATENCY_GAMMA
     prompt = args.context if args.prompt is None else args.prompt
     output = latency.OUTPUT_TOKENS if args.output_tokens is None else args.output_tokens
     rows = latency.latency_table(target, draft, hw, args.batch, args.context, args.alpha, gamma, prompt, dtype,

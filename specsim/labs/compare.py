@@ -1,22 +1,24 @@
 """Which verification scheme gets the most tokens per round from a budget of drafted tokens?
 
 ``schemes(budget)`` lists every scheme whose round drafts at most ``budget``
-tokens, as scheme values: chains and blocks of γ = 1..budget and every tree
+tokens, as scheme values, asking every registered family
+(``Scheme.budget_schemes``): chains and blocks of γ = 1..budget and every tree
 shape (W1, ..., Wd) with W1 + W1·W2 + ... ≤ budget, with i.i.d. and distinct
-drafts. ``compare`` computes each one's exact expected tokens per round (for
+drafts; with ``settings`` the families whose layout needs settings of their own
+too (a confidence chain's stop, a dynamic tree's depth and top-k). ``compare`` computes each one's exact expected tokens per round (for
 a budget, or for the schemes named); ``check`` refuses, with one line, a
 comparison too large to finish, and is what the CLI and the Trees page both
 call before ``compare``.
 
 >>> from specsim.toy import load_model
 >>> [(r["scheme"], r["drafted_tokens"], str(r["expected_tokens"]))
-...  for r in compare(load_model("seed"), ("a",), 2) if r["kind"] != "tree"]
+...  for r in compare(load_model("seed"), ("a",), 2) if "tree" not in r]
 [('block:2', 2, '27/10'), ('chain:2', 2, '267/100'), ('chain:1', 1, '19/10'), ('block:1', 1, '19/10')]
 """
 from __future__ import annotations
 
 from .. import bounds, exact
-from ..schemes import Block, Chain, Tree, as_scheme
+from ..schemes import as_scheme, families
 from ..schemes.adaptive import drafting_cost
 
 MAX_BUDGET = 8
@@ -26,27 +28,17 @@ MAX_BUDGET = 8
 BUDGET_WORK = 60_000
 
 
-def _shapes(budget: int, prefix=(), width=1, used=0):
-    """Every tuple (W1, ..., Wd), W >= 1, whose node count W1 + W1·W2 + ... is <= budget."""
-    for w in range(1, budget + 1):
-        nodes = width * w
-        if used + nodes > budget:
-            break
-        shape = prefix + (w,)
-        yield shape
-        yield from _shapes(budget, shape, nodes, used + nodes)
-
-
-def schemes(budget: int) -> list:
-    """Every scheme drafting at most ``budget`` tokens: Chain(γ), Block(γ), then the trees."""
+def schemes(budget: int, settings: dict | None = None) -> list:
+    """Every scheme drafting at most ``budget`` tokens, family by family in registration order (chains, blocks,
+    then the trees, then any family registered later); with ``settings`` (a scheme's ``settings()`` keys) the
+    families that need them too, one of each per budget b = 1..budget."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ValueError(f"budget must be an integer in 1..{MAX_BUDGET}, got {budget!r}")
-    out = []
-    for g in range(1, budget + 1):
-        out += [Chain(g), Block(g)]
-    for shape in _shapes(budget):
-        out += [Tree(shape, drafts=d) for d in ("iid", "distinct")]
-    return out
+    fixed = [s for cls in families().values() for s in cls.budget_schemes(budget)]
+    if settings is None:
+        return fixed
+    adaptive = [s for cls in families().values() for s in cls.budget_schemes(budget, settings) if s not in fixed]
+    return fixed + sorted(adaptive, key=lambda s: s.drafted_tokens)  # per b: one of each family
 
 
 def _schemes(budget, named) -> list:
@@ -84,7 +76,7 @@ def compare(pair, context, budget: int | None = None, named=None) -> list:
         # "kind": the grammar keyword, shown in the table and the JSON, never branched on
         row = {"scheme": s.name, "kind": s.kind, "gamma": s.depth, "drafted_tokens": s.drafted_tokens,
                "expected_tokens": r.expected_tokens, "expected_drafts": cost.drafts, "drafter_passes": cost.passes}
-        if s.ordered:  # a fixed tree: its widths and drafting mode
+        if s.draft_modes:  # a fixed tree: its widths and drafting mode
             row.update(tree=list(s.shape), drafts=s.drafts)
         rows.append(row)
     rows.sort(key=lambda r: (-r["expected_tokens"], r["drafted_tokens"]))

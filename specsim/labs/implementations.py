@@ -238,13 +238,15 @@ def scheme_for(entry: Implementation, scheme=None):
     if scheme is None:
         return entry.scheme
     scheme = as_scheme(scheme)
-    chain = entry.scheme.token_wise  # a RoundRule runs on a chain (fixed or confidence-stopped), a TreeRule on a tree
-    if not (scheme.token_wise if chain else scheme.ordered):
-        raise ValueError(f"{entry.name} verifies a {'chain' if chain else 'tree'}, "
-                         f"not {scheme.name}: write {'chain:G' if chain else 'tree:W1,W2'}")
-    if not chain:
-        return Tree(scheme.shape, entry.scheme.drafts)  # its own drafting mode
-    return entry.scheme.capped(scheme.gamma) if scheme.plain and not entry.scheme.plain else scheme
+    if entry.scheme.draft_modes:  # a fixed tree's entry: the tree asked for, in its own drafting mode
+        tree = scheme.in_mode(entry.scheme.drafts)
+        if tree is None:
+            raise ValueError(f"{entry.name} verifies a tree, not {scheme.name}: write tree:W1,W2")
+        return tree
+    if not scheme.runs(entry.rule):  # a RoundRule runs on a chain (fixed or confidence-stopped)
+        raise ValueError(f"{entry.name} verifies a chain, not {scheme.name}: write chain:G")
+    g = scheme.chain_gamma
+    return entry.scheme.capped(g) if g and not entry.scheme.chain_gamma else scheme
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -266,8 +268,8 @@ def prove(entry: Implementation, n_tokens: int = 2, scheme=None, models: int = F
     any other scheme it is judged model by model, and its first failure is reported as found.
     """
     scheme = scheme_for(entry, scheme)
-    if scheme.plain:
-        r = checker.check_rule(entry.rule, (scheme.gamma,), n_tokens, models, seed, target=entry.target)
+    if scheme.chain_gamma:
+        r = checker.check_rule(entry.rule, (scheme.chain_gamma,), n_tokens, models, seed, target=entry.target)
         return Proof(r.exact, r.models, r.checks, r.counterexample)
     n_models = checks = 0
     for model in checker.models_checked(models, seed):
@@ -338,7 +340,7 @@ def float_edge(entry: Implementation, pair, context, scheme=None) -> tuple:
     if entry.zero_probability is None:
         return None, "no uniform is compared with a ratio: no float edge of this kind"
     scheme = scheme_for(entry, scheme)
-    wrap = ZeroUniformTree if entry.scheme.branches else ZeroUniform
+    wrap = ZeroUniformTree if isinstance(entry.rule, TreeRule) else ZeroUniform  # the rule's own kind of uniforms
     rnd = exact.round_distribution(pair, context, scheme, wrap(entry.rule, entry.zero_probability))
     hazard = forbidden_mass(pair, context, rnd.outcomes)
     if not hazard:

@@ -208,9 +208,9 @@ def applicable(scheme) -> dict:
     rules on a tree (a dynamic tree too: its correct rule is the point-mass one); the correct rule
     alone on a block (block verification has its own rule) and on a confidence-stopped chain."""
     scheme = as_scheme(scheme)
-    if scheme.plain:
+    if scheme.chain_gamma:  # chain:γ runs every chain rule (the lab's chain pitfalls are chain:γ rounds)
         return dict(PITFALLS)
-    return {"correct": PITFALLS["correct"], **(TREE_PITFALLS if scheme.branches else {})}
+    return {"correct": PITFALLS["correct"], **{n: p for n, p in TREE_PITFALLS.items() if scheme.runs(p.rule)}}
 
 
 def cases(scheme, names=None) -> list:

@@ -86,7 +86,7 @@ def verify_figure(trace) -> go.Figure:
 def acceptance_figure(trace, i: int) -> go.Figure:
     """Step 3 at position i: p and q of the drafted token, and u against min(1, p/q) (a block: against h)."""
     x = trace.drafts[i]
-    block = trace.scheme.stop_coins
+    block = trace.scheme.keeps_by_stop_coins
     bar = "h (stop here)" if block else "min(1, p/q)"
     passed = trace.accepted_flags
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
@@ -132,7 +132,7 @@ def correct_figure(trace) -> go.Figure:
     _bars(fig, _tokens(trace), trace.q_rows[k], "q (drafter)", Q_COLOR)
     _bars(fig, _tokens(trace), trace.replacement_row, "residual r", RESIDUAL_COLOR, trace.replacement)
     fig.update_layout(barmode="group", yaxis_range=[0, 1.15], meta="correct")
-    if trace.scheme.stop_coins:
+    if trace.scheme.keeps_by_stop_coins:
         w = trace.verdict.extra["w"][k]
         what = (f"the block keeps {k} draft(s) (τ = {k}); \"{trace.replacement}\" is drawn from the block "
                 f"residual max(0, w·p − q) normalized, w = {exact_dec(w)}")
@@ -172,7 +172,7 @@ def event_figure(trace, i: int) -> go.Figure:
 
     A block's "weights" event is shown with the verify pass (its weights come from those rows).
     """
-    if trace.scheme.branches:
+    if trace.scheme.drawn_as == "tree":
         raise ValueError("a tree round is drawn by specsim.plots.tree.tree_figure, not event by event here")
     ev = trace.events()[i]
     kind = ev["kind"]

@@ -85,11 +85,13 @@ class ConfidenceChain(Chain):
 
     kind = "confidence"
     keyword, form = "chain", "options"  # chain:max=G,stop=T[,on=top|draft]
+    title, summary = "confidence chain", "stop drafting when the drafter is unsure"
     params = (Param("max", "whole", "the chain never drafts more than this many tokens a round", metavar="G", low=1,
                     high="gamma", attr="gamma", label="most drafts (max)", start=6, key="max"),
               Param("stop", "fraction", "stop after a draft whose confidence is below this, strictly between 0 and 1 "
                     "(0.45 or 9/20); that draft is still verified", metavar="T", attr="stop",
-                    label="stop below (threshold)", start="0.45", key="stop"),
+                    label="stop below (threshold)", start="0.45", key="stop", noun="the threshold",
+                    chars=20),
               Param("on", "choice", "top: the drafter's top probability at the position; draft: q of the token "
                     "drafted (Hugging Face's assistant_confidence_threshold)", choices=ON, default="top", attr="on",
                     label="confidence", start="top", key="on"))

@@ -36,6 +36,7 @@ historical one (gamma draft uniforms, gamma test uniforms, one final).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import NamedTuple
 
 
@@ -64,6 +65,17 @@ class Param:
     label: str = ""
     start: object = None
     key: str = ""
+    noun: str = ""  # a text parameter's name in a picker's one-line refusal ("the tree shape")
+    chars: int = 40  # the most characters a picker's text box takes
+
+    def text(self, value) -> str:
+        """A value as the grammar writes it: widths joined by commas, a fraction as 0.4 or 1/3, else str."""
+        if isinstance(value, tuple):
+            return ",".join(map(str, value))
+        if isinstance(value, Fraction):
+            from .adaptive import stop_text
+            return stop_text(value)
+        return str(value)
 
     @property
     def shown(self) -> str:
@@ -108,7 +120,9 @@ class Scheme:
     * ``drawn_as``: how a page draws a round: "row" (event by event), "path" (node by node, a path of its
       own length) or "tree"; ``draft_modes``: the drafting modes it can be written with (a fixed tree's
       iid/distinct) and ``in_mode(mode)``; ``layout_from_drafter``: its layout is grown from the drafter's rows;
-    * ``runs(rule)``: whether it runs ``rule`` (``check_rule`` refuses it otherwise);
+      ``equal_drafts_baseline``: it is set beside fixed chains drafting as many tokens on average;
+    * ``runs(rule)``: whether it runs ``rule`` (``check_rule`` refuses it otherwise); ``sample_share``:
+      the share of a chain's default rounds a sample plays of it;
     * ``kernel(rule)``: its vectorized Monte-Carlo kernel under ``rule`` (a ``Kernel``), or None;
     * ``budget_schemes(budget, settings)`` (a class method): the schemes of its family the budget
       comparison ranks;
@@ -124,6 +138,8 @@ class Scheme:
     form = "positional"  # kind:V1[:V2] (its params in order), or "options": kind:[tag,]key=value,...
     tag = None  # an options form's first item (tree:dynamic,...)
     params: tuple = ()
+    title = None  # a picker's words for the family (None: its kind), with ``summary``, its one-line description
+    summary = None
     gpt_round = "chain"
     lower, size, flag = ("γ",), "γ", "--gamma"
     step_words = "accept left to right while u < min(1, p(x)/q(x)):"
@@ -183,6 +199,12 @@ class Scheme:
         return self._adaptive
 
     @property
+    def equal_drafts_baseline(self) -> bool:
+        """Whether a comparison sets it beside fixed chains that draft as many tokens on average (a chain whose
+        length the drafter decides: ``adaptive.equal_cost_chain``)."""
+        return self._adaptive and self._drawn_as == "path"
+
+    @property
     def drawn_as(self) -> str:
         """How a page draws a round: "row" (a chain or a block, event by event), "path" (node by node, a path of
         its own length each round) or "tree" (node by node, its drafts branch: their parents are shown)."""
@@ -196,6 +218,10 @@ class Scheme:
     def in_mode(self, mode: str):
         """The same layout drafted in ``mode`` (one of ``draft_modes``); None when it has no drafting modes."""
         return None
+
+    # the share of a chain's default rounds a sample plays of it by default (a fixed tree's rounds, exact
+    # residuals drawn one round at a time, take ~1 ms: a tenth)
+    sample_share = 1
 
     def runs(self, rule) -> bool:
         """Whether it can run ``rule`` (``check_rule`` gives the one-line refusal otherwise)."""
@@ -243,6 +269,11 @@ class Scheme:
         """The ranges its help line states ("G from 1 to 64"): a positional whole number's."""
         return ", ".join(f"{p.name} from {p.low} to {p.upper()}" for p in cls.params
                          if cls.form == "positional" and p.type == "whole" and p.upper() is not None)
+
+    @classmethod
+    def words(cls) -> tuple:
+        """(its title, its one-line summary or None): a picker's words, the class's own (never inherited)."""
+        return cls.__dict__.get("title") or cls.kind, cls.__dict__.get("summary")
 
     @classmethod
     def keyword_of(cls) -> str:

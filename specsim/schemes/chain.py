@@ -50,6 +50,7 @@ class Chain(Scheme):
     kind = "chain"
     params = (Param("G", "whole", "the number of drafts a round makes", metavar="G", low=1, high="gamma",
                     attr="gamma", label="γ: draft length", start=3, key="gamma"),)
+    summary = "token by token"
     gpt_round = "chain"  # the tiny GPT's part of a round (specsim.gpt.rounds): fed one draft at a time, cropped
     _kernel = ("chain", 1)  # montecarlo's vectorized chain kernel (the unit of a kernel's draw cost)
 

@@ -91,6 +91,7 @@ class DynamicTree(Tree):
 
     kind = "dynamic"
     keyword, form, tag = "tree", "options", "dynamic"  # tree:dynamic,budget=B,depth=D,topk=K
+    title, summary = "dynamic tree", "EAGLE-2's tree grown from the drafter's rows"
     params = (Param("budget", "whole", "the best-scored candidates kept for verification", metavar="B", low=1,
                     high="gamma", attr="budget", label="budget: nodes kept", start=6, key="nodes"),
               Param("depth", "whole", "levels grown (at most the budget)", metavar="D", low=1, high="budget",
@@ -99,6 +100,7 @@ class DynamicTree(Tree):
                     "expanded", metavar="K", low=1, high="budget", attr="topk", label="top-k", start=2, key="topk"))
     gpt_round = "dynamic_tree"  # the tiny GPT drafts it as the scheme grows it (specsim.gpt.tree_decode.draft_dynamic)
     drafts = "distinct"  # the children of a node are distinct tokens (what a tree rule's update is told)
+    sample_share = 1
     _adaptive = _chosen = True  # grown from the drafter's rows each round; its children are top-k, not sampled
     round_note = (" The layout is EAGLE-2's, grown this round from the drafter's rows (the top-k tokens of the best "
                   "nodes, the best-scored nodes kept), so it can differ from round to round; each chosen child is a "

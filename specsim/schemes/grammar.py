@@ -185,7 +185,11 @@ def write(cls, values: dict) -> str:
         items = [f"{p.name}={str(values[p.name]).strip()}" for p in cls.params
                  if p.default is None or values.get(p.name, p.default) != p.default]
         return f"{key}:" + ",".join(([cls.tag] if cls.tag else []) + items)
-    return f"{key}:" + ":".join(str(values.get(p.name, p.default)).strip() for p in cls.params)
+    texts = [str(values.get(p.name, p.default)).strip() for p in cls.params]
+    while len(texts) > 1 and cls.params[len(texts) - 1].default is not None \
+            and texts[-1] == str(cls.params[len(texts) - 1].default):
+        texts.pop()  # a trailing optional value at its default (tree:2,1, not tree:2,1:iid)
+    return f"{key}:" + ":".join(texts)
 
 
 def family(text):

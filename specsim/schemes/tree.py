@@ -36,6 +36,7 @@ True
 from __future__ import annotations
 
 from collections import defaultdict
+from fractions import Fraction
 
 from ..limits import LIMITS
 from ..parsing import echo, parse_whole
@@ -205,12 +206,14 @@ class Tree(Scheme):
     kind = "tree"
     params = (Param("widths", "widths", "W1,W2,...: the root gets W1 children, each of them W2, ...; 1,1,1 is a chain "
                     "of 3 drafts", metavar="W1,W2,...", attr="shape", label="tree shape: widths per depth",
-                    start="2,2,1", key="shape"),
+                    start="2,2,1", key="shape", noun="the tree shape", chars=40),
               Param("drafts", "choice", "iid: each child from q (repeats possible); distinct: without replacement",
                     choices=DRAFTS, default="iid", attr="drafts", label="children drafted", start="iid",
                     key="drafts"))
+    summary = "several children per position, one target pass"
     _iid = _token_wise = False
     _drawn_as = "tree"
+    sample_share = Fraction(1, 10)  # a round takes ~1 ms (exact residuals, one round at a time)
     lower, size, flag = ("the widths", "the depth"), "the tree", "--tree"
     step_words = "accept while u < min(1, p(x)/q(x)), a rejected node's next sibling tried:"
     gpt_round = "tree"  # the tiny GPT's part of a round (specsim.gpt.rounds): drafted level by level, gathered

@@ -180,9 +180,10 @@ def tokens_per_round(alpha, scheme, tokens=None) -> tuple:
             raise ValueError(f"tokens per round must be from 1 to {scheme.depth + 1} for {scheme.name}, "
                              f"got {tokens}")
         return tokens, "given"
-    if scheme.fixed_gamma:  # γ drafts every round: the i.i.d. formula (for a block, a lower bound)
-        return formulas.expected_tokens(alpha, scheme.gamma), ("i.i.d. chain formula (a lower bound for block)"
-                                                               if scheme.stop_coins else "i.i.d. formula")
+    g = scheme.iid_gamma
+    if g is not None:  # γ drafts every round: the i.i.d. formula (for a block's stop coins, a lower bound)
+        return formulas.expected_tokens(alpha, g), ("i.i.d. chain formula (a lower bound for block)"
+                                                    if scheme.keeps_by_stop_coins else "i.i.d. formula")
     # a scheme without a fixed γ: its kind is named in the message, never branched on
     raise ValueError(f"{scheme.name}: α alone does not fix a {scheme.kind} round's tokens per round; give tokens "
                      "(e.g. from specsim.exact)")

@@ -20,12 +20,9 @@ from __future__ import annotations
 from .. import bounds, exact
 from ..labs import compare
 from ..sampling import num, trace_round
-from ..schemes import Block, Chain, ConfidenceChain, DynamicTree
+from ..schemes import Block, Chain, as_scheme, families
 from ..schemes.adaptive import equal_cost_chain
 
-FAMILIES = ("chain", "block", "tree", "tree:distinct")  # one curve each in ``best_by_budget``
-ADAPTIVE_FAMILIES = ("confidence", "dynamic")  # and one each of these when the rows have such a scheme
-STOP, DEPTH, TOPK = "0.45", 3, 2  # the adaptive schemes compared when the page's scheme is not one of them
 MAX_BUDGET = 6  # the page's budget slider; compare.MAX_BUDGET is the library's own limit
 
 
@@ -98,20 +95,41 @@ def largest_budget(pair, hi: int = MAX_BUDGET, limit=None) -> int:
 
 
 def family(row) -> str:
-    """A compare row's family: its kind, a tree of distinct drafts apart ("tree:distinct")."""
-    return "tree:distinct" if row.get("drafts") == "distinct" else row["kind"]
+    """A compare row's family: its kind, a drafting mode other than the first apart ("tree:distinct")."""
+    return _family(as_scheme(row["scheme"]))
+
+
+def _family(s) -> str:
+    return s.kind if not s.draft_modes or s.drafts == s.draft_modes[0] else f"{s.kind}:{s.drafts}"
+
+
+def curve_families() -> tuple:
+    """(the families of the fixed schemes, the families that need settings): one curve each in
+    ``best_by_budget``, from every registered family (``Scheme.budget_schemes``).
+
+    >>> curve_families()
+    (('chain', 'block', 'tree', 'tree:distinct'), ('confidence', 'dynamic'))
+    """
+    fixed = [_family(s) for cls in families().values() for s in cls.budget_schemes(1)]
+    adaptive = [_family(s) for cls in families().values() if not cls.budget_schemes(1)
+                for s in cls.budget_schemes(1, {})]
+    return tuple(dict.fromkeys(fixed)), tuple(dict.fromkeys(adaptive))
+
+
+FAMILIES, ADAPTIVE_FAMILIES = curve_families()  # the curves of the families registered with specsim.schemes
 
 
 def best_by_budget(rows, budget: int) -> dict:
     """From ``compare.compare`` rows: for b = 1..budget, the best scheme of each family drafting <= b tokens.
 
     Returns {"budgets": [1..budget], family: [expected tokens], family + " scheme": [scheme name]} for
-    each of ``FAMILIES`` and each of ``ADAPTIVE_FAMILIES`` with a row; a family with no scheme at b
+    fixed family of ``curve_families`` and each other one with a row; a family with no scheme at b
     (never, for b >= 1, with ``budget_rows``) would get None.
     """
     out = {"budgets": list(range(1, budget + 1))}
     present = {family(r) for r in rows}
-    for fam in FAMILIES + tuple(f for f in ADAPTIVE_FAMILIES if f in present):
+    fixed, adaptive = curve_families()
+    for fam in fixed + tuple(f for f in adaptive if f in present):
         values, labels = [], []
         for b in out["budgets"]:
             fit = [r for r in rows if family(r) == fam and r["drafted_tokens"] <= b]
@@ -123,18 +141,17 @@ def best_by_budget(rows, budget: int) -> dict:
 
 
 def adaptive_schemes(budget: int, scheme=None) -> list:
-    """For b = 1..budget: a confidence-stopped chain of at most b drafts and a dynamic tree of b nodes.
+    """For b = 1..budget: one scheme of each family whose layout needs settings (``compare.schemes`` with
+    settings): a confidence-stopped chain of at most b drafts and a dynamic tree of b nodes.
 
-    The threshold and confidence (``on``), the depth and top-k are ``scheme``'s when it is of that
-    kind, else ``STOP``, ``DEPTH`` and ``TOPK``; depth and top-k are capped at b.
+    The threshold and confidence (``on``), the depth and top-k are ``scheme``'s where it has them
+    (``settings()``), else each family's starting ones (its params' ``start``); depth and top-k are capped at b.
 
     >>> [s.name for s in adaptive_schemes(2)]
     ['chain:max=1,stop=0.45', 'tree:dynamic,budget=1,depth=1,topk=1', 'chain:max=2,stop=0.45', 'tree:dynamic,budget=2,depth=2,topk=2']
     """
-    given = {"stop": STOP, "on": "top", "depth": DEPTH, "topk": TOPK} | (scheme.settings() if scheme else {})
-    stop, on, depth, topk = given["stop"], given["on"], given["depth"], given["topk"]
-    return [s for b in range(1, budget + 1)
-            for s in (ConfidenceChain(b, stop, on), DynamicTree(b, min(depth, b), min(topk, b)))]
+    fixed = compare.schemes(budget)
+    return compare.schemes(budget, scheme.settings() if scheme else {})[len(fixed):]
 
 
 def with_equal_cost(pair, context, rows) -> list:
@@ -148,4 +165,4 @@ def with_equal_cost(pair, context, rows) -> list:
     (Fraction(227247, 62500), Fraction(8513, 2500), Fraction(17687079, 5000000))
     """
     return [{**r, "fixed_at_equal_drafts": equal_cost_chain(pair, tuple(context), r["expected_drafts"])}
-            if r["kind"] == "confidence" else r for r in rows]
+            if as_scheme(r["scheme"]).equal_drafts_baseline else r for r in rows]

@@ -34,17 +34,20 @@ STATUSES = ("not reached", "testing", "accepted", "rejected")
 CLOSING = ("correct", "bonus")  # the kinds of a round's closing token
 
 
-def drawn_as_tree(scheme) -> bool:
+def node_by_node(scheme) -> bool:
     """Whether a round of ``scheme`` is drawn node by node from its drafted layout: a tree (fixed or
     dynamic: EAGLE-2's layout is read from the round's drafted parents) or a chain whose length
     varies (a confidence-stopped chain drafts 1..G, a path of its own length each round).
 
     >>> from specsim.schemes import parse
-    >>> [drawn_as_tree(parse(s)) for s in ("chain:3", "block:3", "tree:2,1", "chain:max=6,stop=0.45",
+    >>> [node_by_node(parse(s)) for s in ("chain:3", "block:3", "tree:2,1", "chain:max=6,stop=0.45",
     ...                                    "tree:dynamic,budget=6,depth=3,topk=2")]
     [False, False, True, True, True]
     """
-    return scheme.drawn_as_tree
+    return scheme.drawn_as != "row"
+
+
+drawn_as_tree = node_by_node  # its former name, kept for tests/test_scheme_registration.py
 
 
 def drafted_tree(trace) -> list:
@@ -82,7 +85,6 @@ def node_statuses(trace, event_index: int) -> dict:
     (['pending', 'pending', 'pending'], ['accepted', 'rejected', 'discarded'], ('correct', 'b'))
     """
     status, tested, closing = [], [], None
-    chain = trace.scheme.token_wise  # a rejection discards every later draft
     for ev in trace.events()[:event_index + 1]:
         kind = ev["kind"]
         if kind == "draft":
@@ -90,8 +92,9 @@ def node_statuses(trace, event_index: int) -> dict:
         elif kind in ("accept", "reject"):
             status[ev["node"]] = "accepted" if kind == "accept" else "rejected"
             tested.append(ev["node"])
-            if kind == "reject" and chain:
-                status[ev["node"] + 1:] = ["discarded"] * (len(status) - ev["node"] - 1)
+            if kind == "reject":  # a chain's rejection discards every later draft, a tree's none
+                for j in trace.scheme.dropped_by_rejection(ev["node"], len(status)):
+                    status[j] = "discarded"
         elif kind == "stop":
             tested.append(ev["node"])
             if ev["stop"]:
