@@ -8,8 +8,12 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = ROOT / "app" / "streamlit_app.py"
-HOME = "views/home.py"
 sys.path.insert(0, str(ROOT / "app"))  # the app's own packages (parts, views, sections), as `streamlit run app` has
+
+from parts import nav  # noqa: E402
+
+PAGES = [p.path for p in nav.PAGES]  # every page, from the registry (``parts.nav.PAGES``): a new page is in it
+HOME = nav.HOME.path  # the first page: the app opens on it
 
 
 def open_page(path: str = HOME, params: dict | None = None, timeout: float = 60) -> AppTest:

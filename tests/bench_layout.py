@@ -28,23 +28,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))  # test_browser imports tests.bench_layout
 
-# url path -> the Streamlit key of the page's main chart (None: the page has no chart, its text is the point)
-MAIN_CHART = {
-    "": "home-figure",
-    "lessons": None,
-    "glossary": None,
-    "stepper": "stepper-event",
-    "residual": "res-stack",
-    "exactness": "exact-joint",
-    "speedup": "sp-curve",
-    "pitfalls": "pit-bars",
-    "implementations": "impl-bars",
-    "workbench": "wb-grid",
-    "trees": "trees-event",
-    "tiny_gpt": "gpt-rounds",
-    "serving": "srv-heat",
-    "audit": "audit-curves",
-}
+
+def main_charts() -> dict:
+    """url path -> the Streamlit key of the page's main chart (None: the page has no chart, its text is the
+    point), from the app's page registry (``app/parts/nav.PAGES``, ``chart=``)."""
+    if str(ROOT / "app") not in sys.path:
+        sys.path.insert(0, str(ROOT / "app"))
+    from parts import nav
+    return {p.url: p.chart for p in nav.PAGES}
+
+
+MAIN_CHART = main_charts()
 VIEWPORTS = {"1280x720": (1280, 720), "420x900": (420, 900)}
 
 CHART_TOP_JS = """(key) => {

@@ -1,10 +1,12 @@
 """Exactness: speculative joint == target joint, as an equality of fractions."""
+from functools import partial
+
 import streamlit as st
 
-from parts import animations, cached, memory, plain, presenter, widgets
+from parts import animations, cached, memory, plain, presenter, toy_setup, widgets
 from parts.tokens import md
 from sections import tryit
-from specsim import bounds, exact
+from specsim import bounds, exact, formulas, schemes
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
 from specsim.plots import rounds as plots_rounds
@@ -15,7 +17,7 @@ st.caption("Speculative decoding claims its output has **exactly** the target's 
            "outcome of chained rounds is enumerated in exact fractions and compared (settings in the sidebar).")
 
 with st.sidebar:
-    model = widgets.model_picker("exact")
+    model = toy_setup.pick("exact", context=None).model  # its contexts are chosen beside the charts
     if model is not None:
         memory.remember("exact-n", 3, valid=memory.within(1, 5))
         n_tokens = st.number_input("N: tokens to compare", min_value=1, max_value=5, key="exact-n")
@@ -27,7 +29,8 @@ gamma_list = tuple(range(gammas[0], gammas[1] + 1))
 if not widgets.within_bounds(bounds.check_joint, model, int(n_tokens), gamma_list, len(model.contexts())):
     st.stop()
 
-checks = cached.check_exactness(model.to_json(), int(n_tokens), gamma_list)
+checks = cached.compute(exact.check_exactness, model, int(n_tokens), gamma_list, work=lambda: bounds.exact_work(
+    model, n_tokens=int(n_tokens), schemes=gamma_list, contexts=len(model.contexts())))
 differ = [c for c in checks if not c.exact]
 t1, t2 = st.columns(2)
 with t1:
@@ -74,8 +77,9 @@ with o2:
     round_gamma = st.number_input("γ for the round", min_value=1, max_value=6, key="exact-round-gamma")
 if not widgets.within_bounds(bounds.check_round, model, int(round_gamma)):
     st.stop()
-rd = cached.round_distribution(model.to_json(), round_ctx, int(round_gamma))
-info = cached.exact_vs_iid(model.to_json(), round_ctx, (int(round_gamma),))[0]
+round_work = partial(bounds.exact_work, model, int(round_gamma), rounds=1)
+rd = cached.compute(exact.round_distribution, model, round_ctx, int(round_gamma), work=round_work)
+info = cached.compute(formulas.exact_vs_iid, model, round_ctx, int(round_gamma), work=round_work)
 m1, m2, m3 = st.columns(3)
 m1.metric("distinct outcomes", len(rd.outcomes))
 m2.metric("E[tokens per round], exact", widgets.fmt(rd.expected_tokens), help=f"{float(rd.expected_tokens):.4f}")
@@ -119,7 +123,9 @@ broken = st.selectbox("broken rule", broken_names, key="exact-pitfall",
                       format_func=lambda n: "none" if n is None else
                       pitfalls.DESCRIPTIONS.get(n, {}).get("title") or n)
 if broken is not None and widgets.within_bounds(pitfalls.check_lab, model, gamma, int(n_tokens), [broken]):
-    produced, wanted = cached.pitfall_joints(model.to_json(), context, gamma, int(n_tokens), broken)
+    pit, ran = pitfalls.cases(schemes.as_scheme(gamma), [broken])[0]  # the rule's own drafting mode, as the lab
+    produced, wanted = cached.compute(pitfalls.joints, pit, model, context, ran, int(n_tokens),
+                                      guard=partial(pitfalls.check_lab, model, ran, int(n_tokens), [broken]))
     tv = exact.joint_total_variation(produced, wanted)  # an exact Fraction on a toy model
     st.metric(f"TV(broken rule, intended), N = {n_tokens}", widgets.fmt(tv), help=f"≈ {float(tv):.4f}")
     if tv == 0:

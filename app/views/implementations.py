@@ -5,9 +5,11 @@ Query parameters, read strictly: ``system`` (an entry of the gallery), ``preset`
 A ``system`` or ``preset`` that is not a known name is one ``st.error`` line; a context the model does
 not have and a number out of range are ignored, as on every page.
 """
+from functools import partial
+
 import streamlit as st
 
-from parts import cached, memory, model_editor, plain, presenter, widgets
+from parts import cached, memory, model_editor, plain, presenter, toy_setup, widgets
 from sections import tryit
 from specsim import toy
 from specsim.labs import implementations as impl
@@ -20,18 +22,8 @@ BILLION = 10**9
 SEEN_PRESET = "impl-preset-link"  # the ?preset= value already applied (a link wins once, then the picker)
 
 
-@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
-def gallery(model_json: str, context: tuple, n_tokens: int) -> dict:
-    """Every entry judged on this model and context, proved on the presets (``implementations.table``)."""
-    model = toy.loads_model(model_json)
-    with cached.slot_for(impl.check, model, n_tokens, None, 0):
-        return {r.name: r for r in impl.table(model, context, n_tokens, models=0)}
-
-
-@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
-def next_tokens(model_json: str, context: tuple, n_tokens: int, name: str) -> tuple:
+def next_tokens(model, context: tuple, n_tokens: int, entry) -> tuple:
     """(produced, wanted): the entry's next-N joint on its scheme, and the joint it means to produce."""
-    model, entry = toy.loads_model(model_json), impl.get(name)
     return joints(model, context, impl.scheme_for(entry), entry.rule, n_tokens, entry.target(model))
 
 
@@ -63,11 +55,10 @@ if preset_link is not None and st.session_state.get(SEEN_PRESET) != preset_link:
     st.session_state[model_editor.CHOICE] = st.session_state[SEEN_PRESET] = preset_link  # the link wins once
 
 with st.sidebar:
-    model = widgets.model_picker("impl")
+    raw_ctx = st.query_params.get("context")
+    ctx_link = tuple(raw_ctx.split()) if isinstance(raw_ctx, str) and len(raw_ctx) <= 200 else None
+    model, context, _ = toy_setup.pick("impl", context_link=ctx_link)
     if model is not None:
-        raw_ctx = st.query_params.get("context")
-        ctx_link = tuple(raw_ctx.split()) if isinstance(raw_ctx, str) and len(raw_ctx) <= 200 else None
-        context = widgets.context_picker(model, "impl-ctx", link=ctx_link)
         memory.remember("impl-n", 2, tryit.integer("tokens", 1, 3), valid=lambda n: n in (1, 2, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="impl-n",
                                        help="the TV is over the distribution of the next N tokens"))
@@ -78,12 +69,14 @@ memory.remember("impl-system", NAMES[0], system_link, valid=lambda n: n in NAMES
 name = st.selectbox("system", NAMES, key="impl-system", format_func=lambda n: f"{n} — {impl.get(n).system.split(' (')[0]}")
 entry = impl.get(name)
 with st.spinner("checking the gallery exactly (the first time for this model)…"):
-    reports = gallery(model.to_json(), context, n_tokens)
-    proofs = {n: cached.implementation_proof(n, n_tokens) for n in NAMES}
+    # every entry judged on this model and context, proved on the presets (``implementations.table``)
+    reports = {r.name: r for r in cached.compute(impl.table, model, context, n_tokens, models=0,
+                                                 guard=partial(impl.check, model, n_tokens, None, 0))}
+    proofs = {n: cached.compute(impl.prove, impl.get(n), n_tokens, ttl=None) for n in NAMES}  # parts.warmup's
 r, proof = reports[name], proofs[name]
 exact = verdict(r, proof)
 
-produced, wanted = next_tokens(model.to_json(), context, n_tokens, name)
+produced, wanted = cached.compute(next_tokens, model, context, n_tokens, entry)
 chart, side = st.columns([3, 2])  # the chart beside its verdict: on a projector both are on the first screen
 presenter.chart(plots_rounds.distribution_vs_target(
     sorted(set(produced) | set(wanted)), produced, wanted,

@@ -1,9 +1,10 @@
 """Pitfalls lab: a broken rule against the target, with the exact total variation."""
 import inspect
+from functools import partial
 
 import streamlit as st
 
-from parts import cached, memory, plain, presenter, scheme_picker, widgets
+from parts import cached, memory, plain, presenter, toy_setup, widgets
 from sections import tryit
 from specsim.labs import pitfalls
 from specsim.plots import charts as plots
@@ -22,10 +23,8 @@ st.markdown("Each broken rule is a variant of the same round, run through the ex
             "the one it should produce: an exact fraction, 0 when the output is still the intended one on this model and context.")
 
 with st.sidebar:
-    model = widgets.model_picker("pit")
+    model, context, scheme = toy_setup.pick("pit", scheme=dict(default="chain:2", kinds=("chain", "tree"), max_gamma=4))
     if model is not None:
-        context = widgets.context_picker(model, "pit-ctx")
-        scheme = scheme_picker.scheme_picker("pit", model, "chain:2", kinds=("chain", "tree"), max_gamma=4)
         memory.remember("pit-n", 2, valid=memory.within(1, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="pit-n"))
 if model is None or scheme is None or not widgets.within_bounds(pitfalls.check_lab, model, scheme, n_tokens):
@@ -40,7 +39,8 @@ with widgets.chart_first_on_phone("pit"):  # the chart beside the rule and its n
 name = controls.selectbox("rule", names, key="pit-rule", format_func=title,
                           help="every broken rule for this scheme, and the correct one to compare")
 pit, ran = pitfalls.cases(scheme, [name])[0]  # ``ran``: the scheme as the lab runs this rule (its drafting mode)
-lab = {r.name: r for r in cached.pitfall_lab(model.to_json(), context, scheme.name, n_tokens)}
+lab = {r.name: r for r in cached.compute(pitfalls.run_lab, model, context, scheme, n_tokens,
+                                         guard=partial(pitfalls.check_lab, model, scheme, n_tokens))}
 result, correct = lab[name], lab["correct"]
 
 controls.metric(f"TV to the intended distribution (N = {n_tokens})", plots.exact_dec(result.total_variation),
@@ -50,7 +50,8 @@ controls.metric("E[tokens per round]", plots.exact_dec(result.expected_tokens),
                 f"{float(result.expected_tokens - correct.expected_tokens):+.3f} vs the correct rule", delta_color="off", help=f"≈ {float(result.expected_tokens):.4f}")
 controls.metric("still exact?", "yes ✓" if result.exact else "no ✗")
 
-produced, wanted = cached.pitfall_joints(model.to_json(), context, scheme.name, n_tokens, name)
+produced, wanted = cached.compute(pitfalls.joints, pit, model, context, ran, n_tokens,
+                                  guard=partial(pitfalls.check_lab, model, ran, n_tokens, [name]))
 outcomes = sorted(set(produced) | set(wanted))
 presenter.chart(plots_rounds.distribution_vs_target(
     outcomes, produced, wanted,

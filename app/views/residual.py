@@ -3,7 +3,7 @@ import inspect
 
 import streamlit as st
 
-from parts import animations, memory, model_editor, plain, presenter, widgets
+from parts import animations, memory, model_editor, plain, presenter, toy_setup, widgets
 from sections import tryit
 from specsim import rows, rule, toy
 from specsim.views.glossary import label_help
@@ -28,7 +28,7 @@ def examples(model) -> dict:
 
 
 with st.sidebar:
-    model = widgets.model_picker("res")
+    model = toy_setup.pick("res", context=None).model  # the rows' context is chosen where they are promoted
 EXAMPLES = examples(model)
 
 

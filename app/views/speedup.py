@@ -1,7 +1,9 @@
 """Speedup: (1 − α^(γ+1)) / ((1 − α)(γc + 1)) against γ, the best γ over α and c."""
+from functools import partial
+
 import streamlit as st
 
-from parts import animations, cached, memory, plain, presenter, widgets
+from parts import animations, cached, memory, plain, presenter, toy_setup, widgets
 from sections import tryit
 from specsim import bounds, formulas
 from specsim.views.glossary import label_help
@@ -12,7 +14,7 @@ from specsim.plots import charts as plots
 def best_gamma_map(max_gamma: int, mark: tuple):
     """The two maps of the best γ over α and c, marked at ``mark``: built once per server and
     shared, read-only, by every session (plotly validates both grids each time it builds them)."""
-    grid = cached.best_gamma_grid(max_gamma)
+    grid = cached.compute(formulas.best_gamma_grid, max_gamma=max_gamma, max_entries=16, ttl=None)  # parts.warmup's
     return plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
                                      mark=mark, max_gamma=max_gamma)
 
@@ -41,7 +43,7 @@ max_gamma = int(controls.number_input("largest γ searched", 1, 64, key="sp-max"
                                      help=label_help("largest γ searched")))
 alpha, cost = widgets.exact_decimal(alpha_f, "α"), widgets.exact_decimal(cost_f, "c")
 
-curve = cached.speedup_curve(alpha, cost, max_gamma)
+curve = cached.compute(formulas.speedup_curve, alpha, cost, max_gamma, max_entries=256, ttl=None)
 verdict = formulas.best_gamma_verdict(alpha, cost, max_gamma)
 best_g, best_s, kind = verdict["gamma"], verdict["speedup"], verdict["kind"]
 with chart:
@@ -80,19 +82,14 @@ for table in formulas.speedup_tables(max_gamma=max_gamma):
 st.subheader("A real (non-i.i.d.) toy model against the formula")
 st.markdown("In a toy model α depends on the context, so acceptances are not i.i.d. The exact engine "
             "gives the true expected tokens per round; the formula uses α of the first position.")
-e1, e2, e3 = st.columns(3)
-with e1:
-    model = widgets.model_picker("sp")
+model, context, top = toy_setup.pick("sp", where=st.columns(3), gamma=toy_setup.Gamma(
+    "γ up to", 1, 6, 5, name="top", help=label_help("γ up to")))
 if model is None:
     st.stop()
-with e2:
-    context = widgets.context_picker(model, "sp-ctx")
-with e3:
-    memory.remember("sp-top", 5, valid=memory.within(1, 6))
-    top = int(st.number_input("γ up to", 1, 6, key="sp-top", help=label_help("γ up to")))
 if not widgets.within_bounds(bounds.check_round, model, top):
     st.stop()
-results = cached.exact_vs_iid(model.to_json(), context, tuple(range(1, top + 1)))
+results = [cached.compute(formulas.exact_vs_iid, model, context, g, work=partial(bounds.exact_work, model, g, rounds=1))
+           for g in range(1, top + 1)]
 presenter.chart(plots.expected_tokens_curve(
     [r["gamma"] for r in results], [r["expected_tokens"] for r in results],
     [r["iid_expected_tokens"] for r in results],

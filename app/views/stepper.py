@@ -13,9 +13,9 @@ for ``chain:3``).
 """
 import streamlit as st
 
-from parts import animations, cached, memory, presenter, scheme_picker, stepper, widgets
+from parts import animations, cached, memory, presenter, scheme_picker, stepper, toy_setup, widgets
 from sections import tryit
-from specsim import bounds
+from specsim import bounds, exact
 from specsim.plots import rounds as plots_rounds
 from specsim.views import replay
 
@@ -29,13 +29,12 @@ st.caption("Seeded rounds, one event at a time: press **Next step** or **Play**;
            "and what a round does is told below the chart.")
 
 with st.sidebar:
-    model = widgets.model_picker(KEY)
+    wanted = st.query_params.get("context")  # ?context=a&scheme=chain:3 (a context the model lacks is ignored)
+    every = scheme_picker.every_family("chain", "block", "confidence", "tree", "dynamic")  # a new one too
+    model, context, scheme = toy_setup.pick(KEY, context="start context",
+                                            context_link=tuple(wanted.split(" ")) if isinstance(wanted, str) else None,
+                                            scheme=dict(default="chain:3", kinds=every, max_gamma=MAX_GAMMA))
     if model is not None:
-        wanted = tryit.choice("context", [" ".join(c) for c in model.contexts()])  # ?context=a&scheme=chain:3
-        context = widgets.context_picker(model, f"{KEY}-ctx", label="start context",
-                                         link=tuple(wanted.split(" ")) if wanted else None)
-        every = scheme_picker.every_family("chain", "block", "confidence", "tree", "dynamic")  # a new one too
-        scheme = scheme_picker.scheme_picker(KEY, model, "chain:3", kinds=every, max_gamma=MAX_GAMMA)
         memory.remember(f"{KEY}-seed", 0, tryit.integer("seed", 0, 2**31 - 1), valid=memory.within(0, 2**31 - 1))
         seed = int(st.number_input("seed", 0, 2**31 - 1, key=f"{KEY}-seed"))
         memory.remember(f"{KEY}-speed", 0.6, valid=memory.among(SPEEDS))
@@ -47,7 +46,8 @@ if model is None or scheme is None:
 
 def expected_tokens(ctx, played):
     """The exact engine's E[tokens per round] of the scheme ``played`` from ``ctx``, cached by the model's state."""
-    return cached.expected_tokens(model.to_json(), model.state(ctx), played.name)
+    return cached.compute(exact.round_distribution, model, model.state(ctx), played,
+                          work=lambda: bounds.exact_work(model, played, rounds=1)).expected_tokens
 
 
 def tokens_per_pass(s: dict) -> None:

@@ -12,7 +12,7 @@ scheme with their exact drafting cost, then Sequoia's best static tree for the b
 """
 import streamlit as st
 
-from parts import memory, plain, presenter, scheme_picker, stepper, widgets
+from parts import memory, plain, presenter, stepper, toy_setup, widgets
 from sections import tree_gpt_section, trees_schemes_section, tryit
 from specsim.plots import tree as plots_tree
 from specsim.views import tree_view
@@ -27,10 +27,9 @@ st.caption("A tree round played event by event, block against token-wise verific
 
 params = st.query_params
 with st.sidebar:
-    model = widgets.model_picker(KEY)
+    model, context, scheme = toy_setup.pick(KEY, scheme=dict(default="tree:2,2,1",
+                                                              kinds=("tree", "dynamic", "confidence")))
     if model is not None:
-        context = widgets.context_picker(model, f"{KEY}-ctx")
-        scheme = scheme_picker.scheme_picker(KEY, model, "tree:2,2,1", kinds=("tree", "dynamic", "confidence"))
         memory.remember(f"{KEY}-seed", 0, widgets.query_int(params.get("seed"), 0, SEED_MAX),
                         valid=memory.within(0, SEED_MAX))
         seed = int(st.number_input("seed", 0, SEED_MAX, key=f"{KEY}-seed"))

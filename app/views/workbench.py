@@ -1,10 +1,10 @@
 """Rule workbench: a family of rules on sliders, the exact TV and tokens per round, live."""
 import streamlit as st
 
-from parts import cached, heavy, memory, presenter, widgets
+from parts import cached, memory, presenter, toy_setup, widgets
 from parts.tokens import md_tokens
 from sections import tryit
-from specsim import bounds, toy
+from specsim import bounds
 from specsim.labs import family
 from specsim.plots import family as plots_family
 
@@ -20,20 +20,15 @@ f1.latex(r"a(x) = \min\left(1, \left(\tfrac{p(x)}{q(x)}\right)^{\beta}\right)")
 f2.latex(r"m = \lambda\, r + (1 - \lambda)\, p")
 
 
-@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
-def _grid(model_json: str, context: tuple, gamma: int, n_tokens: int, bonus: bool, comparison: str):
-    model = toy.loads_model(model_json)
+def _grid(model, context: tuple, gamma: int, n_tokens: int, bonus: bool, comparison: str):
     cells = len(family.BETAS) * len(family.LAMBDAS)
-    with heavy.exact_slot(bounds.exact_work(model, gamma, n_tokens, rounds=2 * cells, rules=cells)):
-        return family.grid(model, context, gamma, n_tokens, bonus, comparison)
+    return cached.compute(family.grid, model, context, gamma, n_tokens, bonus, comparison,
+                          work=lambda: bounds.exact_work(model, gamma, n_tokens, rounds=2 * cells, rules=cells))
 
 
 with st.sidebar:
-    model = widgets.model_picker("wb")
+    model, context, gamma = toy_setup.pick("wb", gamma=toy_setup.Gamma("γ: draft length", 1, 4, 2))
     if model is not None:
-        context = widgets.context_picker(model, "wb-ctx")
-        memory.remember("wb-gamma", 2, valid=memory.within(1, 4))
-        gamma = int(st.number_input("γ: draft length", 1, 4, key="wb-gamma"))
         memory.remember("wb-n", 2, valid=memory.within(1, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="wb-n"))
 cells = len(family.BETAS) * len(family.LAMBDAS)
@@ -57,9 +52,9 @@ comparison = controls.radio("keep the draft when", family.COMPARISONS, horizonta
                             format_func=lambda c: f"u {c} a(x)")
 
 rule = family.RuleFamily(beta, lam, bonus, comparison)
-rows = _grid(model.to_json(), context, gamma, n_tokens, bonus, comparison)
+rows = _grid(model, context, gamma, n_tokens, bonus, comparison)
 mine = next(r for r in rows if (r["beta"], r["lam"]) == (beta, lam))
-correct = next(r for r in _grid(model.to_json(), context, gamma, n_tokens, True, "<")
+correct = next(r for r in _grid(model, context, gamma, n_tokens, True, "<")
                if (r["beta"], r["lam"]) == family.EXACT_POINT)
 
 with chart:
