@@ -6,13 +6,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from specsim.exact import check_exactness  # noqa: E402
-from specsim.gpt import api  # noqa: E402
+from specsim.gpt import api, specs  # noqa: E402
 from specsim.gpt.decode import Sampling, speculative_generate  # noqa: E402
 from specsim.gpt.api import make_drafter  # noqa: E402
 from specsim.gpt.drafters import LookupDrafter, parse_spec  # noqa: E402
 from specsim.toy import ToyModel, load_model  # noqa: E402
 
-SPECS = ["distilled", "trained", "lookup:3", "early-exit:2", "early-exit:2+head"]
+SPECS = list(specs.gallery())  # every drafter the registry offers (specsim.gpt.specs.DRAFTERS)
 PROMPT = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n\ndef "
 
 

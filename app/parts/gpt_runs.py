@@ -16,10 +16,10 @@ from typing import NamedTuple
 import streamlit as st
 
 from parts import heavy
-from specsim.gpt.specs import GALLERY
+from specsim.gpt.specs import gallery
 
 MAX_PAIRS, MAX_RUNS = 3, 16
-DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": GALLERY[0],
+DEFAULTS = {"gpt-prompt": "def ", "gpt-n": 80, "gpt-gamma": 4, "gpt-temp": 1.0, "gpt-draft": gallery()[0],
             "gpt-device": "auto", "gpt-seed": 0, "gpt-kind": "chain", "gpt-shape": "2,2,1", "gpt-drafts": "iid",
             "gpt-budget": 6, "gpt-depth": 3, "gpt-topk": 2, "gpt-dtype": "float32"}  # the page's settings as it opens
 

@@ -31,11 +31,11 @@ st.caption("A character-level GPT **target** and a much smaller **drafter** run 
 with st.spinner("Loading PyTorch and the tiny GPT page…"):  # seconds on a fresh server: shown, not blank
     from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section
     from specsim import schemes
-    from specsim.gpt.specs import GALLERY as GALLERY_DRAFTERS
+    from specsim.gpt import specs
     from specsim.plots import gpt as plots_gpt
 
 KINDS = {"chain": "chain", "block": "block", "tree": "tree", "dynamic": "dynamic tree"}  # every scheme the decoder runs
-CHOICES = {"gpt-kind": list(KINDS), "gpt-drafts": ["iid", "distinct"], "gpt-draft": list(GALLERY_DRAFTERS),
+CHOICES = {"gpt-kind": list(KINDS), "gpt-drafts": ["iid", "distinct"], "gpt-draft": list(specs.gallery()),
            "gpt-device": ["auto", "cpu", "cuda"], "gpt-dtype": ["float32", "bfloat16"]}
 RANGES = {"gpt-n": (8, 400), "gpt-gamma": (1, 8), "gpt-budget": (1, 16), "gpt-depth": (1, 8), "gpt-topk": (1, 8),
           "gpt-temp": (0.0, 2.0), "gpt-seed": (0, 2**31 - 1)}
@@ -60,14 +60,7 @@ with st.sidebar:  # the generated text and its chart fill the first screen
         depth = st.number_input("depth (levels grown)", 1, 8, key="gpt-depth")
         topk = st.number_input("top-k per expanded node", 1, 8, key="gpt-topk",
                                help="each expanded node's most probable tokens")
-    draft = st.selectbox("drafter", list(GALLERY_DRAFTERS), key="gpt-draft",
-                         help="distilled: a small GPT trained to match the target's p; trained: the same small GPT "
-                              "trained on the corpus alone; eagle: one narrow layer reading the target's own last "
-                              "hidden state and the next character's embedding, read out through the target's "
-                              "final norm and head (EAGLE); lookup:3: prompt lookup (copies what followed the last "
-                              "3 characters earlier in the text; no model); early-exit:2: the target's first 2 "
-                              "layers with its final norm and head; early-exit:2+head: the same layers with a "
-                              "small trained exit head")
+    draft = st.selectbox("drafter", CHOICES["gpt-draft"], key="gpt-draft", help=specs.page_help())  # the registry's
     prompt = st.text_area("prompt", key="gpt-prompt", height=80,
                           help="newline and printable ASCII; Ctrl+Enter (or leaving the box) applies it")
     n_tokens = st.slider("characters to generate", 8, 400, key="gpt-n",
@@ -154,7 +147,7 @@ presenter.chart(plots_gpt.tokens_per_round([len(r.emitted) for r in gen.rounds],
                                           scheme.depth), key="gpt-rounds", where=chart_slot)
 _, result = at_the_boundary(lambda: gpt_runs.run(choice, prompt, n_tokens, scheme.name, temperature, seed))
 gen = result.generation
-if not scheme.plain:  # the i.i.d. formula, c and v are a chain's: another scheme's numbers stand alone
+if scheme.chain_gamma is None:  # the i.i.d. formula, c and v are chain:γ's: another scheme's numbers stand alone
     gpt_numbers_section.show_other(gen, result, n_tokens, pair.device)
     gpt_round_section.show(gen, vocab)
     gallery_section.show(device)

@@ -17,13 +17,15 @@ from . import gpt_hf_cmds, selfcheck_cmds
 from .common import (GAMMAS_HELP, SHORTHAND, TEMPERATURE_HELP, UsageError, add_scheme_option, add_shorthand_options,
                      budget, inert, gamma_arg, gammas_arg, int_in_range, max_work_arg, num, print_json, report,
                      scheme_from_args, seed_arg, table, temperature_arg, top_p_arg)
+from ..gpt import specs
 from ..gpt.specs import parse_spec
 
 MAX_TOKENS = 4096
-DRAFT_HELP = ("drafter: distilled, trained, eagle (one narrow layer on the target's features), lookup:N (prompt "
-              "lookup), early-exit:K (target's first K layers) or early-exit:K+head (the same with a trained exit "
-              "head); "
-              "with --target, the drafter's checkpoint directory")
+
+
+def draft_help() -> str:
+    """--draft's help: every registered drafter (``specs.DRAFTERS``), read when the parser is built."""
+    return f"drafter: {specs.draft_help()}; with --target, the drafter's checkpoint directory"
 
 
 def draft_arg(text: str) -> str:
@@ -108,7 +110,7 @@ def _register_generate(sub) -> None:
     g.add_argument("--plain", action="store_true", help="plain decoding with the target only")
     g.add_argument("--order", choices=["dfs", "bfs"], default="dfs",
                    help="how a draft tree is flattened for its verify pass (default dfs; the tokens do not change)")
-    g.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    g.add_argument("--draft", type=draft_arg, default="distilled", help=draft_help())
     gpt_hf_cmds.add_pair_args(g)
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     add_dtype_option(g)
@@ -133,7 +135,7 @@ def _register_bench(sub) -> None:
                    help=f"held-out prompts decoded by the gamma bench and --profile (default {BENCH_PROMPTS}, at most "
                         f"{BENCH_MAX_PROMPTS}; the first ones stay the same): more text pins down tokens per round, "
                         "and so the best gamma; the time grows in proportion")
-    b.add_argument("--draft", type=draft_arg, default="distilled", help=DRAFT_HELP)
+    b.add_argument("--draft", type=draft_arg, default="distilled", help=draft_help())
     gpt_hf_cmds.add_pair_args(b)
     b.add_argument("--peer", choices=["hf"], default=None,
                    help="hf: specsim plain and speculative against transformers' generate and assisted generation "
@@ -334,7 +336,7 @@ def cmd_generate(args) -> int:
     if g.mode == "plain":
         print(f"plain: {len(g.tokens)} tokens, {g.target_passes} target passes")
     else:
-        what = g.scheme + (f" ({args.order})" if scheme.ordered else "") + (
+        what = g.scheme + (f" ({args.order})" if scheme.draft_modes else "") + (
             f", rule {args.rule}" if args.rule != "correct" else "")
         print(f"{what}: {len(g.tokens)} tokens in {g.target_passes} target passes "
               f"({num(len(g.tokens) / g.target_passes, 'decimal', 2)} per pass), alpha {num(g.alpha, 'decimal', 3)}")

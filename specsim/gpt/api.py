@@ -25,40 +25,60 @@ import torch
 
 from . import decode
 from .decode import Generation, Sampling
-from .drafters import Drafter, EarlyExit, LookupDrafter, ModelDrafter, SharedExitDrafter, parse_spec
-from .eagle import Eagle, EagleDrafter
+from . import specs
+from .drafters import Drafter, ModelDrafter, parse_spec
 from .specs import rule_and_scheme
 from .model import GPT
 from .tokenizer import CharTokenizer
 from .weights import load_eagle, load_exit_heads, load_gpt, read_manifest
 
-DRAFTS = {"distilled": "draft_distilled", "trained": "draft_trained"}  # the shipped small drafters
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}  # the target's number formats (``load_pair``)
+
+
+class Shelf:
+    """The shipped weights a drafter's build asks for (``specs.DrafterEntry.build``): loaded on demand and
+    cached per device, directory and dtype, or, with ``given``, only those given (``make_drafter``)."""
+
+    def __init__(self, device: str = "cpu", weights_dir=None, dtype: str = "float32", given: dict | None = None):
+        self.device, self.weights_dir, self.dtype, self.given = device, weights_dir, dtype, given
+
+    def small(self, name: str) -> GPT:
+        """The shipped small GPT ``name`` (the weights ``draft_<name>``), in float32 (see ``load_pair``)."""
+        if self.given is None:
+            return _model(f"draft_{name}", self.device, self.weights_dir)
+        if not self.given.get("small") or name not in self.given["small"]:
+            raise ValueError(f"the {name} drafter is not loaded")
+        return self.given["small"][name]
+
+    def exit_head(self, k: int):
+        """The trained exit head after the target's block K, in the target's dtype."""
+        heads = _exit_heads(self.device, self.weights_dir, self.dtype) if self.given is None \
+            else self.given.get("exit_heads")
+        if not heads or k not in heads:
+            raise ValueError(f"no trained exit head for K = {k} is loaded")
+        return heads[k]
+
+    def eagle(self):
+        """The trained ``EagleLayer``, in float32 (it casts what it reads)."""
+        if self.given is None:
+            return load_eagle(self.weights_dir, torch.device(self.device))
+        if self.given.get("eagle") is None:
+            raise ValueError("the eagle drafter is not loaded")
+        return self.given["eagle"]
+
+
+def build_drafter(spec: str, target, shelf: Shelf) -> Drafter:
+    """The drafter named by ``spec`` on ``target``, built as its registry entry says (``specs.DRAFTERS``)."""
+    parsed = specs.parse(spec)
+    return specs.DRAFTERS[parsed.name].builder()(parsed, target, shelf)
 
 
 def make_drafter(spec: str, target, small_models: dict | None = None, exit_heads: dict | None = None,
                  eagle=None) -> Drafter:
     """The drafter named by ``spec`` on ``target``; ``small_models`` maps 'distilled' /
     'trained' to loaded GPTs, ``exit_heads`` K to trained ``ExitHead``s and ``eagle``
-    is the trained ``EagleLayer`` (``specsim.gpt.api.load_pair`` passes them)."""
-    kind, n = parse_spec(spec)
-    if kind == "eagle":
-        if eagle is None:
-            raise ValueError("the eagle drafter is not loaded")
-        return EagleDrafter(Eagle(target, eagle).eval())
-    if kind == "lookup":
-        return LookupDrafter(n, target.config.vocab_size, target.wte.weight.device)
-    if kind.startswith("early-exit"):
-        head = None
-        if kind == "early-exit+head":
-            EarlyExit(target, n)  # the one-line error for a K out of range comes first
-            if not exit_heads or n not in exit_heads:
-                raise ValueError(f"no trained exit head for K = {n} is loaded")
-            head = exit_heads[n]
-        return SharedExitDrafter(EarlyExit(target, n, head).eval(), spec)
-    if not small_models or kind not in small_models:
-        raise ValueError(f"the {kind} drafter is not loaded")
-    return ModelDrafter(small_models[kind], kind)
+    is the trained ``EagleLayer`` (nothing else is loaded: ``load_pair`` loads what a spec needs)."""
+    return build_drafter(spec, target, Shelf(given={"small": small_models, "exit_heads": exit_heads, "eagle": eagle}))
 
 
 class DeviceError(ValueError):
@@ -90,10 +110,11 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 class GPTModels:
     """The loaded target and drafter (torch modules) and their tokenizer.
 
-    ``draft_name`` is a drafter spec (``specsim.gpt.drafters``): ``distilled``,
-    ``trained``, ``lookup:N`` or ``early-exit:K``. ``draft`` is its model (a
+    ``draft_name`` is a drafter spec (``specsim.gpt.specs.DRAFTERS``): ``distilled``,
+    ``trained``, ``lookup:N``, ``early-exit:K``, ... ``draft`` is its model (a
     small GPT, or the target's first K layers), None for model-free lookup;
-    ``drafter()`` gives a fresh ``Drafter`` for one generation.
+    ``drafter()`` gives a fresh ``Drafter`` for one generation (``prototype.fresh()``;
+    a pair without a prototype, two checkpoints of your own, drafts with its model).
 
     Not a ``specsim.pair.ModelPair`` (it has no p(context) / q(context)): the
     exact engine takes ``specsim.gpt.exact_adapter.GPTPair``, built from it.
@@ -103,7 +124,8 @@ class GPTModels:
     draft: GPT | None
     tokenizer: CharTokenizer
     device: torch.device
-    draft_name: str  # a drafter spec: distilled, trained, lookup:N, early-exit:K
+    draft_name: str  # a drafter spec: distilled, trained, lookup:N, early-exit:K, ...
+    prototype: Drafter | None = None  # the drafter built for the spec; None: a ModelDrafter on ``draft``
 
     @property
     def vocab(self) -> str:
@@ -114,13 +136,9 @@ class GPTModels:
         return min([self.target.config.block_size] + ([self.draft.config.block_size] if self.draft else []))
 
     def drafter(self) -> Drafter:
-        if self.draft is None:
-            return make_drafter(self.draft_name, self.target)
-        if self.draft_name.startswith("early-exit"):
-            return SharedExitDrafter(self.draft, self.draft_name)
-        if self.draft_name == "eagle":
-            return EagleDrafter(self.draft)
-        return ModelDrafter(self.draft, self.draft_name)
+        if self.prototype is None:
+            return ModelDrafter(self.draft, self.draft_name)
+        return self.prototype.fresh()
 
 
 @functools.lru_cache(maxsize=8)
@@ -136,14 +154,9 @@ def _exit_heads(device: str, weights_dir, dtype: str = "float32"):
 @functools.lru_cache(maxsize=16)
 def _load(draft: str, device: str, weights_dir, dtype: str = "float32") -> GPTModels:
     target = _model("target", device, weights_dir, dtype)
-    kind, _ = parse_spec(draft)
-    small = {kind: _model(DRAFTS[kind], device, weights_dir)} if kind in DRAFTS else None  # float32: see load_pair
-    heads = _exit_heads(device, weights_dir, dtype) if kind == "early-exit+head" else None  # the target's layers
-    eagle = load_eagle(weights_dir, torch.device(device)) if kind == "eagle" else None  # float32, reads casts
-    d = make_drafter(draft, target, small, heads, eagle)
-    model = getattr(d, "model", None)
+    d = build_drafter(draft, target, Shelf(device, weights_dir, dtype))  # loads the weights its entry asks for
     vocab = read_manifest(weights_dir)["vocab"]
-    return GPTModels(target, model, CharTokenizer(vocab), torch.device(device), draft)
+    return GPTModels(target, d.own_model(), CharTokenizer(vocab), torch.device(device), draft, d)
 
 
 def load_pair(draft: str = "distilled", device: str = "auto", weights_dir=None, dtype: str = "float32") -> GPTModels:

@@ -204,7 +204,7 @@ def batch_generate(target: GPT, draft: GPT | None, prompts, n_tokens: int, gamma
     check_batch(len(prompts), gamma, n_tokens, [len(p) for p in prompts],
                 min(m.config.block_size for m in models))
     scheme = as_scheme(scheme if scheme is not None else gamma) if gamma else None
-    if scheme is not None and (not scheme.fixed_gamma or scheme.gamma != gamma):
+    if scheme is not None and scheme.iid_gamma != gamma:  # a chain or a block of γ drafts every round
         raise ValueError(f"batched decoding runs a chain or block of γ = {gamma} drafts, not {scheme.name}")
     B, device = len(prompts), target.wte.weight.device
     rngs = [toy_sampling.make_rng(seed + b) for b in range(B)]

@@ -185,8 +185,7 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
     ctx = Context([target], prompt_ids, device, window=drafter.window)
     scheme.check_window(ctx.window)  # a round fits in half the window (slides keep the other half)
     need = scheme.round_positions() + 1  # the last token, and what the round adds
-    if hasattr(drafter, "attach"):  # early exit shares the target's cache
-        drafter.attach(ctx.caches[0])
+    drafter.attach(ctx.caches[0])  # early exit shares the target's cache (others ignore it)
     drafter.start(ctx.view)
     watch.prefilled(since)
     passes_before = drafter.passes
@@ -209,8 +208,8 @@ def speculative_generate(target, draft, prompt_ids, n_tokens: int, scheme=4, sam
 
 def verify_pass(target, idx, cache, drafter, **layout) -> tuple:
     """The target's pass over [last, drafts]: (logits (1, T, V), and its final hidden states (1, T, C)
-    if the drafter reads them (``features``: the EAGLE drafter), else None)."""
-    if hasattr(drafter, "features"):
+    if the drafter reads them (``reads_features``: the EAGLE drafter), else None)."""
+    if drafter.reads_features():
         return target(idx, cache, hidden=True, **layout)
     return target(idx, cache, **layout), None
 
@@ -224,7 +223,7 @@ def one_round(target, drafter, ctx, scheme, sampling, rng, rule=CORRECT, crop=Tr
     stamps = [clock()] if clock else None
     t_cache = ctx.caches[0]
     n, last = t_cache.length, int(ctx.pending)
-    d_len = lambda: getattr(getattr(drafter, "cache", None), "length", None)  # noqa: E731
+    d_len = drafter.cache_length
     start = {"target": n, "draft": d_len()}
     # step 1: draft the whole layout, the scheme's draws on the drafter's rows
     d = part.draft(drafter, ctx, sampling, rng, rule)

@@ -52,6 +52,7 @@ engine on a toy model whose q rows are one-hot.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import torch
@@ -59,11 +60,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .model import one_position
-from .specs import GALLERY, SPECS, parse_spec  # noqa: F401  (the names, without torch)
+from .specs import parse_spec  # noqa: F401  (the names, without torch)
 
 
 class Drafter:
-    """The interface: ``start``, ``budget``, ``row``, ``done``, ``keep``; ``window``, ``name``, ``passes``.
+    """The interface the decoder takes: every capability a method with a default, so a new drafter
+    overrides only what it does (``row`` at least) and the decoder never asks what a drafter is.
 
     ``ids`` is always the whole sequence so far (prompt, possibly slid, plus
     the generated tokens); its last token is the one the target scores next.
@@ -71,11 +73,15 @@ class Drafter:
     ``ids``, then ``row(ids, path)`` after each drafted token in turn (a
     chain's path grows by one token per call). The draws themselves are the
     scheme's (``specsim.schemes``), on the host.
+
+    A drafter is declared once, in ``specsim.gpt.specs.DRAFTERS`` (its name, parameter, help, how it is
+    built, whether it drafts a tree, whether the page offers it).
     """
 
-    name = "drafter"
+    name = "drafter"  # its spec as written (``lookup:3``): the registry entry it belongs to
     window = 10**9  # positions the drafter can hold (a model's context window)
     model_free = False
+    passes = 0  # the drafter's model passes so far (a model-free drafter makes none)
 
     def start(self, ids: list) -> None:
         """(Re)start on ``ids``: at the beginning and after the window slid."""
@@ -95,6 +101,37 @@ class Drafter:
         """After verification: the first ``kept`` positions of ``ids`` are final
         (prefix, last token, accepted drafts); ``ids`` now ends with the closing token."""
 
+    def attach(self, cache) -> None:
+        """Handed the target's KV cache before the first round (a drafter that shares it: early exit)."""
+
+    def reads_features(self) -> bool:
+        """Whether the verify pass must also return the target's final hidden states (then ``features``)."""
+        return False
+
+    def features(self, ids: list, h: torch.Tensor) -> None:
+        """After step 6, when ``reads_features()``: the target's final hidden states ``h`` (k, C) of the
+        last k kept positions of ``ids[:-1]`` (the EAGLE drafter)."""
+
+    def own_cache(self) -> "Drafter":
+        """This drafter with a cache of its own, as the tree decoder needs one (early exit shares the
+        target's in a chain); the tree decoder drafts with a ``ModelDrafter`` only."""
+        return self
+
+    def own_model(self):
+        """Its torch model (``GPTModels.draft``: a small GPT, the target's first K layers, the EAGLE
+        layer over the target), or None for a model-free drafter."""
+        return None
+
+    def cache_length(self) -> int | None:
+        """Positions in its KV cache (the trace's cache lengths), or None without a cache."""
+        return None
+
+    def fresh(self) -> "Drafter":
+        """A new drafter like this one, on the same model, for one generation (``GPTModels.drafter``).
+        The default is a shallow copy: override it when the drafter keeps state that ``start`` does not
+        reset."""
+        return copy.copy(self)
+
 
 def _one_hot(token: int, vocab_size: int, device) -> torch.Tensor:
     q = torch.zeros(vocab_size, device=device)  # (V,)
@@ -113,6 +150,15 @@ class ModelDrafter(Drafter):
         self.fed = 0  # ids[:fed] are in the cache (or deliberately skipped, crop=False)
         self.passes = 0
         self.step = one_position(model)  # one position without the forward pass's host costs
+
+    def own_model(self):
+        return self.model
+
+    def cache_length(self):
+        return self.cache.length
+
+    def fresh(self):
+        return type(self)(self.model, self.name)
 
     def start(self, ids):
         self.cache.reset()
@@ -200,6 +246,15 @@ class SharedExitDrafter(Drafter):
     def attach(self, cache) -> None:
         self.cache = cache
 
+    def own_model(self):
+        return self.model
+
+    def cache_length(self):
+        return None if self.cache is None else self.cache.length
+
+    def fresh(self):
+        return SharedExitDrafter(self.model, self.name)
+
     def start(self, ids):
         if self.cache is None:
             raise ValueError("a shared-cache drafter needs the target's cache: call attach() first")
@@ -231,6 +286,9 @@ class LookupDrafter(Drafter):
         self.n, self.vocab_size, self.device = n, vocab_size, device
         self.name, self.passes = f"lookup:{n}", 0
 
+    def fresh(self):
+        return LookupDrafter(self.n, self.vocab_size, self.device)
+
     def propose_ids(self, ids: list, gamma: int) -> list:
         for n in range(min(self.n, len(ids) - 1), 0, -1):
             tail = ids[-n:]
@@ -245,6 +303,25 @@ class LookupDrafter(Drafter):
 
     def row(self, ids, path, sampling):
         return _one_hot(self.proposal[len(path)], self.vocab_size, self.device)  # q: mass 1 on the proposal
+
+
+def build_small(spec, target, shelf) -> ModelDrafter:
+    """``distilled`` and ``trained``: the shipped small GPT of that name (``specs.DRAFTERS``)."""
+    return ModelDrafter(shelf.small(spec.name), spec.name)
+
+
+def build_lookup(spec, target, shelf) -> LookupDrafter:
+    """``lookup:N``: prompt lookup over the last N tokens, q one-hot in the target's vocabulary."""
+    return LookupDrafter(spec.n, target.config.vocab_size, target.wte.weight.device)
+
+
+def build_early_exit(spec, target, shelf) -> SharedExitDrafter:
+    """``early-exit:K`` (the target's final norm and head) and ``early-exit:K+head`` (a trained exit head)."""
+    head = None
+    if spec.name == "early-exit+head":
+        EarlyExit(target, spec.n)  # the one-line error for a K out of range comes first
+        head = shelf.exit_head(spec.n)
+    return SharedExitDrafter(EarlyExit(target, spec.n, head).eval(), spec.text)
 
 
 def as_drafter(draft) -> Drafter:

@@ -273,6 +273,9 @@ class EagleDrafter(ModelDrafter):
     def __init__(self, model: Eagle, name: str = "eagle"):
         super().__init__(model, name)
 
+    def reads_features(self) -> bool:
+        return True
+
     def start(self, ids):
         self.cache.reset()
         f = self.model.features(ids[:-1])  # (L - 1, C): positions 0 .. L - 2
@@ -296,6 +299,11 @@ class EagleDrafter(ModelDrafter):
         self.cache.crop(real)
         self.fed = real
         self.cache.queue = h  # the next feed, ids[real:], reads them
+
+
+def build_eagle(spec, target, shelf) -> EagleDrafter:
+    """``eagle``: the shipped EAGLE layer over ``target`` (``specs.DRAFTERS``)."""
+    return EagleDrafter(Eagle(target, shelf.eagle()).eval())
 
 
 class EagleStep:

@@ -36,9 +36,8 @@ from . import api
 from .measure import bench
 from .train import corpus
 from .decode import plain_generate, speculative_generate
-from .specs import GALLERY
+from . import specs
 
-DEFAULT_DRAFTERS = GALLERY
 MAX_GAMMA = 8
 PROMPT_CHARS = 148  # a repetitive prompt's most characters: it, 100 tokens and a round's drafts fit 256
 STARTS = ("def ", "class ", "if ", "for ", "while ", "with ", "try:")
@@ -154,13 +153,15 @@ def run_set(pairs: dict, prompts: list, n_tokens: int, gamma: int, temperature: 
     return rows
 
 
-def gallery(drafters=DEFAULT_DRAFTERS, sets=("heldout", "repetitive"), n_tokens: int = 100,
+def gallery(drafters=None, sets=("heldout", "repetitive"), n_tokens: int = 100,
             gamma: int = 4, temperature: float = 1.0, repeats: int = 3, seed: int = 0,
             device: str = "cpu", n_prompts: int | None = None, progress=None) -> dict:
     """The whole gallery as a JSON-ready dict: {"settings", "sets": {set: [row, ...]}}.
 
-    ``progress(fraction, text)``, when given, is called before each prompt set and at the end.
+    ``drafters``: specs (default: those the registry offers, ``specs.gallery()``). ``progress(fraction,
+    text)``, when given, is called before each prompt set and at the end.
     """
+    drafters = specs.gallery() if drafters is None else drafters
     for name in sets:
         if name not in PROMPT_SETS:
             raise ValueError(f"unknown prompt set {name!r}; choose {', '.join(PROMPT_SETS)}")

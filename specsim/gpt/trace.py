@@ -176,7 +176,7 @@ class Generation:
             scheme = parse(self.scheme) if self.scheme else None
         except ValueError:  # a trace read from elsewhere may name anything
             return None
-        return scheme.gamma if scheme is not None and scheme.fixed_gamma else None
+        return scheme.iid_gamma if scheme is not None else None
 
     @property
     def accepted_per_round(self) -> list:

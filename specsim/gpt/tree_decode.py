@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import torch
 
 from ..schemes import DynamicTree, Tree, masks
+from . import specs
 from .drafters import ModelDrafter, as_drafter
 
 ORDERS = ("dfs", "bfs")
@@ -52,11 +53,13 @@ class DraftedTree:
 
 
 def tree_drafter(draft) -> ModelDrafter:
+    """The drafter with a cache of its own (``own_cache``: early exit's chain shares the target's), or a
+    one-line ValueError for a drafter its registry entry declares chain-only (``specs.DrafterEntry.tree``)."""
     drafter = as_drafter(draft)
-    if hasattr(drafter, "own_cache"):  # early exit: a tree is laid out unlike the chain
-        drafter = drafter.own_cache()
-    if not isinstance(drafter, ModelDrafter):
-        raise ValueError(f"the {drafter.name} drafter cannot draft a tree; use distilled, trained, eagle or early-exit:K")
+    specs.check_tree(drafter.name)
+    drafter = drafter.own_cache()
+    if not isinstance(drafter, ModelDrafter):  # a drafter outside the registry, or declared wrongly
+        raise ValueError(f"the {drafter.name} drafter cannot draft a tree: it has no model and cache of its own")
     return drafter
 
 

@@ -430,9 +430,8 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 
     decode = {k: [g.seconds["decode"] for g in gens] for k, gens in (("speculative", spec), ("plain", plain))}
     gen = min(spec, key=lambda g: g.seconds["decode"])
     step = min(decode["plain"]) / n_tokens
-    # a kind check kept: the i.i.d. formula (c, v, predictions) is a plain chain's, and no scheme method says so
-    if scheme.plain:
-        g = scheme.gamma
+    if scheme.chain_gamma is not None:  # the i.i.d. formula (c, v, predictions) is chain:γ's
+        g = scheme.chain_gamma
         own = in_round_costs([gen], g)
         costs = {"target": step, "draft": {g: own["draft"]}, "verify": {g: own["verify"]}, "host": own["host"]}
         rates = measured_and_predicted(gen.accepted_per_round, g, costs)

@@ -136,7 +136,7 @@ def scheme_row(s, gens, plain_s: list, spec_s: list, verify_s: list, step: float
     widths = level_widths(s)
     return {
         "scheme": s.name, "kind": s.kind, "tree": widths,
-        "drafts": getattr(s, "drafts", None) if widths is not None else None,  # how siblings are drawn: a fixed tree's
+        "drafts": s.drafts if widths is not None and s.draft_modes else None,  # how siblings are drawn: a fixed tree's
         "drafted_tokens": s.drafted_tokens,
         "drafts_per_round": round(sum(len(r.drafts) for x in gens for r in x.rounds) / passes, 3),
         "tokens_per_pass": round(n_out / passes, 4),
