@@ -111,7 +111,7 @@ def preload() -> None:
                        d["gpt-seed"]))
 
 
-def run(choice: Choice, prompt, n_tokens, gamma, temperature, seed):
+def run(choice: Choice, prompt, n_tokens, scheme, temperature, seed):
     """(pair, ``bench.quick_measure`` result), computed once per settings for every session."""
     pair = get_pair(choice)
 
@@ -120,10 +120,10 @@ def run(choice: Choice, prompt, n_tokens, gamma, temperature, seed):
 
         with st.status("Generating, then timing plain decoding and one step of each model…") as status:
             bar = st.progress(0.0, "starting")
-            result = bench.quick_measure(pair, prompt, n_tokens, gamma, temperature, seed,
+            result = bench.quick_measure(pair, prompt, n_tokens, scheme, temperature, seed,
                                          progress=lambda f, text: bar.progress(f, text))
             status.update(label="Generated and timed", state="complete", expanded=False)
         return result
 
-    key = (choice, prompt, n_tokens, gamma, temperature, seed)
+    key = (choice, prompt, n_tokens, scheme, temperature, seed)
     return pair, store()["runs"].get_or_compute(key, measure, heavy=True, on_wait=queued)

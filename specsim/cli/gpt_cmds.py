@@ -369,7 +369,6 @@ def cmd_bench(args) -> int:
     import torch
 
     from ..gpt.measure.bench import bench, heldout_prompts
-    from ..gpt.measure.machine import describe
     torch.set_num_threads(args.threads)
     gpt_hf_cmds.check_pair_args(args)
     for flag, given in (("--rules", args.rules), ("--schemes", args.scheme), ("--peer", args.peer),
@@ -399,6 +398,13 @@ def cmd_bench(args) -> int:
     if args.json:
         print_json(result)
         return 0
+    _print_bench(result)
+    return 0
+
+
+def _print_bench(result: dict) -> None:
+    """The gamma bench's table and what to read in it (``bench``'s result)."""
+    from ..gpt.measure.machine import describe
     keys = ["gamma", "alpha", "cost", "verify_ratio", "host_ratio", "tokens_per_round", "spec_tokens_per_s",
             "speedup", "speedup_interval", "speedup_prompt_interval", "refined_speedup", "ratio", "ratio_interval",
             "formula_speedup"]
@@ -434,7 +440,6 @@ def cmd_bench(args) -> int:
     if result["slides"]:
         print(f"{result['slides']} generations slid the context window: their prefills are in the measured times, "
               "not in the prediction (lower --tokens)")
-    return 0
 
 
 def _profile(args) -> int:

@@ -400,14 +400,14 @@ class QuickMeasurement:
         return self.seconds["plain"] / self.seconds["speculative"]
 
 
-def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 1.0, seed: int = 0,
+def quick_measure(pair, prompt: str, n_tokens: int, scheme, temperature: float = 1.0, seed: int = 0,
                   runs: int = QUICK_RUNS, progress=None) -> QuickMeasurement:
     """Generate ``n_tokens`` after ``prompt`` speculatively and plainly (same settings,
     temperature 0 = greedy), ``runs`` times interleaved, each with a clock: the speedup
     compares decoding times, and c and v are the fastest speculative run's own
     (``in_round_costs``) in units of the fastest plain run's time per token.
 
-    ``gamma``: a draft length (a chain) or any scheme the decoder runs (a ``specsim.schemes`` value or
+    ``scheme``: a draft length (a chain) or any scheme the decoder runs (a ``specsim.schemes`` value or
     its grammar, "block:4", "tree:2,2,1", "tree:dynamic,budget=6,depth=3,topk=2"). The formula's
     quantities (c, v, α and the two predicted speedups of ``measured_and_predicted``) are a chain's:
     for any other scheme ``costs`` holds only the target step and ``rates`` the measured tokens per
@@ -416,7 +416,7 @@ def quick_measure(pair, prompt: str, n_tokens: int, gamma, temperature: float = 
     ``progress(fraction, text)``, when given, is called before each run (a GUI progress bar).
     """
     from ...schemes import as_scheme
-    scheme = as_scheme(gamma)
+    scheme = as_scheme(scheme)
     clock_name, clock = bench_clock(pair.device)
     opts = dict(temperature=temperature, seed=seed, clock=clock)
     report = progress or (lambda fraction, text: None)
