@@ -304,7 +304,10 @@ def scheme_text(scheme) -> str:
 def scheme_keys(scheme) -> dict:
     """A scheme in a command's JSON: its grammar name, its depth as "gamma", its drafted tokens, and
     the keys the historical flags printed ("verify": "block"; "tree" and "drafts" for a tree)."""
-    return {"scheme": scheme.name, "gamma": scheme.depth, "drafted_tokens": scheme.drafted_tokens} | scheme.json_keys()
+    depth = scheme.depth  # a chain's γ; a tree's longest path of drafts (not its drafted tokens)
+    # The key stays "gamma" though it holds the depth: the name the historical --gamma flag gave it, kept so
+    # that every command's JSON stays byte-identical for the scripts that read it.
+    return {"scheme": scheme.name, "gamma": depth, "drafted_tokens": scheme.drafted_tokens} | scheme.json_keys()
 
 
 # The temperature convention, the same on the toy and the torch path: a number

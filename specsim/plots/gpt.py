@@ -113,7 +113,7 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
     code = {c: i for i, c in enumerate(names)}
     on_path = set(range(k)) if path is None else set(path)
 
-    def kind(j, spread=False):
+    def slot_state(j, spread=False):  # what slot j holds: a name of ``names``
         if j < n:
             return "prefix"
         if j == n:
@@ -134,23 +134,30 @@ def cache_slots(cache: dict, gamma: int, k: int, window: int = 12, labels: dict 
             spread = model == "target" and phase == "after_verify"
             if slots is not None and model == "draft" and phase == "after_verify":
                 spread = None
-            z.append([code[kind(j, spread)] if j < length else code["empty"] for j in range(first, last)])
+            z.append([code[slot_state(j, spread)] if j < length else code["empty"] for j in range(first, last)])
             text.append(["·" if spread is None and j > n and j < length else
                          show_char(_label(j, labels, slots, path, n, phase, bool(spread))) if labels and j < length
                          else "" for j in range(first, last)])
+    fig = _slots_heatmap(list(range(first, last)), ys, z, text, names)
+    fig.add_vline(x=n + k + 0.5, line=dict(color="black", width=2, dash="dot"))
+    fig.update_layout(meta="cache")
+    return style(fig, f"KV cache slots: keep n + k + 1 = {n} + {k} + 1 = {n + k + 1} after the rollback",
+                 "cache position" + (f" (slots 0..{first - 1} not drawn)" if first else ""), None, height=340)
+
+
+def _slots_heatmap(x: list, ys: list, z: list, text: list, names: list) -> go.Figure:
+    """One row of cache slots per entry of ``ys``: ``z`` holds each slot's index into ``names`` (coloured by
+    ``CACHE_COLORS``), ``text`` what it shows; the first row on top."""
     scale = []
     for i, c in enumerate(names):
         scale += [[i / len(names), CACHE_COLORS[c]], [(i + 1) / len(names), CACHE_COLORS[c]]]
-    fig = go.Figure(go.Heatmap(x=list(range(first, last)), y=ys, z=z, zmin=-0.5, zmax=len(names) - 0.5,
+    fig = go.Figure(go.Heatmap(x=x, y=ys, z=z, zmin=-0.5, zmax=len(names) - 0.5,
                                colorscale=scale, xgap=2, ygap=4, text=text, texttemplate="%{text}",
                                customdata=[[names[v] for v in row] for row in z],
                                hovertemplate="%{y}, slot %{x}: %{customdata}<extra></extra>",
                                colorbar=dict(tickvals=list(range(len(names))), ticktext=names, thickness=12)))
     fig.update_yaxes(autorange="reversed")
-    fig.add_vline(x=n + k + 0.5, line=dict(color="black", width=2, dash="dot"))
-    fig.update_layout(meta="cache")
-    return style(fig, f"KV cache slots: keep n + k + 1 = {n} + {k} + 1 = {n + k + 1} after the rollback",
-                 "cache position" + (f" (slots 0..{first - 1} not drawn)" if first else ""), None, height=340)
+    return fig
 
 
 def draft_rows(vocab: str, p_rows, q_rows, drafts: Sequence[int], acceptance: Sequence[float],

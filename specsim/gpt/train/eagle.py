@@ -121,12 +121,8 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
     device = torch.device(device)
     block = min(block, target.config.block_size, len(train_data) - 2)
     torch.manual_seed(seed)
-    if init is not None:
-        width, n_head = init.config.width, init.config.n_head
-    config = EagleConfig.for_target(target.config, width, n_head)
-    layer = EagleLayer(config).to(device).train()
-    if init is not None:
-        layer.load_state_dict(init.state_dict())
+    layer = _new_layer(target, width, n_head, init, device)
+    config, width, n_head = layer.config, layer.config.width, layer.config.n_head
     opt = torch.optim.AdamW(layer.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
     key = train_checkpoint.run_key(config, steps, batch_size, block, lr, warmup, seed, target) | {
@@ -142,18 +138,13 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
             x, _ = windows(train_data, batch_size, block, gen)
-            reg, kl, tv = eagle_losses(target, layer, x.to(device), gen, noise, unroll)
-            loss = reg + kl_weight * kl + tv_weight * tv
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.item())
-            parts.append((reg.item(), kl.item(), tv.item()))
+            loss, part = _eagle_step(target, layer, opt, x.to(device), gen, noise, unroll, kl_weight, tv_weight)
+            losses.append(loss)
+            parts.append(part)
             if (step + 1) % every == 0 or step + 1 == steps:
                 recent = losses[-every:]
                 curve.append((step + 1, sum(recent) / len(recent)))
-                bar.set_postfix(loss=f"{curve[-1][1]:.3f}", kl=f"{kl.item():.3f}")
+                bar.set_postfix(loss=f"{curve[-1][1]:.3f}", kl=f"{part[1]:.3f}")
             if checkpoint and ((step + 1) % checkpoint_every == 0 or step + 1 == steps):
                 train_checkpoint.save(checkpoint, key, step + 1, layer, opt, gen, losses, curve,
                                       before + time.time() - t0)
@@ -162,6 +153,27 @@ def train_eagle(target, train_data: torch.Tensor, val_data: torch.Tensor, steps:
                         kl_weight=kl_weight, noise=noise, unroll=unroll, seconds=round(before + time.time() - t0, 1),
                         parts=parts, curve=curve, **({"tv_weight": tv_weight} if tv_weight else {}))
     return layer, notes
+
+
+def _new_layer(target, width: int, n_head: int, init: EagleLayer | None, device) -> EagleLayer:
+    """A fresh layer for ``target`` in train mode, or (``init``) a copy of a trained one's shape and weights."""
+    if init is not None:
+        width, n_head = init.config.width, init.config.n_head
+    layer = EagleLayer(EagleConfig.for_target(target.config, width, n_head)).to(device).train()
+    if init is not None:
+        layer.load_state_dict(init.state_dict())
+    return layer
+
+
+def _eagle_step(target, layer, opt, x, gen, noise, unroll, kl_weight, tv_weight) -> tuple[float, tuple]:
+    """One optimiser step on the windows ``x``: the total loss and its (smooth L1, KL, 1 - alpha) parts."""
+    reg, kl, tv = eagle_losses(target, layer, x, gen, noise, unroll)
+    loss = reg + kl_weight * kl + tv_weight * tv
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
+    opt.step()
+    return loss.item(), (reg.item(), kl.item(), tv.item())
 
 
 def eagle_notes(parts: list, curve: list, **run) -> dict:

@@ -134,21 +134,7 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
         for g in opt.param_groups:
             g["lr"] = lr_at(step, steps, lr, min(warmup, steps))
         x, y = windows(train_data, batch_size, block, gen)
-        x, y = x.to(device), y.to(device)
-        with _autocast(device):
-            logits = model(x)  # (B, T, V)
-            if teacher is not None:
-                with torch.no_grad():
-                    p_logits = teacher(x)  # (B, T, V)
-        logits = logits.float().view(-1, config.vocab_size)  # (B*T, V)
-        if teacher is None:
-            loss = F.cross_entropy(logits, y.view(-1))
-        else:  # distillation: KL(p || q), p the target's, q the drafter's
-            log_p = F.log_softmax(p_logits.float().view(-1, config.vocab_size), dim=-1)
-            log_q = F.log_softmax(logits, dim=-1)
-            loss = F.kl_div(log_q, log_p, log_target=True, reduction="batchmean")
-            if tv_weight:  # + w (1 - alpha), alpha = sum_x min(p(x), q(x)), averaged over positions
-                loss = loss + tv_weight * (1 - torch.minimum(log_p.exp(), log_q.exp()).sum(-1).mean())
+        loss = lm_loss(model, teacher, x.to(device), y.to(device), tv_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -164,6 +150,27 @@ def train_lm(config: GPTConfig, train_data: torch.Tensor, val_data: torch.Tensor
     model.eval()
     val = evaluate(model, val_data, block, device=device)
     return TrainResult(model, losses, val, before + time.time() - t0, curve)
+
+
+def lm_loss(model: GPT, teacher: GPT | None, x: torch.Tensor, y: torch.Tensor, tv_weight: float = 0.0):
+    """The training loss on the windows ``x`` (B, T) with next tokens ``y``: cross-entropy, or with a
+    ``teacher`` the distillation loss KL(p || q) (p the teacher's, q the model's), plus ``tv_weight`` x
+    (1 - alpha)."""
+    vocab = model.config.vocab_size
+    with _autocast(x.device):
+        logits = model(x)  # (B, T, V)
+        if teacher is not None:
+            with torch.no_grad():
+                p_logits = teacher(x)  # (B, T, V)
+    logits = logits.float().view(-1, vocab)  # (B*T, V)
+    if teacher is None:
+        return F.cross_entropy(logits, y.view(-1))
+    log_p = F.log_softmax(p_logits.float().view(-1, vocab), dim=-1)
+    log_q = F.log_softmax(logits, dim=-1)
+    loss = F.kl_div(log_q, log_p, log_target=True, reduction="batchmean")
+    if tv_weight:  # + w (1 - alpha), alpha = sum_x min(p(x), q(x)), averaged over positions
+        loss = loss + tv_weight * (1 - torch.minimum(log_p.exp(), log_q.exp()).sum(-1).mean())
+    return loss
 
 
 @torch.inference_mode()
