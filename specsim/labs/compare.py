@@ -29,12 +29,15 @@ BUDGET_WORK = 60_000
 
 
 def schemes(budget: int, settings: dict | None = None) -> list:
-    """Every scheme drafting at most ``budget`` tokens, family by family in registration order (chains, blocks,
-    then the trees, then any family registered later); with ``settings`` (a scheme's ``settings()`` keys) the
+    """Every scheme drafting at most ``budget`` tokens: the families of one γ each (γ drafts every round, the
+    i.i.d. formula's: chains and blocks) side by side for γ = 1..budget, then every other family in registration
+    order (the trees, any family registered later); with ``settings`` (a scheme's ``settings()`` keys) the
     families that need them too, one of each per budget b = 1..budget."""
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise ValueError(f"budget must be an integer in 1..{MAX_BUDGET}, got {budget!r}")
-    fixed = [s for cls in families().values() for s in cls.budget_schemes(budget)]
+    lists = [cls.budget_schemes(budget) for cls in families().values()]
+    by_gamma = [x for x in lists if x and all(s.iid_gamma == s.drafted_tokens for s in x)]
+    fixed = [s for same in zip(*by_gamma) for s in same] + [s for x in lists if x not in by_gamma for s in x]
     if settings is None:
         return fixed
     adaptive = [s for cls in families().values() for s in cls.budget_schemes(budget, settings) if s not in fixed]

@@ -44,12 +44,11 @@ and the exact engine measures its bias.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from fractions import Fraction
 
 from ..limits import LIMITS
 from ..parsing import parse_number
-from .base import Param, register
+from .base import Param, register, stop_text  # noqa: F401 (stop_text: re-exported, the grammar's form of a threshold)
 from .chain import Chain
 
 ON = ("top", "draft")  # what the threshold is compared with: the row's top probability, or the drafted token's
@@ -61,18 +60,6 @@ def check_stop(stop) -> Fraction:
     if not 0 < t < 1:
         raise ValueError(f"stop must be strictly between 0 and 1, got {stop_text(t)}")
     return t
-
-
-def stop_text(t: Fraction) -> str:
-    """A threshold as the grammar writes it: a decimal when it has one of at most 6 places, else n/d.
-
-    >>> stop_text(Fraction(2, 5)), stop_text(Fraction(1, 3))
-    ('0.4', '1/3')
-    """
-    for places in range(7):
-        if (t * 10 ** places).denominator == 1:
-            return str(Decimal(t.numerator) / Decimal(t.denominator))
-    return f"{t.numerator}/{t.denominator}"
 
 
 def confidence(q, x, on: str):

@@ -36,6 +36,7 @@ historical one (gamma draft uniforms, gamma test uniforms, one final).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -73,7 +74,6 @@ class Param:
         if isinstance(value, tuple):
             return ",".join(map(str, value))
         if isinstance(value, Fraction):
-            from .adaptive import stop_text
             return stop_text(value)
         return str(value)
 
@@ -90,6 +90,18 @@ class Param:
         if isinstance(self.high, str):
             return None if values is None else values.get(self.high)
         return self.high
+
+
+def stop_text(t: Fraction) -> str:
+    """A threshold as the grammar writes it: a decimal when it has one of at most 6 places, else n/d.
+
+    >>> stop_text(Fraction(2, 5)), stop_text(Fraction(1, 3))
+    ('0.4', '1/3')
+    """
+    for places in range(7):
+        if (t * 10 ** places).denominator == 1:
+            return str(Decimal(t.numerator) / Decimal(t.denominator))
+    return f"{t.numerator}/{t.denominator}"
 
 
 class Kernel(NamedTuple):
