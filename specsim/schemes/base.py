@@ -115,10 +115,12 @@ class Kernel(NamedTuple):
 class Scheme:
     """What every scheme answers, so that no caller asks which kind it holds (``DESIGN.md``: "ask the
     value, not its kind"). A subclass sets ``kind`` (its family's id, unique), declares its grammar as
-    data (``keyword``, ``form``, ``tag``, ``params``: see ``Param``) and answers what differs; one line,
-    ``register(MyScheme)`` at the end of its own module (``specsim.schemes.grammar.register``), adds it
-    to the one registry (``grammar.KINDS``) that the grammar, ``--scheme`` help, the budget comparison
-    and the app's scheme picker read.
+    data (``keyword``, ``form``, ``tag``, ``params``: see ``Param``) and answers what differs. Where it is
+    registered, one way: ``register(MyScheme)`` (``specsim.schemes.register``, defined below) as the last line
+    of the module in ``specsim/schemes/`` that defines it; the package imports every module of its folder,
+    so the one registry (``KINDS``, read through ``specsim.schemes.families()``) holds it for the grammar,
+    ``--scheme`` help, the budget comparison and the app's scheme picker. (A test registers a class of its
+    own the same way and takes it back with ``del KINDS[kind]``.)
 
     The questions callers ask, with a chain's answers as the defaults:
 
