@@ -33,8 +33,8 @@ FLAGS = {"fixed_gamma", "plain", "token_wise", "stop_coins", "branches", "drawn_
 SCHEME_CLASSES = {"Chain", "Block", "Tree", "ConfidenceChain", "DynamicTree"}
 # attributes with a flag's name that are not a scheme's: argparse's --plain, the plain-decoding timings of a bench
 NOT_A_SCHEME = {("*", "args", "plain"), ("specsim/gpt/measure/bench_schemes.py", "t", "plain")}
-# the Tiny GPT page still draws its own scheme picker by kind (another task of issue 61: "a page in one place"
-# moves it onto parts.scheme_picker); listed here so that no other file joins it
+# the Tiny GPT page still draws its own scheme picker by kind (to move onto parts.scheme_picker with "a page in
+# one place"); listed here so that no other file joins it
 OWN_PICKER = {"app/views/tiny_gpt.py"}
 
 
