@@ -6,7 +6,8 @@ cannot: that there are enough lessons, in order, that each has a worked
 example, something to practise (exercises with answers, or check-yourself
 questions), a link to an app page that exists, and references, and that the
 app shows every one of them without an exception. The course's own contract
-(metadata, figures, checks, reading time) is tests/test_course.py.
+(metadata, figures, checks, reading time) is tests/test_course.py. The rules, written for authors,
+are lessons/WRITING.md (tests/test_lessons_writing.py keeps its table and these tests in step).
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ APP = "http://localhost:8501/"  # a link into the app: [label](http://localhost:
 PAGE_LINK = re.compile(r"\]\((?:" + re.escape(APP) + r"|/)([a-z0-9_]*)(?:\?[^)\s]*)?\)")
 TRY_IT = re.compile(r"\*\*Try it:\*\*.*\]\((?:" + re.escape(APP) + r"|/)[a-z0-9_]*(?:\?[^)\s]*)?\)")
 
-FILES = sorted(p for p in LESSONS.glob("*.md") if p.name.lower() != "readme.md")
+NOT_LESSONS = {"readme.md", "writing.md"}  # the course map and the authors' guide sit beside the lessons
+FILES = sorted(p for p in LESSONS.glob("*.md") if p.name.lower() not in NOT_LESSONS)
 
 
 def text(path: Path) -> str:

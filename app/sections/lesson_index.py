@@ -12,6 +12,7 @@ from parts.nav import PAGE
 from specsim.views import course
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
+NOT_LESSONS = {"readme.md", "writing.md"}  # the course map and the authors' guide (lessons/WRITING.md)
 
 # Which page a lesson opens, by words in its file name or title (first match wins).
 LESSON_PAGES = [
@@ -29,7 +30,7 @@ def lessons() -> list:
     """(path, title) of every lessons/*.md in file-name order; title from the first heading."""
     out = []
     for path in sorted(LESSONS_DIR.glob("*.md")):
-        if path.name.lower() == "readme.md":
+        if path.name.lower() in NOT_LESSONS:
             continue
         title = path.stem
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -101,67 +102,94 @@ def split_lesson(text: str) -> list:
     its segment, so the page can put the link's button right below it.
     """
     text = re.sub(r"<!--.*?-->[ \t]*\n?", "", text, flags=re.S)
-    out, buf, kind, fence, linked, details = [], [], "text", None, False, False
-
-    def flush(new_kind):
-        nonlocal buf, kind
-        body = "\n".join(buf).strip("\n")
-        if body.strip():
-            out.append((kind, body))
-        buf, kind = [], new_kind
-
+    splitter = _LessonSplitter()
     for line in text.splitlines():
+        splitter.read(line)
+    return splitter.end()
+
+
+class _LessonSplitter:
+    """``split_lesson``'s walk through a lesson, line by line: the segments so far (``out``), the lines of the
+    one being read (``buf``, of ``kind``), an open code fence's lines, whether the paragraph holds an
+    internal link, whether a ``<details>`` block is open."""
+
+    def __init__(self):
+        self.out, self.buf, self.kind, self.fence, self.linked, self.details = [], [], "text", None, False, False
+
+    def flush(self, new_kind: str) -> None:
+        """The segment read so far into ``out`` (unless blank); a new one of ``new_kind`` starts."""
+        body = "\n".join(self.buf).strip("\n")
+        if body.strip():
+            self.out.append((self.kind, body))
+        self.buf, self.kind = [], new_kind
+
+    def read(self, line: str) -> None:
         stripped = line.strip()
-        if fence is not None:
-            fence.append(line)
-            if stripped.startswith("```"):
-                if kind == "text" and len(fence) - 2 > FOLD_LINES:
-                    flush("text")
-                    out.append(("code", "\n".join(fence), len(fence) - 2))
-                else:
-                    buf.extend(fence)
-                fence = None
-            continue
-        if not details and not stripped and linked:
-            flush(kind)
-            linked = False
-        linked = linked or bool(INTERNAL_LINK.search(line))
+        if self.fence is not None:
+            self.fenced(line, stripped)
+            return
+        if not self.details and not stripped and self.linked:
+            self.flush(self.kind)
+            self.linked = False
+        self.linked = self.linked or bool(INTERNAL_LINK.search(line))
         figure = course.FIGURE_LINE.match(line)
         if stripped.startswith("```"):
-            fence = [line]
+            self.fence = [line]
         elif figure:
-            resume = kind
-            flush(kind)
-            out.append(("figure", course.Figure(figure.group(1).strip(), figure.group(2))))
-            kind = resume
-        elif not details and re.match(r"<details\b", stripped, re.I):
-            flush("answer")
-            details = True
-            rest = re.sub(r"^<details[^>]*>\s*(<summary>.*?</summary>)?", "", stripped, flags=re.I)
-            if re.search(r"</details\s*>", rest, re.I):
-                buf.append(re.sub(r"</details\s*>", "", rest, flags=re.I))
-                flush("text")
-                details = False
-            elif rest:
-                buf.append(rest)
-        elif details:
-            if re.search(r"</details\s*>", stripped, re.I):
-                buf.append(re.sub(r"</details\s*>", "", line, flags=re.I))
-                flush("text")
-                details = False
-            elif not re.fullmatch(r"<summary>.*</summary>", stripped, re.I):
-                buf.append(line)
+            resume = self.kind
+            self.flush(self.kind)
+            self.out.append(("figure", course.Figure(figure.group(1).strip(), figure.group(2))))
+            self.kind = resume
+        elif not self.details and re.match(r"<details\b", stripped, re.I):
+            self.open_details(stripped)
+        elif self.details:
+            self.in_details(line, stripped)
         elif ANSWER.match(stripped):
-            flush("answer")
-        elif re.match(r"^#{1,3}\s", stripped) and kind == "answer":
-            flush("text")
-            buf.append(line)
+            self.flush("answer")
+        elif re.match(r"^#{1,3}\s", stripped) and self.kind == "answer":
+            self.flush("text")
+            self.buf.append(line)
         else:
-            buf.append(line)
-    if fence is not None:
-        buf.extend(fence)
-    flush("text")
-    return out
+            self.buf.append(line)
+
+    def fenced(self, line: str, stripped: str) -> None:
+        """A line inside a code fence; at its end, a long block outside answers becomes a "code" segment."""
+        self.fence.append(line)
+        if stripped.startswith("```"):
+            if self.kind == "text" and len(self.fence) - 2 > FOLD_LINES:
+                self.flush("text")
+                self.out.append(("code", "\n".join(self.fence), len(self.fence) - 2))
+            else:
+                self.buf.extend(self.fence)
+            self.fence = None
+
+    def open_details(self, stripped: str) -> None:
+        """A ``<details>`` line: an answer starts (its summary dropped; it may close on the same line)."""
+        self.flush("answer")
+        self.details = True
+        rest = re.sub(r"^<details[^>]*>\s*(<summary>.*?</summary>)?", "", stripped, flags=re.I)
+        if re.search(r"</details\s*>", rest, re.I):
+            self.buf.append(re.sub(r"</details\s*>", "", rest, flags=re.I))
+            self.flush("text")
+            self.details = False
+        elif rest:
+            self.buf.append(rest)
+
+    def in_details(self, line: str, stripped: str) -> None:
+        """A line inside a ``<details>`` block: kept, but its summary; ``</details>`` ends the answer."""
+        if re.search(r"</details\s*>", stripped, re.I):
+            self.buf.append(re.sub(r"</details\s*>", "", line, flags=re.I))
+            self.flush("text")
+            self.details = False
+        elif not re.fullmatch(r"<summary>.*</summary>", stripped, re.I):
+            self.buf.append(line)
+
+    def end(self) -> list:
+        """The segments, an unclosed fence's lines kept as text."""
+        if self.fence is not None:
+            self.buf.extend(self.fence)
+        self.flush("text")
+        return self.out
 
 
 def lesson_parts(text: str) -> dict:
