@@ -131,10 +131,23 @@ def test_a_tiny_temperature_names_the_bound_it_breaks(cli):
     assert code == 2 and "below 1/100" in err and "digits" not in err
 
 
+def catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler installed for ``sig`` (Linux: the SigCgt mask of /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            mask = next(line.split()[1] for line in f if line.startswith("SigCgt:"))
+    except FileNotFoundError:  # it has just ended (the caller's poll() says so)
+        return False
+    return bool(int(mask, 16) >> (sig - 1) & 1)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads a process's signal handlers in /proc")
 def test_sigterm_ends_a_long_command_with_one_line():
     proc = subprocess.Popen([sys.executable, "-m", "specsim.cli", "gpt", "bench", "--gammas", "1-8", "--device",
                              "cpu"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # torch loaded, the bench running
+    # the event the test needs, however loaded the machine: the command is running, its SIGTERM handler set
+    while proc.poll() is None and not catches(proc.pid, signal.SIGTERM):
+        time.sleep(0.01)  # the polling interval, not a deadline
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM and err.endswith("specsim gpt: stopped by SIGTERM\n"), err
