@@ -29,16 +29,7 @@ def is_path(parents) -> bool:
 
 def show(gen, vocab) -> None:
     st.subheader("One round, opened up")
-    # opens on the first round that drafted something (prompt lookup's first rounds often find no match)
-    first = next((i + 1 for i, x in enumerate(gen.rounds) if len(x.drafts)), 1)
-    made = (gen.rounds[0].scheme if gen.rounds else None, tuple(int(x.closing_token) for x in gen.rounds))
-    if st.session_state.get("gpt-round-of") != made:  # another generation: its own first round with drafts
-        st.session_state["gpt-round-of"] = made
-        if st.session_state.get("gpt-round-of-seen"):  # (not on the page's first run: a remembered round stays)
-            st.session_state["gpt-round"] = first
-        st.session_state["gpt-round-of-seen"] = True
-    memory.remember("gpt-round", first, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept
-    j = st.slider("round", 1, len(gen.rounds), key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
+    j = _pick_round(gen)
     r = gen.rounds[j]
     if not len(r.drafts):  # nothing to verify: no mask, no draft slots, no tests to draw
         drafted = sum(1 for x in gen.rounds if len(x.drafts))
@@ -49,48 +40,81 @@ def show(gen, vocab) -> None:
                 "slider.")
         return
     n = r.cache["target"]["start"]
-    chars = [plots_gpt.show_char(vocab[t]) for t in r.drafts]
-    last = plots_gpt.show_char(vocab[r.last_token])
-    closing = md(plots_gpt.show_char(vocab[r.closing_token]))
-    kind = "bonus" if r.closing_kind == "bonus" else "replacement"
     labels = {n: vocab[r.last_token]}
     if not any(x.slid for x in gen.rounds[:j + 1]):  # cache slot j holds sequence position j
         seq = gen.prompt_ids + gen.tokens
         labels.update({i: vocab[t] for i, t in enumerate(seq[:n])})
     if is_path(r.parents):
-        st.markdown(f"Round {j + 1} ({md(r.scheme)}): the cache holds **n = {n}** keys; the last token **{md(last)}** "
-                    f"and the drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as "
-                    f"{words.count(len(chars) + 1, 'query', 'queries')}. **k = {r.accepted}** accepted, then a "
-                    f"{kind} **{closing}**." + (" (The context window slid before this round.)" if r.slid else ""))
-        queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
-        presenter.chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)),
-                                            n, queries), key="gpt-mask")
-        labels.update({n + 1 + i: vocab[t] for i, t in enumerate(r.drafts)})
-        presenter.chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
-        if r.block is None:
-            _draft_rows(r, vocab)
-        else:
-            _tests(r, vocab, "h: the block's stop probability")
+        _chain_round(j, r, vocab, labels)
     else:
-        names = tree_view.sibling_paths(r.parents)
-        path = " → ".join(f"{names[i]} {chars[i]}" for i in r.accepted_nodes) or "no draft accepted"
-        st.markdown(f"Round {j + 1} ({md(r.scheme)}): {words.count(len(r.drafts), 'drafted node')} after **n = {n}** "
-                    f"cached characters, fed to the target in one pass with the last token **{md(last)}** "
-                    f"({words.count(len(chars) + 1, 'query', 'queries')}); accepted path: **{md(path)}**, then a "
-                    f"{kind} **{closing}**.")
-        cached = [plots_gpt.show_char(vocab[t]) for t in (gen.prompt_ids + gen.tokens)[:n]] if not r.slid else []
-        mask = tree_view.round_mask(r.parents, chars, last, cached)
-        presenter.chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
-                                               f"Round {j + 1}: the tree mask of its one target pass (last 8 cached "
-                                               "keys)"), key="gpt-mask")
-        labels.update({-(i + 1): vocab[t] for i, t in enumerate(r.drafts)})
-        presenter.chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels,
-                                              slots=tree_order(r.parents), path=r.accepted_nodes), key="gpt-cache")
-        _tests(r, vocab, "min(1, p'/q'): the walk's acceptance")
+        _tree_round(gen, j, r, vocab, labels)
     with st.expander("Which logit row of the verify pass scored which draft"):
         plain.table([{"row": s["row"], "query token": plots_gpt.show_char(vocab[s["query_token"]]),
                        "position": s["query_position"], "scores": s["scores"], "used": "✓" if s["used"] else ""}
                       for s in r.scored_by()])
+
+
+def _pick_round(gen) -> int:
+    """The round the slider picks (0-based); a new generation opens on its first round that drafted something
+    (prompt lookup's first rounds often find no match), the page's first run on a remembered round."""
+    first = next((i + 1 for i, x in enumerate(gen.rounds) if len(x.drafts)), 1)
+    made = (gen.rounds[0].scheme if gen.rounds else None, tuple(int(x.closing_token) for x in gen.rounds))
+    if st.session_state.get("gpt-round-of") != made:  # another generation: its own first round with drafts
+        st.session_state["gpt-round-of"] = made
+        if st.session_state.get("gpt-round-of-seen"):  # (not on the page's first run: a remembered round stays)
+            st.session_state["gpt-round"] = first
+        st.session_state["gpt-round-of-seen"] = True
+    memory.remember("gpt-round", first, valid=lambda v: isinstance(v, int) and 1 <= v <= len(gen.rounds))  # kept
+    return st.slider("round", 1, len(gen.rounds), key="gpt-round") - 1 if len(gen.rounds) > 1 else 0
+
+
+def _round_chars(r, vocab) -> tuple:
+    """What the round's words show: n (the cache's length), the drafts' characters, the last token's, the
+    closing token's and how the round closed ("bonus" or "replacement")."""
+    chars = [plots_gpt.show_char(vocab[t]) for t in r.drafts]
+    ending = "bonus" if r.closing_kind == "bonus" else "replacement"
+    return (r.cache["target"]["start"], chars, plots_gpt.show_char(vocab[r.last_token]),
+            md(plots_gpt.show_char(vocab[r.closing_token])), ending)
+
+
+def _chain_round(j, r, vocab, labels) -> None:
+    """A round whose drafts form a path: both causal masks, the cache slots, and p and q at each draft (or a
+    block's tests)."""
+    n, chars, last, closing, ending = _round_chars(r, vocab)
+    st.markdown(f"Round {j + 1} ({md(r.scheme)}): the cache holds **n = {n}** keys; the last token **{md(last)}** "
+                f"and the drafts **{' '.join(md(c) for c in chars) or '(none)'}** are fed to the target as "
+                f"{words.count(len(chars) + 1, 'query', 'queries')}. **k = {r.accepted}** accepted, then a "
+                f"{ending} **{closing}**." + (" (The context window slid before this round.)" if r.slid else ""))
+    queries = [f"{last} (last)"] + [f"{c} (draft {i + 1})" for i, c in enumerate(chars)]
+    presenter.chart(plots_gpt.mask_pair(masks.lower_right_grid(n, len(chars)), masks.upper_left_grid(n, len(chars)),
+                                        n, queries), key="gpt-mask")
+    labels.update({n + 1 + i: vocab[t] for i, t in enumerate(r.drafts)})
+    presenter.chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels), key="gpt-cache")
+    if r.block is None:
+        _draft_rows(r, vocab)
+    else:
+        _tests(r, vocab, "h: the block's stop probability")
+
+
+def _tree_round(gen, j, r, vocab, labels) -> None:
+    """Any other layout: the tree mask of its one target pass, the cache slots in the pass's order with the
+    accepted path kept, and the walk's tests."""
+    n, chars, last, closing, ending = _round_chars(r, vocab)
+    names = tree_view.sibling_paths(r.parents)
+    path = " → ".join(f"{names[i]} {chars[i]}" for i in r.accepted_nodes) or "no draft accepted"
+    st.markdown(f"Round {j + 1} ({md(r.scheme)}): {words.count(len(r.drafts), 'drafted node')} after **n = {n}** "
+                f"cached characters, fed to the target in one pass with the last token **{md(last)}** "
+                f"({words.count(len(chars) + 1, 'query', 'queries')}); accepted path: **{md(path)}**, then a "
+                f"{ending} **{closing}**.")
+    cached = [plots_gpt.show_char(vocab[t]) for t in (gen.prompt_ids + gen.tokens)[:n]] if not r.slid else []
+    mask = tree_view.round_mask(r.parents, chars, last, cached)
+    presenter.chart(plots_tree.mask_figure(mask["grid"], mask["rows"], mask["columns"],
+                                           f"Round {j + 1}: the tree mask of its one target pass (last 8 cached "
+                                           "keys)"), key="gpt-mask")
+    labels.update({-(i + 1): vocab[t] for i, t in enumerate(r.drafts)})
+    presenter.chart(plots_gpt.cache_slots(r.cache, len(chars), r.accepted, labels=labels,
+                                          slots=tree_order(r.parents), path=r.accepted_nodes), key="gpt-cache")
+    _tests(r, vocab, "min(1, p'/q'): the walk's acceptance")
 
 
 def tree_order(parents) -> list:
