@@ -333,17 +333,6 @@ class Scheme:
         """Work of a round cut after ``depth`` kept drafts (``enumerate``'s ``limit``): the whole round by default."""
         return self.round_work(s)
 
-    # -- the old flags, kept for specsim/gpt until migrated (see /work/notes/SCHEME_API.md) ---------------
-    fixed_gamma = property(lambda self: self.iid_gamma is not None)
-    plain = property(lambda self: self.chain_gamma is not None)
-    token_wise = property(lambda self: self._token_wise)
-    stop_coins = property(lambda self: self._stop_coins)
-    branches = property(lambda self: self._drawn_as == "tree")
-    drawn_as_tree = property(lambda self: self._drawn_as != "row")
-    ordered = property(lambda self: bool(self.draft_modes))
-    adaptive = property(lambda self: self._adaptive)
-    chosen = property(lambda self: self._chosen)
-
 
 KINDS = {}  # the one registry: a family's kind -> its class, in registration order (``register``)
 
