@@ -23,17 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 60
 # Functions still over MAX_LINES, each with the reason it is allowed for now (keep this empty).
-KNOWN_LONG: dict[str, str] = {
-    "specsim/gpt/audit.py::run_engine": "being reworked by its owner at the time; to split",
-    "specsim/cli/gpt_cmds.py::cmd_bench": "to split",
-    "specsim/gpt/measure/profile.py::costs_apart": "to split",
-    "specsim/gpt/measure/profile.py::profile": "to split",
-    "specsim/gpt/train/eagle.py::train_eagle": "to split",
-    "specsim/gpt/train/loop.py::train_lm": "to split",
-    "specsim/plots/gpt.py::cache_slots": "to split",
-    "app/sections/gpt_round_section.py::show": "to split",
-    "app/sections/lesson_index.py::split_lesson": "to split",
-}
+KNOWN_LONG: dict[str, str] = {}
 # Lower-case project names cited with their own issue numbers (names with a capital inside or a slash
 # are recognised without a list).
 OUTSIDE_PROJECTS = {"transformers", "vllm", "pytorch", "torch", "streamlit", "plotly", "sglang", "tensorrt-llm"}

@@ -185,67 +185,89 @@ def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int =
     positions (two or more; one is a step), timed as a round meets it: right after an untimed verify pass,
     the EAGLE drafter with features queued for every position, as the decoder queues the target's.
     Returns {"target", "draft": {gamma: s}, "verify": {gamma: s}, "feed": {gamma: {width: s}}}."""
-    target, drafter = pair.target, pair.drafter()
-    if hasattr(drafter, "own_cache"):
-        drafter = drafter.own_cache()
-    drafter = drafter if hasattr(drafter, "cache") else None  # prompt lookup: no model, no cost
-    caches = {"t": target.new_cache(), "d": drafter.cache if drafter else None}
-    steps = {"t": one_position(target), "d": drafter.step if drafter else None}
-    widths = {g: torch.tensor([ids[-1:] * (g + 1)], device=device) for g in gammas}
+    apart = _Apart(pair, ids, gammas, clock, device, calls)
+    drafter = apart.drafter
     with torch.inference_mode():
-        target(torch.tensor([ids[:-1]], device=device), caches["t"], last_only=True)
-        if drafter:
-            drafter.start(ids)
-            drafter.step(ids[-1], drafter.cache)
-        n = {k: c.length for k, c in caches.items() if c is not None}
-
-        def timed(model, key, x):  # x: a token (a step, as decoding takes it) or positions (a verify pass)
-            sync_device(device)
-            t0 = clock()
-            for _ in range(calls):
-                model(x, caches[key])
-                caches[key].crop(n[key])
-            sync_device(device)
-            return (clock() - t0) / calls
-
-        def after_verify(g, call, prepare=lambda: None):  # seconds of call(), each right after a verify pass
-            total = 0.0
-            for _ in range(calls):
-                target(widths[g], caches["t"])
-                caches["t"].crop(n["t"])
-                prepare()
-                sync_device(device)
-                t0 = clock()
-                call()
-                sync_device(device)
-                total += clock() - t0
-                caches["d"].crop(n["d"])
-            return total / calls
-
-        def drafted(g):  # g drafter steps after a verify pass, as in a round; seconds per step
-            return after_verify(g, lambda: [steps["d"](ids[-1], caches["d"]) for _ in range(g)]) / g
-
-        def fed(g, m):  # the round's first drafter call over m positions, after a verify pass; seconds
-            tokens, width = torch.tensor([ids[-1:] * m], device=device), target.config.n_embd
-
-            def queue():  # the real features the verify pass hands the EAGLE drafter
-                if hasattr(drafter, "features"):
-                    caches["d"].queue = torch.zeros(m, width, device=device, dtype=target.wte.weight.dtype)
-            return after_verify(g, lambda: drafter.model(tokens, caches["d"], last_only=True), queue)
-
+        apart.start()
         feeds = {g: sorted(m for m in (feeds or {}).get(g, ()) if m > 1) if drafter else [] for g in gammas}
         best = {"target": float("inf"), "draft": {g: float("inf") if drafter else 0.0 for g in gammas},
                 "verify": {g: float("inf") for g in gammas},
                 "feed": {g: {m: float("inf") for m in feeds[g]} for g in gammas}}
         for _ in range(repeats):
-            best["target"] = min(best["target"], timed(steps["t"], "t", ids[-1]))
+            best["target"] = min(best["target"], apart.timed(apart.steps["t"], "t", ids[-1]))
             for g in gammas:
-                best["verify"][g] = min(best["verify"][g], timed(target, "t", widths[g]))
+                best["verify"][g] = min(best["verify"][g], apart.timed(apart.target, "t", apart.widths[g]))
                 if drafter:
-                    best["draft"][g] = min(best["draft"][g], drafted(g))
+                    best["draft"][g] = min(best["draft"][g], apart.drafted(g))
                 for m in feeds[g]:
-                    best["feed"][g][m] = min(best["feed"][g][m], fed(g, m))
+                    best["feed"][g][m] = min(best["feed"][g][m], apart.fed(g, m))
     return best
+
+
+class _Apart:
+    """The timers ``costs_apart`` interleaves, each over the prompt's warm caches (cropped back after
+    each call): the models, their caches and one-position steps, and a verify pass's input per gamma."""
+
+    def __init__(self, pair, ids, gammas, clock, device, calls: int):
+        target, drafter = pair.target, pair.drafter()
+        if hasattr(drafter, "own_cache"):
+            drafter = drafter.own_cache()
+        drafter = drafter if hasattr(drafter, "cache") else None  # prompt lookup: no model, no cost
+        self.target, self.drafter, self.ids, self.clock, self.device, self.calls = \
+            target, drafter, ids, clock, device, calls
+        self.caches = {"t": target.new_cache(), "d": drafter.cache if drafter else None}
+        self.steps = {"t": one_position(target), "d": drafter.step if drafter else None}
+        self.widths = {g: torch.tensor([ids[-1:] * (g + 1)], device=device) for g in gammas}
+        self.n = {}
+
+    def start(self) -> None:
+        """The prompt into both caches, as decoding starts it; ``n``: their lengths, to crop back to."""
+        ids, drafter = self.ids, self.drafter
+        self.target(torch.tensor([ids[:-1]], device=self.device), self.caches["t"], last_only=True)
+        if drafter:
+            drafter.start(ids)
+            drafter.step(ids[-1], drafter.cache)
+        self.n = {k: c.length for k, c in self.caches.items() if c is not None}
+
+    def timed(self, model, key, x) -> float:
+        """Seconds of ``model(x)``: x a token (a step, as decoding takes it) or positions (a verify pass)."""
+        sync_device(self.device)
+        t0 = self.clock()
+        for _ in range(self.calls):
+            model(x, self.caches[key])
+            self.caches[key].crop(self.n[key])
+        sync_device(self.device)
+        return (self.clock() - t0) / self.calls
+
+    def after_verify(self, g, call, prepare=lambda: None) -> float:
+        """Seconds of ``call()``, each right after an untimed verify pass of g + 1 positions."""
+        total = 0.0
+        for _ in range(self.calls):
+            self.target(self.widths[g], self.caches["t"])
+            self.caches["t"].crop(self.n["t"])
+            prepare()
+            sync_device(self.device)
+            t0 = self.clock()
+            call()
+            sync_device(self.device)
+            total += self.clock() - t0
+            self.caches["d"].crop(self.n["d"])
+        return total / self.calls
+
+    def drafted(self, g) -> float:
+        """g drafter steps after a verify pass, as in a round; seconds per step."""
+        token = self.ids[-1]
+        return self.after_verify(g, lambda: [self.steps["d"](token, self.caches["d"]) for _ in range(g)]) / g
+
+    def fed(self, g, m) -> float:
+        """The round's first drafter call over m positions, after a verify pass; seconds."""
+        target, drafter = self.target, self.drafter
+        tokens, width = torch.tensor([self.ids[-1:] * m], device=self.device), target.config.n_embd
+
+        def queue():  # the real features the verify pass hands the EAGLE drafter
+            if hasattr(drafter, "features"):
+                self.caches["d"].queue = torch.zeros(m, width, device=self.device, dtype=target.wte.weight.dtype)
+        return self.after_verify(g, lambda: drafter.model(tokens, self.caches["d"], last_only=True), queue)
 
 
 def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.0, repeats: int = 3,
@@ -259,6 +281,31 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
     prompts = prompts or heldout_prompts()
     encoded = [api.encode_prompt(pair, p) for p in prompts]
     rates = probe(device, dtype=pair.target.wte.weight.dtype)
+    m = _rounds_timed(pair, encoded, gammas, n_tokens, sampling, seed, clock, device, repeats)
+    plain = m["plain"]
+    apart = costs_apart(pair, encoded[0], gammas, clock, device, feeds=m["feeds"])
+    n_ctx = len(encoded[0]) + n_tokens // 2  # the cache's length midway through a generation
+    draft_model = model_of(pair)
+    results = [_result_row(pair, draft_model, g, m, apart, plain * n_tokens * len(encoded), n_ctx, rates)
+               for g in gammas]
+    return {"device": str(device), "machine": machine(device), "dtype": dtype_name(pair.target), "clock": clock_name,
+            "draft": pair.draft_name, "prompts": len(prompts),
+            "tokens": n_tokens, "repeats": repeats, "temperature": temperature,
+            "probe": {"gflops_per_s": round(rates["flops_per_s"] / 1e9, 2),
+                      "gbytes_per_s": round(rates["bytes_per_s"] / 1e9, 2)},
+            "plain_step_ms": round(1e3 * plain, 4),
+            "plain_floor_ms": round(1e3 * pass_floor(pair.target, 1, n_ctx, rates), 4),
+            "target_step_apart_ms": round(1e3 * apart["target"], 4),
+            "draft_step_apart_ms": {g: round(1e3 * apart["draft"][g], 4) for g in gammas},
+            "draft_feed_apart_ms": {g: {w: round(1e3 * s, 4) for w, s in apart["feed"][g].items()} for g in gammas},
+            "results": results}
+
+
+def _rounds_timed(pair, encoded, gammas, n_tokens, sampling, seed, clock, device, repeats) -> dict:
+    """Plain decoding and each gamma's profiled rounds, interleaved over ``repeats`` (gammas in a rotated
+    order): "plain" (seconds a token), per gamma "best" (seconds a round per part), "decode" (seconds),
+    and from the first repeat "accepted" (per round), "steps" (drafter passes), "rounds" and "feeds"
+    (the drafter's calls over several positions: {width: count})."""
     best = {g: {k: float("inf") for k in PARTS} for g in gammas}
     decode = {g: float("inf") for g in gammas}
     plain, accepted, steps = float("inf"), {g: [] for g in gammas}, {g: 0 for g in gammas}
@@ -280,38 +327,30 @@ def profile(pair, gammas=(2, 4, 6), n_tokens: int = 150, temperature: float = 1.
                     steps[g], rounds[g] = sum(r["steps"] for r in runs), n_rounds
                     for r in runs:  # the drafter's calls over several positions (one position is a step)
                         feeds[g].update({m: k for m, k in r["feeds"].items() if m > 1})
-    apart = costs_apart(pair, encoded[0], gammas, clock, device, feeds=feeds)
-    n_ctx = len(encoded[0]) + n_tokens // 2  # the cache's length midway through a generation
-    draft_model = model_of(pair)
-    results = []
-    for g in gammas:
-        tokens_per_round = sum(k + 1 for k in accepted[g]) / len(accepted[g])
-        measured = plain * n_tokens * len(encoded) / decode[g]
-        # the round's drafting, apart: its steps, and its first call where that reads several positions
-        fed = sum(feeds[g].values())
-        feed_s = sum(k * apart["feed"][g][m] for m, k in feeds[g].items())
-        drafting = ((steps[g] - fed) * apart["draft"][g] + feed_s) / rounds[g]
-        c, v = drafting / (g * apart["target"]), apart["verify"][g] / apart["target"]  # c: per drafted token
-        predicted = float(formulas.refined_speedup(tokens_per_round, g, c, v))
-        floors = {"draft compute": ((steps[g] - fed) * pass_floor(draft_model, 1, n_ctx, rates) +
-                                    sum(k * pass_floor(draft_model, m, n_ctx, rates) for m, k in feeds[g].items()))
-                  / rounds[g] if draft_model else 0.0,
-                  "verify compute": pass_floor(pair.target, g + 1, n_ctx, rates)}
-        results.append({"gamma": g, "ms_per_round": {k: round(1e3 * best[g][k], 4) for k in PARTS},
-                        "floor_ms": {k: round(1e3 * floors.get(k, 0.0), 4) for k in PARTS},
-                        "draft_steps_per_round": round(steps[g] / rounds[g], 3),
-                        "feeds_per_round": {m: round(k / rounds[g], 4) for m, k in sorted(feeds[g].items())},
-                        "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
-                        "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
-                        "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)})
-    return {"device": str(device), "machine": machine(device), "dtype": dtype_name(pair.target), "clock": clock_name,
-            "draft": pair.draft_name, "prompts": len(prompts),
-            "tokens": n_tokens, "repeats": repeats, "temperature": temperature,
-            "probe": {"gflops_per_s": round(rates["flops_per_s"] / 1e9, 2),
-                      "gbytes_per_s": round(rates["bytes_per_s"] / 1e9, 2)},
-            "plain_step_ms": round(1e3 * plain, 4),
-            "plain_floor_ms": round(1e3 * pass_floor(pair.target, 1, n_ctx, rates), 4),
-            "target_step_apart_ms": round(1e3 * apart["target"], 4),
-            "draft_step_apart_ms": {g: round(1e3 * apart["draft"][g], 4) for g in gammas},
-            "draft_feed_apart_ms": {g: {m: round(1e3 * s, 4) for m, s in apart["feed"][g].items()} for g in gammas},
-            "results": results}
+    return {"plain": plain, "best": best, "decode": decode, "accepted": accepted, "steps": steps,
+            "rounds": rounds, "feeds": feeds}
+
+
+def _result_row(pair, draft_model, g, m, apart, plain_s, n_ctx, rates) -> dict:
+    """Gamma g's row: its parts and their floors, and the speedup predicted from the costs ``apart``
+    against the measured one (``plain_s``: plain decoding's seconds for the same tokens)."""
+    accepted, steps, rounds, feeds = m["accepted"][g], m["steps"][g], m["rounds"][g], m["feeds"][g]
+    tokens_per_round = sum(k + 1 for k in accepted) / len(accepted)
+    measured = plain_s / m["decode"][g]
+    # the round's drafting, apart: its steps, and its first call where that reads several positions
+    fed = sum(feeds.values())
+    feed_s = sum(k * apart["feed"][g][w] for w, k in feeds.items())
+    drafting = ((steps - fed) * apart["draft"][g] + feed_s) / rounds
+    c, v = drafting / (g * apart["target"]), apart["verify"][g] / apart["target"]  # c: per drafted token
+    predicted = float(formulas.refined_speedup(tokens_per_round, g, c, v))
+    floors = {"draft compute": ((steps - fed) * pass_floor(draft_model, 1, n_ctx, rates) +
+                                sum(k * pass_floor(draft_model, w, n_ctx, rates) for w, k in feeds.items()))
+              / rounds if draft_model else 0.0,
+              "verify compute": pass_floor(pair.target, g + 1, n_ctx, rates)}
+    return {"gamma": g, "ms_per_round": {k: round(1e3 * m["best"][g][k], 4) for k in PARTS},
+            "floor_ms": {k: round(1e3 * floors.get(k, 0.0), 4) for k in PARTS},
+            "draft_steps_per_round": round(steps / rounds, 3),
+            "feeds_per_round": {w: round(k / rounds, 4) for w, k in sorted(feeds.items())},
+            "tokens_per_round": round(tokens_per_round, 4), "speedup": round(measured, 4),
+            "cost_apart": round(c, 4), "verify_ratio_apart": round(v, 4),
+            "predicted_apart": round(predicted, 4), "ratio_apart": round(measured / predicted, 4)}
