@@ -8,7 +8,8 @@ only, building the engine aside), the verdict and the drafted tokens it verified
 Part 2 audits each known bug at N = 50, 100, 200, ... (doubling, seed 0; at ``--tokens`` or the K its entry
 names: 30 for a token-by-token audit) until it reads "not the target" and prints the first N that does, with the wall-clock seconds of that whole audit (starting the child, loading
 the engine and computing the reference included) and of the sampling alone; and the runs the default test
-needs to reject an engine that far (``samples_needed`` for the TV seen, probability 0.8).
+needs to reject an engine that far (``samples_needed`` for the TV seen, probability 0.8; joint audits only: token
+by token the TV printed is the probability-rank PITs' histogram's, ``tv_definition``).
 """
 import argparse
 import json
@@ -84,7 +85,7 @@ def main() -> None:
                           "caught": caught, "runs": n, "seconds_to_verdict": round(wall, 1),
                           "sampling_seconds": round(n / r["samples_per_s"], 1), "runs_per_s": r["samples_per_s"],
                           "tv": r.get("tv"), "p_value": r["p_value"],
-                          "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"]) if "tv" in r else None}),
+                          "runs_to_reject_at_this_tv": judge.samples_needed(r["tv"], r["df"]) if "df" in r else None}),
               flush=True)
 
 
