@@ -2,6 +2,7 @@
 reaches parsing, ``--draft``'s help, the Tiny GPT page's options, the tree refusal and decoding; and no
 code asks a drafter what it can do with ``hasattr``/``getattr`` (every capability is a method of
 ``gpt.drafters.Drafter`` with a default)."""
+import ast
 import re
 from collections import Counter
 from pathlib import Path
@@ -114,3 +115,25 @@ def test_every_shipped_tree_drafter_drafts_a_tree_and_the_others_are_refused():
         else:
             with pytest.raises(ValueError, match=f"the {re.escape(e.page)} drafter cannot draft a tree"):
                 api.speculative_generate(pair, PROMPT, 6, "tree:2,1")
+
+
+def _probes(path: Path) -> list:
+    """hasattr/getattr calls in ``path`` that ask a drafter (an expression naming a draft) for a capability."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr") \
+                and len(node.args) >= 2:
+            subject, what = ast.unparse(node.args[0]), node.args[1]
+            named = what.value if isinstance(what, ast.Constant) else None
+            if "draft" in subject or named in {"attach", "features", "own_cache", "passes"}:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_code_probes_a_drafter_with_hasattr():
+    files = [p for p in (ROOT / "specsim" / "gpt").rglob("*.py")
+             if not p.name.startswith("audit") and "hf" not in p.relative_to(ROOT).parts]
+    files += list((ROOT / "app").rglob("*.py"))
+    assert len(files) > 20
+    probes = [hit for p in files for hit in _probes(p)]
+    assert probes == [], "\n".join(probes)

@@ -146,7 +146,8 @@ def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> d
     """One speculative generation with both models timed; its seven parts and rounds."""
     target = Timed(pair.target, clock, device)
     drafter = pair.drafter()
-    timed = Timed(drafter.model, clock, device) if hasattr(drafter, "model") else None  # prompt lookup has none
+    model = drafter.own_model()
+    timed = Timed(model, clock, device) if model is not None else None  # prompt lookup has none
     if timed is not None:
         drafter.model, drafter.step = timed, timed.stepper()
     g = speculative_generate(target, drafter, ids, n_tokens, gamma, sampling, seed, clock=clock)
@@ -165,7 +166,7 @@ def profiled_run(pair, ids, n_tokens, gamma, sampling, seed, clock, device) -> d
 
 def model_of(pair):
     """The drafter's model, or None for a model-free drafter (prompt lookup)."""
-    return getattr(pair.drafter(), "model", None)
+    return pair.drafter().own_model()
 
 
 def costs_apart(pair, ids, gammas, clock, device, repeats: int = 5, calls: int = 30, feeds=None) -> dict:
@@ -210,9 +211,8 @@ class _Apart:
 
     def __init__(self, pair, ids, gammas, clock, device, calls: int):
         target, drafter = pair.target, pair.drafter()
-        if hasattr(drafter, "own_cache"):
-            drafter = drafter.own_cache()
-        drafter = drafter if hasattr(drafter, "cache") else None  # prompt lookup: no model, no cost
+        drafter = drafter.own_cache()  # early exit: a K-layer cache of its own (it shares the target's in a chain)
+        drafter = drafter if drafter.own_model() is not None else None  # prompt lookup: no model, no cost
         self.target, self.drafter, self.ids, self.clock, self.device, self.calls = \
             target, drafter, ids, clock, device, calls
         self.caches = {"t": target.new_cache(), "d": drafter.cache if drafter else None}
@@ -265,7 +265,7 @@ class _Apart:
         tokens, width = torch.tensor([self.ids[-1:] * m], device=self.device), target.config.n_embd
 
         def queue():  # the real features the verify pass hands the EAGLE drafter
-            if hasattr(drafter, "features"):
+            if drafter.reads_features():
                 self.caches["d"].queue = torch.zeros(m, width, device=self.device, dtype=target.wte.weight.dtype)
         return self.after_verify(g, lambda: drafter.model(tokens, self.caches["d"], last_only=True), queue)
 
