@@ -40,7 +40,9 @@ def main(argv=None) -> int:
             page.wait_for_selector('[data-testid="stMetric"]', timeout=60_000)
             page.wait_for_selector(".st-key-audit-curves .main-svg", timeout=60_000)  # the curves drawn
             page.screenshot(path=str(shots / f"audit-{name}.png"))
-            page.locator('[data-testid="stSidebarUserContent"]').screenshot(path=str(shots / f"audit-{name}-side.png"))
+            if width >= 640:  # narrower, the sidebar starts collapsed
+                page.locator('[data-testid="stSidebarUserContent"]').screenshot(
+                    path=str(shots / f"audit-{name}-side.png"))
             page.locator('[data-testid="stMainBlockContainer"]').screenshot(path=str(shots / f"audit-{name}-main.png"))
             print(name, page.inner_text(VERDICT))
             page.close()

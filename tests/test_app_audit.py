@@ -111,7 +111,7 @@ def test_the_sequential_toggle_stops_a_lossy_engine_early_as_the_cli_does():
     at.button[0].click().run()
     assert not at.exception
     (shown,) = at.error
-    assert "Not the target" in shown.value
+    assert "Not the target" in shown.value and "stopped by the sequential test (2,000 planned)" in shown.value
     (said,) = [c.value for c in at.caption if c.value.startswith("Sequential test")]
     import re
     run, planned = map(lambda t: int(t.replace(",", "")), re.search(r"at run ([\d,]+) of ([\d,]+)", said).groups())

@@ -42,6 +42,8 @@ def show_result(r: dict) -> None:
     joint = r.get("mode", "joint") == "joint"
     how = f" ({plain.cell(r['scheme'])})" if r.get("scheme") else ""
     runs = f"{r['samples']:,} runs" + ("" if joint else f" of {r['tokens']} tokens ({r['tokens_judged']:,} judged)")
+    if r["samples"] < r.get("runs_planned", r["samples"]):  # the sequential test stopped the audit
+        runs += f", stopped by the sequential test ({r['runs_planned']:,} planned)"
     (st.success if r["verdict"] == "consistent with the target" else st.error)(
         f"**{r['verdict'].capitalize()}**: {plain.cell(r['engine'].rsplit('/', 1)[-1])}{how} after {runs} "
         f"(false-alarm rate {r['alpha']:g})")
