@@ -1,9 +1,12 @@
 """A drafter is declared once (``specsim.gpt.specs.DRAFTERS``): a new one, declared in this file alone,
-reaches parsing, ``--draft``'s help, the Tiny GPT page's options, the tree refusal and decoding; and no
-code asks a drafter what it can do with ``hasattr``/``getattr`` (every capability is a method of
-``gpt.drafters.Drafter`` with a default)."""
+reaches parsing, ``--draft``'s help, the Tiny GPT page's options and its drafter gallery, the tree refusal,
+decoding and (declared ``batched``) ``gpt serve-bench``'s choices and refusal; and no code asks a drafter
+what it can do with ``hasattr``/``getattr`` (every capability is a method of ``gpt.drafters.Drafter`` with a
+default)."""
 import ast
+import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from specsim.gpt import api, specs  # noqa: E402
-from specsim.gpt.drafters import Drafter  # noqa: E402
+from specsim.gpt.drafters import Drafter, ModelDrafter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "def add(a, b):\n    return a + b\n\ndef "
@@ -50,6 +53,22 @@ def frequent():
     specs.register(ENTRY)
     yield ENTRY
     specs.unregister(ENTRY.name)
+
+
+def build_copy(spec, target, shelf):
+    return ModelDrafter(shelf.small("distilled"), spec.text)
+
+
+COPY = specs.DrafterEntry("distilled-copy", "distilled-copy", build_copy, help="the distilled GPT again",
+                          about="the distilled small GPT, declared a second time", batched=True)
+
+
+@pytest.fixture
+def distilled_copy():
+    """A second small GPT drafter of its own model (``batched``): what ``gpt serve-bench`` can batch."""
+    specs.register(COPY)
+    yield COPY
+    specs.unregister(COPY.name)
 
 
 def test_the_registry_names_every_drafter_once():
@@ -94,16 +113,55 @@ def test_a_new_drafter_decodes_exactly_and_is_refused_a_tree(frequent, cli):
     assert code == 2 and out == "" and refused in err and err.count("\n") == 1
 
 
-def test_a_new_drafter_is_offered_on_the_tiny_gpt_page(frequent):
+def test_a_new_drafter_is_offered_on_the_tiny_gpt_page_and_in_its_gallery():
+    """The page's options and help, and the drafter gallery's count of drafters, read the registry when drawn:
+    the gallery's module is loaded here before the drafter is registered, and still counts it."""
+    from specsim.views.words import number_word
     from tests.apptest import open_page
-    at = open_page("views/tiny_gpt.py", timeout=300)
-    box = at.selectbox(key="gpt-draft")
-    assert list(box.options) == list(specs.gallery()) and "frequent" in box.options
-    assert "frequent: always the character seen most often so far" in box.help
-    box.set_value("frequent")
-    at.run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "measured" in " ".join(m.label for m in at.metric)
+    from sections import gallery_section  # loaded before the registration below
+    shipped = specs.gallery()
+    specs.register(ENTRY)
+    try:
+        at = open_page("views/tiny_gpt.py", timeout=300)
+        assert sys.modules["sections.gallery_section"] is gallery_section  # the page drew the module loaded above
+        box = at.selectbox(key="gpt-draft")
+        assert list(box.options) == list(specs.gallery()) and "frequent" in box.options
+        assert "frequent: always the character seen most often so far" in box.help
+        count = f"{number_word(len(specs.gallery())).capitalize()} ways to draft for the **same target**"
+        assert specs.gallery() == shipped + ("frequent",) and any(m.value.startswith(count) for m in at.markdown)
+        box.set_value("frequent")
+        at.run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert "measured" in " ".join(m.label for m in at.metric)
+    finally:
+        specs.unregister(ENTRY.name)
+
+
+def test_serve_bench_offers_the_batched_drafters_and_refuses_the_others(frequent, distilled_copy, cli):
+    """``gpt serve-bench``'s --draft choices and the library's refusal derive from ``batched``: the copy is
+    offered and runs, ``frequent`` (no model of its own) and every shipped drafter not ``batched`` are refused."""
+    from specsim.gpt.measure import serve_bench
+    assert specs.batched() == [e.name for e in specs.DRAFTERS.values() if e.batched]
+    assert "distilled-copy" in specs.batched() and "frequent" not in specs.batched()
+    code, out, _ = cli("gpt", "serve-bench", "--help")
+    assert code == 0 and "--draft {" + ",".join(specs.batched()) + "}" in out
+    code, out, err = cli("gpt", "serve-bench", "--draft", "frequent")
+    assert code == 2 and out == "" and "invalid choice: 'frequent'" in err and "'distilled-copy'" in err
+    assert err.count("\n") == 1
+    refusal = f"serve-bench batches a small GPT drafter ({specs.listed(specs.batched())}), not "
+    for e in specs.DRAFTERS.values():
+        if e.batched:
+            serve_bench.check_drafter(e.page or e.form)
+        else:
+            with pytest.raises(ValueError, match=re.escape(refusal + (e.page or e.form))):
+                serve_bench.check_drafter(e.page or e.form)
+    with pytest.raises(ValueError, match=re.escape(refusal + "frequent")):
+        serve_bench.serve_bench(api.load_pair("frequent", "cpu"), [1], [1], 2, 1)
+    code, out, err = cli("gpt", "serve-bench", "--draft", "distilled-copy", "--batch", "1", "--gammas", "0,1",
+                         "--tokens", "2", "--repeats", "1", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["draft"] == "distilled-copy" and [r["gamma"] for r in result["runs"][0]["rows"]] == [0, 1]
 
 
 def test_every_shipped_tree_drafter_drafts_a_tree_and_the_others_are_refused():

@@ -12,8 +12,8 @@ import streamlit as st
 from parts import gpt_runs, heavy, memory, plain, presenter, widgets
 from specsim.plots import gallery as plots_gallery
 from specsim.views.words import number_word
+from specsim.gpt import specs
 
-from specsim.gpt.specs import GALLERY as DRAFTERS
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "verify_ratio": "v",
            "tokens_per_pass": "tokens / pass",
            "drafted_per_round": "drafted / round", "best_gamma": "best γ (formula)",
@@ -46,8 +46,9 @@ def table_rows(rows) -> list:
 
 
 def show(device: str) -> None:
+    drafters = specs.gallery()  # read when drawn: a drafter registered after this module loaded is listed too
     st.header("Drafter gallery")
-    st.markdown(f"{number_word(len(DRAFTERS)).capitalize()} ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
+    st.markdown(f"{number_word(len(drafters)).capitalize()} ways to draft for the **same target**: the two small GPTs (distilled to the target's p, or "
                 "trained on the corpus alone), **EAGLE** (one narrow layer that reads the target's own last "
                 "hidden state and the next character's embedding, predicts the next hidden state and reads it "
                 "out through the target's final norm and head: the target's understanding of the context for "
@@ -70,7 +71,7 @@ def show(device: str) -> None:
     if go and key not in results:
         def measure():  # in a child process, imported there: torch would hold the server's interpreter
             with st.status("Timing plain decoding and every drafter…", expanded=True) as status:
-                out = heavy.in_child("specsim.gpt.gallery:gallery", DRAFTERS, tuple(SETS), n_tokens, 4, 1.0, repeats,
+                out = heavy.in_child("specsim.gpt.gallery:gallery", drafters, tuple(SETS), n_tokens, 4, 1.0, repeats,
                                      0, device, n_prompts)
                 status.update(label="Drafter gallery measured", state="complete", expanded=False)
             return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from .. import bounds
+from ..gpt import specs
 from ..parsing import parse_ranges
 from .common import (argtype, TEMPERATURE_HELP, budget, int_in_range, max_work_arg, num, print_json, seed_arg, table,
                      temperature_arg)
@@ -48,7 +49,7 @@ def add_serve_bench(sub, needs_torch) -> None:
                    help="torch threads: 1, all or 1,all (default 1)")
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help=TEMPERATURE_HELP + " (default 1)")
     p.add_argument("--seed", type=seed_arg, default=0)
-    p.add_argument("--draft", choices=["distilled", "trained"], default="distilled")
+    p.add_argument("--draft", choices=specs.batched(), default="distilled")  # read when the parser is built
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--json", action="store_true")
     max_work_arg(p)

@@ -29,7 +29,8 @@ class DrafterEntry:
     ``help``: the words after the form in ``--draft``'s help (may be empty); ``about``: the page's one
     line on the offered spec (``{n}``: its parameter); ``tree``: it drafts a tree (fixed or dynamic) as
     well as a chain; ``page``: the spec the Tiny GPT page and the drafter gallery offer (None: not
-    offered)."""
+    offered); ``batched``: its model is a small GPT of its own (token ids in, rows out, its own KV
+    cache, the ``tiny-draft`` shape), which ``gpt serve-bench`` runs batched beside the target."""
 
     name: str
     form: str
@@ -39,6 +40,7 @@ class DrafterEntry:
     tree: bool = True
     page: str | None = None
     param: str | None = None
+    batched: bool = False
 
     def match(self, text: str) -> int | None | bool:
         """The parameter of ``text`` when it is written in this form (None for a form without one),
@@ -82,9 +84,9 @@ def unregister(name: str) -> None:
 
 
 for _entry in (
-        DrafterEntry("distilled", "distilled", "specsim.gpt.drafters:build_small", page="distilled",
+        DrafterEntry("distilled", "distilled", "specsim.gpt.drafters:build_small", page="distilled", batched=True,
                      about="a small GPT trained to match the target's p"),
-        DrafterEntry("trained", "trained", "specsim.gpt.drafters:build_small", page="trained",
+        DrafterEntry("trained", "trained", "specsim.gpt.drafters:build_small", page="trained", batched=True,
                      about="the same small GPT trained on the corpus alone"),
         DrafterEntry("eagle", "eagle", "specsim.gpt.eagle:build_eagle", page="eagle",
                      help="one narrow layer on the target's features",
@@ -107,6 +109,11 @@ def _listed(words: list) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
 
 
+def listed(words: list) -> str:
+    """Words as a sentence lists them: ``listed(["a", "b", "c"])`` is "a, b or c"."""
+    return _listed(list(words))
+
+
 def forms(tree: bool = False) -> str:
     """Every drafter's form (only those that draft a tree, ``tree=True``), as a sentence lists them."""
     return _listed([e.form for e in DRAFTERS.values() if e.tree or not tree])
@@ -120,6 +127,11 @@ def draft_help() -> str:
 def gallery() -> tuple:
     """The specs the Tiny GPT page and the drafter gallery offer, in the registry's order."""
     return tuple(e.page for e in DRAFTERS.values() if e.page)
+
+
+def batched() -> list:
+    """The names of the drafters ``gpt serve-bench`` batches (``batched=True``), in the registry's order."""
+    return [e.name for e in DRAFTERS.values() if e.batched]
 
 
 def page_help() -> str:

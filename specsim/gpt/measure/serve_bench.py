@@ -54,7 +54,7 @@ from ...bounds import check_gpt
 from ...serving.hardware import cpu_from
 from ...serving.models import MODELS
 from ...serving.roofline import step_cost
-from .. import api
+from .. import api, specs
 from ..batch import MAX_BATCH, MAX_GAMMA, BatchCache, batch_generate, forward
 from ..decode import sync_device
 from .bench import heldout_prompts
@@ -209,6 +209,14 @@ def crossover(batches, speedups: dict):
     return None
 
 
+def check_drafter(name: str) -> None:
+    """One-line ValueError unless the drafter called ``name`` is registered as ``batched`` (a small GPT of its
+    own, ``specs.DRAFTERS``): the bench batches the drafter's model beside the target's."""
+    entry = specs.entry_named(name)
+    if entry is None or not entry.batched:
+        raise ValueError(f"serve-bench batches a small GPT drafter ({specs.listed(specs.batched())}), not {name}")
+
+
 def serve_bench(pair, batches=DEFAULT_BATCHES, gammas=DEFAULT_GAMMAS, n_tokens: int = DEFAULT_TOKENS,
                 repeats: int = DEFAULT_REPEATS, threads=(1,), temperature: float = 1.0, seed: int = 0,
                 progress=None, limit=None) -> dict:
@@ -218,8 +226,7 @@ def serve_bench(pair, batches=DEFAULT_BATCHES, gammas=DEFAULT_GAMMAS, n_tokens: 
     (default: the default bound); ``progress(text)`` is called before each phase."""
     batches, gammas, threads = sorted(set(batches)), sorted(set(gammas) | {0}), list(threads)
     check_work(batches, gammas, n_tokens, repeats, threads, limit)
-    if pair.draft is None or pair.draft_name.startswith("early-exit"):
-        raise ValueError(f"serve-bench batches a small GPT drafter (distilled or trained), not {pair.draft_name}")
+    check_drafter(pair.draft_name)
     report = progress or (lambda text: None)
     sampling = api.sampling(temperature)
     prompts = [pair.tokenizer.encode(p) for p in heldout_prompts(N_PROMPTS, PROMPT_CHARS)]
