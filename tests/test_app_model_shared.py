@@ -266,12 +266,12 @@ def test_the_tiny_gpt_settings_survive_a_round_trip_through_another_page():
     """The Tiny GPT's form (prompt, γ, drafter, seed) is remembered like a toy page's settings."""
     at = open_page("views/tiny_gpt.py")
     at.text_area(key="gpt-prompt").set_value("x = 1\nx = ")
-    at.slider(key="gpt-gamma").set_value(6)
+    at.number_input(key="gpt-gamma").set_value(6)
     at.selectbox(key="gpt-draft").set_value("lookup:3")
     at.number_input(key="gpt-seed").set_value(7)
     ok(at.run())
     go(at, "views/speedup.py")
     go(at, "views/tiny_gpt.py")
-    assert (at.text_area(key="gpt-prompt").value, at.slider(key="gpt-gamma").value,
+    assert (at.text_area(key="gpt-prompt").value, at.number_input(key="gpt-gamma").value,
             at.selectbox(key="gpt-draft").value, at.number_input(key="gpt-seed").value) == ("x = 1\nx = ", 6, "lookup:3", 7)
     assert not at.error

@@ -6,8 +6,8 @@ Two halves:
   ``plain``, ...), checks a scheme's type (``type(s) is Chain``, ``isinstance(s, Tree)``), compares a kind
   with a family's keyword (``row["kind"] == "tree"``) or reads the registry's dict directly;
 * a new family declared in this one file, ``greedy:G`` (the drafter's top token verified as a point mass),
-  reaches ``parse``, ``grammar_help``, the CLI's ``--scheme`` help, the budget comparison and the app's
-  scheme picker with no other edit, and its reference is its own exact round, not the i.i.d. formula.
+  reaches ``parse``, ``grammar_help``, the CLI's ``--scheme`` help, the budget comparison, the app's
+  scheme picker and the Tiny GPT page with no other edit, and its reference is its own exact round, not the i.i.d. formula.
 """
 from __future__ import annotations
 
@@ -33,9 +33,6 @@ FLAGS = {"fixed_gamma", "plain", "token_wise", "stop_coins", "branches", "drawn_
 SCHEME_CLASSES = {"Chain", "Block", "Tree", "ConfidenceChain", "DynamicTree"}
 # attributes with a flag's name that are not a scheme's: argparse's --plain, the plain-decoding timings of a bench
 NOT_A_SCHEME = {("*", "args", "plain"), ("specsim/gpt/measure/bench_schemes.py", "t", "plain")}
-# the Tiny GPT page still draws its own scheme picker by kind (to move onto parts.scheme_picker with "a page in
-# one place"); listed here so that no other file joins it
-OWN_PICKER = {"app/views/tiny_gpt.py"}
 
 
 def _sources():
@@ -85,7 +82,7 @@ def kind_questions(rel: str, tree) -> list:
             if any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) and \
                     any(isinstance(s, ast.Name) and s.id in SCHEME_CLASSES for s in sides):
                 found.append(f"{where}: type(...) is a scheme class")
-            if any(_is_kind(s) for s in sides) and any(_strings(s) & kinds for s in sides) and rel not in OWN_PICKER:
+            if any(_is_kind(s) for s in sides) and any(_strings(s) & kinds for s in sides):
                 found.append(f"{where}: compares a kind with a family's keyword")
     return found
 
@@ -260,3 +257,28 @@ def test_the_app_scheme_picker_offers_it_and_plays_it(greedy):
     player = at.session_state["stepper"]["player"]
     assert player.scheme.name == "greedy:3"
     assert any(re.search(r"one of its top-k tokens", m.value) for m in at.markdown)  # told as chosen drafts
+
+
+def test_the_tiny_gpt_page_offers_it_and_runs_it_on_the_gpt_pair(greedy):
+    """Its GPT layout is a chain's (``gpt_round``), so the Tiny GPT page offers it and the real decoder runs it."""
+    pytest.importorskip("torch")
+    if not (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists():
+        pytest.skip("no shipped weights")
+    from streamlit.testing.v1 import AppTest
+    from specsim.gpt import api
+    from tests.apptest import ENTRY
+
+    at = AppTest.from_file(str(ENTRY), default_timeout=300)
+    at.run()
+    at.session_state["gpt-n"] = 24
+    at.switch_page("views/tiny_gpt.py").run()
+    kinds = at.radio(key="gpt-kind")
+    # every registered family has a GPT layout: all offered, by their titles, the new one last
+    assert list(kinds.options) == [cls.words()[0] for cls in families().values()] and kinds.options[-1] == "greedy"
+    kinds.set_value("greedy").run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    g = at.number_input(key="gpt-gamma").value  # its G, the widget its params declare
+    gen = api.speculative_generate(api.load_pair("distilled", "cpu"), "def ", 24, f"greedy:{g}", seed=0)
+    assert gen.scheme == f"greedy:{g}"
+    text = " ".join(m.value.replace("\\", "") for m in at.markdown)
+    assert f"Round 1 (greedy:{g})" in text and f"**k = {gen.rounds[0].accepted}** accepted" in text

@@ -77,14 +77,17 @@ def every_family(*first) -> tuple:
     return tuple(first) + tuple(k for k in schemes.families() if k not in first)
 
 
-def scheme_picker(key: str, model, default: str, kinds=None, max_gamma: int = 8):
+def scheme_picker(key: str, model, default: str, kinds=None, max_gamma: int = 8, top=None, keys=None):
     """Pick a scheme in the sidebar: its kind, then one widget per parameter of its grammar (``Scheme.params``:
     γ, a tree's shape and drafts, a confidence chain's most drafts, threshold and confidence, a dynamic tree's
     budget, depth and top-k, or a later family's own).
 
     Starts from ``?scheme=`` (``scheme_query``) or ``default``. A family's γ-like size (a whole number written
-    kind:G) goes up to the largest value whose exact round is within the work limit, any other whole number up
-    to ``max_gamma``. Returns the scheme, or None after one ``st.error`` line.
+    kind:G) goes up to the largest value whose exact round on the toy ``model`` is within the work limit, any
+    other whole number up to ``max_gamma``; ``top(cls, param)``, when given, is every whole number's maximum
+    instead (a page without a toy model: the tiny GPT's). ``keys`` renames a parameter's widget key suffix
+    (``{param.key: suffix}``), where a page's links named it otherwise. Returns the scheme, or None after one
+    ``st.error`` line.
     """
     kinds = offered() if kinds is None else kinds
     link, base = scheme_query(kinds), schemes.parse(default)
@@ -95,7 +98,9 @@ def scheme_picker(key: str, model, default: str, kinds=None, max_gamma: int = 8)
         kind = st.radio("verification", kinds, key=f"{key}-kind", horizontal=True, format_func=kind_label,
                         help="; ".join(described))
     cls = schemes.families()[kind]
-    values = {p.name: _widget(key, cls, p, _start(p, cls, base), _start(p, cls, link), model, max_gamma)
+    most = top or (lambda c, p: _most(c, p, model, max_gamma))
+    values = {p.name: _widget(f"{key}-{(keys or {}).get(p.key, p.key or p.name)}", cls, p, _start(p, cls, base),
+                              _start(p, cls, link), most(cls, p) if p.type == "whole" else None, top is None)
               for p in cls.params}
     for p in cls.params:  # a text box's length, checked once every widget is drawn
         if p.type in ("widths", "fraction") and capped_text(values[p.name], p.noun, p.chars) is None:
@@ -114,13 +119,19 @@ def _start(p, cls, scheme):
     return getattr(scheme, p.attr)
 
 
-def _widget(key: str, cls, p, base, link, model, most: int):
-    """One parameter's widget, started from the page's default (``base``) or the link's value; its value."""
-    wkey = f"{key}-{p.key or p.name}"
+def _most(cls, p, model, most: int) -> int:
+    """A whole number's maximum: a γ-like size (kind:G) as far as its exact round on ``model`` is within the
+    work limit, any other ``most``."""
+    if cls.form != "positional":
+        return most
+    return largest_within(lambda m, g, limit: bounds.check_round(m, cls.from_params({p.name: g}), limit), model, most)
+
+
+def _widget(wkey: str, cls, p, base, link, top: int, sized_by_work: bool):
+    """One parameter's widget (key ``wkey``), started from the page's default (``base``) or the link's value;
+    its value. ``top``: a whole number's maximum (``sized_by_work``: the work limit set it)."""
     if p.type == "whole":
-        sized = cls.form == "positional"  # kind:G: its G goes as far as the work limit allows
-        top = largest_within(lambda m, g, limit: bounds.check_round(m, cls.from_params({p.name: g}), limit),
-                             model, most) if sized else most
+        sized = sized_by_work and cls.form == "positional"
         start = p.start if base is None else base
         memory.remember(wkey, min(start, top), None if link is None else min(link, top),
                         valid=lambda v: isinstance(v, int) and 1 <= v <= top)

@@ -15,7 +15,7 @@ import os
 
 import streamlit as st
 
-from parts import gpt_runs, memory, own_pairs, presenter, tokens, widgets
+from parts import gpt_runs, memory, own_pairs, presenter, scheme_picker, tokens, widgets
 from sections import tryit
 
 SHIPPED = "(the shipped pair)"
@@ -32,34 +32,30 @@ with st.spinner("Loading PyTorch and the tiny GPT page…"):  # seconds on a fre
     from sections import gallery_section, gpt_numbers_section, gpt_round_section, gpt_text_section
     from specsim import schemes
     from specsim.gpt import specs
+    from specsim.gpt.rounds import ROUNDS
     from specsim.plots import gpt as plots_gpt
 
-KINDS = {"chain": "chain", "block": "block", "tree": "tree", "dynamic": "dynamic tree"}  # every scheme the decoder runs
-CHOICES = {"gpt-kind": list(KINDS), "gpt-drafts": ["iid", "distinct"], "gpt-draft": list(specs.gallery()),
-           "gpt-device": ["auto", "cpu", "cuda"], "gpt-dtype": ["float32", "bfloat16"]}
-RANGES = {"gpt-n": (8, 400), "gpt-gamma": (1, 8), "gpt-budget": (1, 16), "gpt-depth": (1, 8), "gpt-topk": (1, 8),
-          "gpt-temp": (0.0, 2.0), "gpt-seed": (0, 2**31 - 1)}
-for key, default in gpt_runs.DEFAULTS.items():  # the settings survive a visit to another page (parts.memory)
+# every registered family whose round the tiny GPT lays out (``scheme.gpt_round``): a family registered later
+# with a GPT layout is offered here with no edit
+FAMILIES = tuple(k for k, cls in schemes.families().items() if cls.gpt_round in ROUNDS)
+CHOICES = {"gpt-draft": list(specs.gallery()), "gpt-device": ["auto", "cpu", "cuda"],
+           "gpt-dtype": ["float32", "bfloat16"]}
+RANGES = {"gpt-n": (8, 400), "gpt-temp": (0.0, 2.0), "gpt-seed": (0, 2**31 - 1)}
+for key in ("gpt-prompt", *CHOICES, *RANGES):  # the settings survive a visit to another page (parts.memory)
     valid = memory.among(CHOICES[key]) if key in CHOICES else memory.within(*RANGES[key]) if key in RANGES else None
-    memory.remember(key, default, valid=valid)
+    memory.remember(key, gpt_runs.DEFAULTS[key], valid=valid)
+
+
+def most(cls, param) -> int:
+    """The most a scheme's whole-number setting takes on this page (the picker's ``top``): a budget of nodes
+    16, any other (γ, depth, top-k, a confidence chain's most drafts) 8, the ranges the page always had."""
+    return 16 if param.key == "nodes" else 8
+
 
 with st.sidebar:  # the generated text and its chart fill the first screen
-    kind = st.radio("verification", list(KINDS), format_func=KINDS.get, key="gpt-kind", horizontal=True,
-                    help="chain: token by token; block: the drafted chain judged as a whole; tree: several children "
-                         "per position, one target pass; dynamic tree: EAGLE-2's tree grown from the drafter's rows")
-    gamma, shape, drafts = gpt_runs.DEFAULTS["gpt-gamma"], gpt_runs.DEFAULTS["gpt-shape"], gpt_runs.DEFAULTS["gpt-drafts"]
-    budget, depth, topk = (gpt_runs.DEFAULTS[k] for k in ("gpt-budget", "gpt-depth", "gpt-topk"))
-    if kind in ("chain", "block"):  # only the inputs of the chosen verification
-        gamma = st.slider("γ: draft length", 1, 8, key="gpt-gamma")
-    elif kind == "tree":
-        shape = st.text_input("tree widths per depth", key="gpt-shape", help="W1,W2,...: the root gets W1 children, "
-                                                                               "each of them W2, ...")
-        drafts = st.radio("children drafted", ("iid", "distinct"), key="gpt-drafts", horizontal=True)
-    else:
-        budget = st.number_input("nodes kept", 1, 16, key="gpt-budget", help="the best-scored nodes of the tree")
-        depth = st.number_input("depth (levels grown)", 1, 8, key="gpt-depth")
-        topk = st.number_input("top-k per expanded node", 1, 8, key="gpt-topk",
-                               help="each expanded node's most probable tokens")
+    # the scheme (``?scheme=`` or ``?gamma=`` too): the shared picker, its keys those this page's links always had
+    scheme = scheme_picker.scheme_picker("gpt", None, f"chain:{gpt_runs.DEFAULTS['gpt-gamma']}", FAMILIES,
+                                         top=most, keys={"nodes": "budget"})
     draft = st.selectbox("drafter", CHOICES["gpt-draft"], key="gpt-draft", help=specs.page_help())  # the registry's
     prompt = st.text_area("prompt", key="gpt-prompt", height=80,
                           help="newline and printable ASCII; Ctrl+Enter (or leaving the box) applies it")
@@ -74,13 +70,7 @@ with st.sidebar:  # the generated text and its chart fill the first screen
                           "γ + 1 positions then costs less than in float32 (a smaller v); greedy text may part "
                           "from float32's at near-ties (lesson 16)")
 prompt = widgets.capped_text(prompt, "the prompt")
-scheme_text = {"chain": f"chain:{gamma}", "block": f"block:{gamma}",
-               "tree": f"tree:{(widgets.capped_text(shape, 'the tree shape', 40) or '').strip()}:{drafts}",
-               "dynamic": f"tree:dynamic,budget={budget},depth={depth},topk={topk}"}[kind]
-try:
-    scheme = schemes.parse(scheme_text)
-except ValueError as e:
-    st.error(f"The scheme {scheme_text[:60]!r}: {widgets.one_line(e)}")
+if scheme is None:  # its one st.error line is in the sidebar
     st.stop()
 
 with st.sidebar.expander("Your own model pair"):
@@ -152,6 +142,6 @@ if scheme.chain_gamma is None:  # the i.i.d. formula, c and v are chain:γ's: an
     gpt_round_section.show(gen, vocab)
     gallery_section.show(device)
     st.stop()
-gpt_numbers_section.show_chain(gen, result, gamma, n_tokens, pair.device)
+gpt_numbers_section.show_chain(gen, result, scheme.chain_gamma, n_tokens, pair.device)
 gpt_round_section.show(gen, vocab)
 gallery_section.show(device)
