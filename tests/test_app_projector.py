@@ -41,7 +41,8 @@ def test_tiny_gpt_settings_take_effect_as_they_change_and_show_only_their_own_in
     assert {"gpt-shape", "gpt-drafts"} <= keys and "gpt-gamma" not in keys and "gpt-budget" not in keys
     at.radio(key="gpt-kind").set_value("dynamic").run(timeout=300)
     labels = [w.label for w in at.number_input if w.key in ("gpt-budget", "gpt-depth", "gpt-topk")]
-    assert len(labels) == 3 and not any(re.search(r"dynamic\w*:", label) for label in labels), labels  # no "dynamic: nodes"
+    # the scheme's own labels, never prefixed by its kind ("dynamic: nodes")
+    assert len(labels) == 3 and not any(re.search(r"dynamic\w*:", label) for label in labels), labels
     assert not at.exception and not at.error
 
 

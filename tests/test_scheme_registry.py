@@ -7,7 +7,8 @@ Two halves:
   with a family's keyword (``row["kind"] == "tree"``) or reads the registry's dict directly;
 * a new family declared in this one file, ``greedy:G`` (the drafter's top token verified as a point mass),
   reaches ``parse``, ``grammar_help``, the CLI's ``--scheme`` help, the budget comparison, the app's
-  scheme picker and the Tiny GPT page with no other edit, and its reference is its own exact round, not the i.i.d. formula.
+  scheme picker and the Tiny GPT page with no other edit, and its reference is its own exact round, not the
+  i.i.d. formula.
 """
 from __future__ import annotations
 
@@ -282,3 +283,20 @@ def test_the_tiny_gpt_page_offers_it_and_runs_it_on_the_gpt_pair(greedy):
     assert gen.scheme == f"greedy:{g}"
     text = " ".join(m.value.replace("\\", "") for m in at.markdown)
     assert f"Round 1 (greedy:{g})" in text and f"**k = {gen.rounds[0].accepted}** accepted" in text
+
+
+def test_a_link_names_the_tiny_gpt_pages_scheme_in_the_grammar_or_by_its_old_keys():
+    """``?scheme=`` (the grammar) reaches the Tiny GPT page's picker, and the page's old widget keys
+    (``?gpt-budget=``) still set a dynamic tree's budget, up to the page's 16 nodes."""
+    pytest.importorskip("torch")
+    if not (ROOT / "specsim" / "gpt" / "weights" / "manifest.json").exists():
+        pytest.skip("no shipped weights")
+    from tests.apptest import open_page
+
+    for query in ({"scheme": "tree:dynamic,budget=10,depth=2,topk=2"},
+                  {"gpt-kind": "dynamic", "gpt-budget": "10", "gpt-depth": "2", "gpt-topk": "2"}):
+        at = open_page("views/tiny_gpt.py", {**query, "gpt-n": "16"}, timeout=300)
+        assert not at.error, [e.value for e in at.error]
+        assert at.radio(key="gpt-kind").value == "dynamic"
+        assert [at.number_input(key=k).value for k in ("gpt-budget", "gpt-depth", "gpt-topk")] == [10, 2, 2]
+        assert any("Round 1 (tree:dynamic,budget=10,depth=2,topk=2)" in m.value.replace("\\", "") for m in at.markdown)
