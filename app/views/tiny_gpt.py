@@ -9,7 +9,8 @@ causal-LM checkpoints (``specsim.gpt.hf.pair``) through the same decoder: off un
 Every failure at the load boundary is one ``st.error`` line.
 
 Every setting takes effect when it changes (a run is computed once per settings for every visitor and
-kept, ``parts.gpt_runs``); only the inputs of the chosen verification are shown.
+kept, ``parts.gpt_runs``); only the inputs of the chosen verification are shown. The scheme comes from the
+shared picker (``parts.scheme_picker``, ``?scheme=`` too): every registered family the tiny GPT lays out.
 """
 import os
 
