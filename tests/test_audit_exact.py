@@ -6,6 +6,7 @@ probability below 0.001 (the check's own false-alarm rate); the means of TVs wit
 two-sided false-alarm rate of about 0.001 for a normal mean).
 """
 import itertools
+import json
 import math
 from fractions import Fraction as F
 
@@ -122,3 +123,54 @@ def test_pit_runs_needed_gives_its_stated_power():
     hits = sum(judge.judge_pits(*uniform_runs(n, 10, 1000 + s, law), alpha=0.05, seed=1000 + s)["verdict"]
                == "not the target" for s in range(sims))
     assert hits >= int(binom.ppf(0.001, sims, judge.POWER)), (n, hits)
+
+
+# -- the command: the token-by-token figures in the text, and --p-value-method ------------------------------
+def run_audit(cli, *argv):
+    """``specsim audit`` on the shipped target from "def ": (exit code, stdout, stderr)."""
+    pytest.importorskip("torch")
+    return cli("audit", "--engine", "specsim", "--prompt", "def ", *map(str, argv))
+
+
+def test_token_mode_prints_its_tv_and_power_as_the_json_states_them(cli):
+    """K = 12: the text names the TV, the noise level, the TV this budget detects and the runs a TV needs, each
+    the figure ``--json`` gives for the same seeded audit."""
+    argv = ("--tokens", 12, "--samples", 30, "--detect", 0.1)
+    code, out, err = run_audit(cli, *argv, "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    code, text, err = run_audit(cli, *argv)
+    assert code == 0, err
+    rank = next(t for t in r["tests"] if t["name"].startswith("pit, likeliest first"))
+    tv_line = next(line for line in text.splitlines() if line.startswith("TV of the probability-rank PITs"))
+    assert f"uniform over its {rank['cells']} equal bins" in tv_line
+    assert f": {r['tv']:.4f}; noise alone gives an exact engine {r['tv_exact_engine']:.4f}" in tv_line
+    power = next(line for line in text.splitlines() if line.startswith("This budget detects"))
+    assert f"a TV of {r['detectable_tv']:.4f} with probability {judge.POWER:g}" in power
+    assert f"a TV of 0.1 needs {r['samples_to_detect']:,} runs of 12 tokens" in power
+    assert r["samples_to_detect"] == judge.pit_runs_needed(12, 0.1, judge.ALPHA)
+
+
+def test_the_p_value_method_is_chosen_on_the_command_line(cli):
+    """20 runs of one token make few cells: auto enumerates them exactly; monte-carlo (or the library's own
+    spelling) draws; exact on 360 token-by-token values falls back to Monte Carlo and says so."""
+    results = {}
+    for method in (None, "monte-carlo", "monte carlo"):
+        code, out, err = run_audit(cli, "--tokens", 1, "--samples", 20, "--json",
+                                   *(["--p-value-method", method] if method else []))
+        assert code in (0, 1), err
+        results[method] = json.loads(out)
+    assert results[None]["p_value_method"] == "exact (every outcome enumerated)" and results[None]["mc_draws"] == 0
+    for method in ("monte-carlo", "monte carlo"):
+        assert results[method]["p_value_method"] == "monte carlo" and results[method]["mc_draws"] > 0
+    code, out, err = run_audit(cli, "--tokens", 12, "--samples", 30, "--p-value-method", "exact", "--json")
+    r = json.loads(out)
+    assert code in (0, 1) and all(t["p_value_method"].startswith("monte carlo (exact enumeration would need")
+                                  for t in r["tests"]), err
+
+
+@pytest.mark.parametrize("value", ["bootstrap", "Exact", "montecarlo", ""])
+def test_a_bad_p_value_method_on_the_command_line_is_one_line(cli, value):
+    code, out, err = run_audit(cli, "--p-value-method", value)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--p-value-method: choose auto, exact or monte-carlo" in err

@@ -10,9 +10,9 @@ from __future__ import annotations
 import streamlit as st
 
 from parts import gpt_runs, heavy, memory, plain, presenter, widgets
+from specsim.gpt import specs
 from specsim.plots import gallery as plots_gallery
 from specsim.views.words import number_word
-from specsim.gpt import specs
 
 COLUMNS = {"drafter": "drafter", "alpha": "α", "alpha_se": "± SE", "cost": "c", "verify_ratio": "v",
            "tokens_per_pass": "tokens / pass",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import sys
 
-from .common import UsageError, int_in_range, number, print_json, seed_arg, table, temperature_arg, top_p_arg
+from .common import UsageError, argtype, int_in_range, number, print_json, seed_arg, table, temperature_arg, top_p_arg
 
 DESCRIPTION = (
     "Runs an engine N times from the prompt (seeded, independent runs) in a child process and tests whether "
@@ -12,7 +12,8 @@ DESCRIPTION = (
     "computed here from the target's own forward passes with the same temperature, top-k and top-p; for K > 3 "
     "each emitted token is judged against the target's exact conditional given its run's own prefix "
     "(randomized probability-integral transforms: uniform for an exact engine; necessary, not sufficient). "
-    "p-values come from Monte Carlo draws of the target's own law, so the false-alarm rate holds at every N. Engines: specsim "
+    "p-values are exact (every outcome enumerated) where the runs and cells are few enough, else from Monte Carlo "
+    "draws of the target's own law (--p-value-method), so the false-alarm rate holds at every N. Engines: specsim "
     "(specsim's decoder: --scheme, --drafter), hf (transformers' assisted generation on the shipped pair, or on "
     "a local checkpoint pair --target DIR --draft DIR judged against that target; drafting options with --hf) or "
     "PATH.py:ClassName, your own: ClassName(target, drafter, temperature=, top_k=, top_p=) with a method "
@@ -25,6 +26,24 @@ DESCRIPTION = (
     "--memory) and is killed with everything it started at the end; the output says whether it was isolated "
     "(--require-isolation refuses where it cannot be). Samples can refute exactness, never prove it.")
 EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."
+P_VALUE_METHODS = {"auto": "auto", "exact": "exact", "monte-carlo": "monte carlo", "monte carlo": "monte carlo"}
+P_VALUE_HELP = ("how Pearson's p-value is computed: auto (default) enumerates every outcome exactly where the runs "
+                "and cells are few enough (a bounded number of count vectors) and draws from the target by Monte "
+                "Carlo beyond that limit; exact does the same and says in the output when it had to fall back; "
+                "monte-carlo always draws (written 'monte carlo' too). Where alpha is below what a million draws "
+                "resolve, the chi-square approximation is used and said")
+
+
+def p_value_method(text: str) -> str:
+    """--p-value-method: auto, exact or monte-carlo (the library's "monte carlo" spelling accepted too), as the
+    library spells it.
+
+    >>> p_value_method("monte-carlo"), p_value_method("exact")
+    ('monte carlo', 'exact')
+    """
+    if text not in P_VALUE_METHODS:
+        raise ValueError(f"choose auto, exact or monte-carlo, got {str(text)[:40]!r}")
+    return P_VALUE_METHODS[text]
 
 
 def register(sub) -> None:
@@ -57,9 +76,11 @@ def register(sub) -> None:
     p.add_argument("--top-p", type=top_p_arg, default=None)
     p.add_argument("--seed", type=seed_arg, default=0, help="run i uses seed + i")
     p.add_argument("--alpha", type=number("the false-alarm rate", 1e-9, 0.5), default=1e-3,
-                   help="the test's false-alarm rate, from 1e-9 to 0.5 (default 0.001); its p-value is by Monte "
-                        "Carlo from the target (50/alpha draws, valid at every N) down to 2e-5, below that the "
+                   help="the test's false-alarm rate, from 1e-9 to 0.5 (default 0.001); a Monte Carlo p-value takes "
+                        "50/alpha draws from the target (valid at every N) down to 2e-5, below that the "
                         "chi-square approximation, said in the output")
+    p.add_argument("--p-value-method", type=argtype("p-value method", p_value_method), default="auto",
+                   metavar="{auto,exact,monte-carlo}", help=P_VALUE_HELP)
     p.add_argument("--sequential", action="store_true",
                    help="watch a mixture likelihood-ratio test while the runs arrive and stop as soon as it reaches "
                         "1/alpha ('not the target'; Ville's inequality keeps the false-alarm rate); it never stops "
@@ -97,7 +118,8 @@ def cmd_audit(args) -> int:
         r = audit.audit(args.engine, args.prompt, args.tokens, args.samples, args.scheme, args.drafter,
                         float(args.temperature), args.top_k, top_p, args.seed, args.alpha, args.timeout,
                         args.detect, progress, args.memory, args.require_isolation, target_dir=args.target,
-                        draft_dir=args.draft, hf_options=args.hf, sequential=args.sequential)
+                        draft_dir=args.draft, hf_options=args.hf, sequential=args.sequential,
+                        p_value_method=args.p_value_method)
     except AuditError as e:
         raise UsageError(str(e)) from None
     code = 0 if r["verdict"] == "consistent with the target" else 1
@@ -143,6 +165,7 @@ def _print_statistics(r: dict, args) -> None:
               f"p-value {_p_text(r)}, Bonferroni over 3 tests; {rate}")
         print(table([(t["name"], f"{t['statistic']:.1f}", t["cells"], f"{t['values']:,}", f"{t['p_value']:.3g}")
                      for t in r["tests"]], ["test", "Pearson", "cells", "values", "p-value"]))
+        _print_pit_figures(r, args)
     else:
         stat = "inf (a sequence the target never emits)" if math.isinf(r["statistic"]) else f"{r['statistic']:.1f}"
         print(f"Pearson chi-square over {r['cells']} cells (each expecting >= 5 runs): {stat} on {r['df']} "
@@ -151,12 +174,27 @@ def _print_statistics(r: dict, args) -> None:
               f"(bootstrap); noise alone gives an exact engine {r['tv_exact_engine']:.4f} with this many runs")
         print(f"This budget detects a TV of {r['detectable_tv']:.4f} with probability 0.8 (noncentral chi-square); "
               f"a TV of {args.detect:g} needs {r['samples_to_detect']:,} runs (with the cells those runs make)")
+    _print_sequential(r, args)
+    if r.get("top"):
+        print(table([(repr(t["text"]), f"{t['observed']:.4f}", f"{t['exact']:.4f}") for t in r["top"]],
+                    ["tokens", "emitted", "exact p"]))
+
+
+def _print_pit_figures(r: dict, args) -> None:
+    """The token-by-token TV and power lines, as the joint mode prints its own (``labs.audit.pit_figures``)."""
+    rank = next(t for t in r["tests"] if t["name"].startswith("pit, likeliest first"))
+    print(f"TV of the probability-rank PITs' histogram from uniform over its {rank['cells']} equal bins (every token "
+          f"of every run pooled): {r['tv']:.4f}; noise alone gives an exact engine {r['tv_exact_engine']:.4f} with "
+          f"this many tokens")
+    print(f"This budget detects a TV of {r['detectable_tv']:.4f} with probability 0.8 (i.i.d. PITs, by the rank test "
+          f"alone at alpha/3; noncentral chi-square); a TV of {args.detect:g} needs {r['samples_to_detect']:,} runs "
+          f"of {r['tokens']} tokens (checked by simulating the hardest histogram at that TV)")
+
+
+def _print_sequential(r: dict, args) -> None:
     if r.get("sequential"):
         s = r["sequential"]
         print("Sequential test (mixture likelihood ratio, Ville's inequality): " +
               (f"decided 'not the target' at run {s['decided_at']:,} of {r['runs_planned']:,}" if s["decided_at"]
                else f"undecided after {r['samples']:,} runs (largest e-value {s['e_value']:.3g}, "
                     f"1/alpha = {1 / args.alpha:.3g})"))
-    if r.get("top"):
-        print(table([(repr(t["text"]), f"{t['observed']:.4f}", f"{t['exact']:.4f}") for t in r["top"]],
-                    ["tokens", "emitted", "exact p"]))
