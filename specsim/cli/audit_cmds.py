@@ -28,7 +28,7 @@ DESCRIPTION = (
 EPILOG = "exit codes: 0 consistent with the target; 1 not the target; 2 no verdict or bad input (one line)."
 P_VALUE_METHODS = {"auto": "auto", "exact": "exact", "monte-carlo": "monte carlo", "monte carlo": "monte carlo"}
 P_VALUE_HELP = ("how Pearson's p-value is computed: auto (default) enumerates every outcome exactly where the runs "
-                "and cells are few enough (a bounded number of count vectors) and draws from the target by Monte "
+                "and cells are few enough (at most {limit:,} count vectors) and draws from the target by Monte "
                 "Carlo beyond that limit; exact does the same and says in the output when it had to fall back; "
                 "monte-carlo always draws (written 'monte carlo' too). Where alpha is below what a million draws "
                 "resolve, the chi-square approximation is used and said")
@@ -47,8 +47,8 @@ def p_value_method(text: str) -> str:
 
 
 def register(sub) -> None:
-    from ..labs.audit_limits import (DEFAULT_MEMORY_MB, MAX_JOINT, MAX_MEMORY_MB, MAX_SAMPLES, MAX_TOKENS,
-                                     MIN_MEMORY_MB)  # numpy and torch load when an audit runs, not for --help
+    from ..labs.audit_limits import (DEFAULT_MEMORY_MB, EXACT_LIMIT, MAX_JOINT, MAX_MEMORY_MB, MAX_SAMPLES,
+                                     MAX_TOKENS, MIN_MEMORY_MB)  # numpy and torch load when an audit runs, not for --help
     p = sub.add_parser("audit", help="judge an engine (specsim, transformers, yours) by the tokens it emits",
                        description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--engine", required=True, metavar="ENGINE", help="specsim, hf or PATH.py:ClassName")
@@ -80,7 +80,7 @@ def register(sub) -> None:
                         "50/alpha draws from the target (valid at every N) down to 2e-5, below that the "
                         "chi-square approximation, said in the output")
     p.add_argument("--p-value-method", type=argtype("p-value method", p_value_method), default="auto",
-                   metavar="{auto,exact,monte-carlo}", help=P_VALUE_HELP)
+                   metavar="{auto,exact,monte-carlo}", help=P_VALUE_HELP.format(limit=EXACT_LIMIT))
     p.add_argument("--sequential", action="store_true",
                    help="watch a mixture likelihood-ratio test while the runs arrive and stop as soon as it reaches "
                         "1/alpha ('not the target'; Ville's inequality keeps the false-alarm rate); it never stops "

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 
-EXACT_LIMIT = 200_000  # outcomes enumerated at most (about a second of numpy)
+from .audit_limits import EXACT_LIMIT  # outcomes enumerated at most (about a second of numpy)
 
 
 def outcomes(n: int, cells: int) -> int:
