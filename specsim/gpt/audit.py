@@ -301,20 +301,23 @@ def engine_settings(engine: str, target_dir, draft_dir, hf_options) -> tuple:
     if (target_dir or draft_dir) and engine != "hf":
         raise ValueError("--target DIR and --draft DIR are a transformers checkpoint pair for --engine hf "
                          "(the specsim engine's drafter is --drafter NAME)")
-    if bool(target_dir) != bool(draft_dir):
-        raise ValueError("give both --target DIR and --draft DIR (a local checkpoint pair), or neither")
     if hf_options and engine != "hf":
         raise ValueError("--hf options are transformers' generate options, for --engine hf only")
     if engine != "hf":
         return {}, []
     from .. import deps
     from .hf.export import require_transformers
-    from .hf.options import parse_hf_options
+    from .hf.options import parse_hf_options, uses_mtp
     require_transformers()  # one line when it is missing
     job = {"hf_options": parse_hf_options(hf_options)}
+    if uses_mtp(job["hf_options"]) and (draft_dir or not target_dir):
+        raise ValueError("--hf use_mtp=true drafts with the target's own MTP layers: give --target DIR (a "
+                         "checkpoint with num_mtp_layers) and no --draft")
+    if bool(target_dir) != bool(draft_dir) and not uses_mtp(job["hf_options"]):
+        raise ValueError("give both --target DIR and --draft DIR (a local checkpoint pair), or neither")
     if target_dir:
         job |= {"hf_target": os.path.abspath(os.path.expanduser(target_dir)),
-                "hf_draft": os.path.abspath(os.path.expanduser(draft_dir))}
+                "hf_draft": os.path.abspath(os.path.expanduser(draft_dir)) if draft_dir else None}
     dep = next(d for d in deps.report() if d.name == "transformers")
     warnings = [] if dep.status == "tested" else [
         f"transformers {dep.installed} is {dep.status}: the hf engine is tested on transformers {dep.tested}"]

@@ -136,7 +136,9 @@ def _hf_engine(job: dict):
     draft.generation_config.num_assistant_tokens_schedule = "constant"
     for key, value in assistant_opts.items():
         setattr(draft.generation_config, key, value)
-    helper = {} if "prompt_lookup_num_tokens" in generate_opts else {"assistant_model": draft}
+    # prompt lookup and the target's own MTP layers (use_mtp) draft without an assistant model
+    helper = {} if "prompt_lookup_num_tokens" in generate_opts or generate_opts.get("use_mtp") else {
+        "assistant_model": draft}
     count = count_candidates(target)
 
     def run(ids, k, seed):

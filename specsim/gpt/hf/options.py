@@ -10,6 +10,8 @@ target" against the wrong reference.
 
 >>> parse_hf_options(["num_assistant_tokens=3", "assistant_confidence_threshold=0"])
 {'num_assistant_tokens': 3, 'assistant_confidence_threshold': 0.0}
+>>> parse_hf_options(["use_mtp=true"])  # the target drafts with its own MTP layers: no --draft
+{'use_mtp': True}
 >>> parse_hf_options(["repetition_penalty=1.2"])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ValueError: --hf repetition_penalty changes the target's distribution (a logits processor) and ...
@@ -39,6 +41,12 @@ def _fraction(name, text):
     return value
 
 
+def _true(name, text):
+    if text.lower() not in ("true", "false"):
+        raise ValueError(f"--hf {name} must be true or false, got {text[:40]!r}")
+    return text.lower() == "true"
+
+
 def _schedule(name, text):
     if text not in SCHEDULES:
         raise ValueError(f"--hf {name} must be one of {', '.join(SCHEDULES)}, got {text[:40]!r}")
@@ -53,6 +61,7 @@ DRAFTING = {
     "prompt_lookup_num_tokens": (_int_from_1, "generate"),
     "max_matching_ngram_size": (_int_from_1, "generate"),
     "assistant_ensemble_weight": (_fraction, "generate"),  # documented lossy below 1: the audit should catch it
+    "use_mtp": (_true, "generate"),  # the target's own MTP layers draft (specsim.gpt.hf.mtp): no --draft
 }
 THE_REFERENCE = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p"}
 PROCESSORS = ("repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h",
@@ -80,6 +89,11 @@ def parse_hf_options(items) -> dict:
         if key in out:
             raise ValueError(f"--hf {key} given twice")
         out[key] = DRAFTING[key][0](key, text)
+    if out.get("use_mtp"):
+        other = [k for k in out if k != "use_mtp"]
+        if other:
+            raise ValueError(f"--hf {other[0]} tunes another drafter; use_mtp=true drafts with the target's own "
+                             "MTP layers: give it alone")
     return out
 
 
@@ -88,3 +102,8 @@ def split_hf_options(options: dict) -> tuple:
     assistant = {k: v for k, v in options.items() if DRAFTING[k][1] == "assistant"}
     generate = {k: v for k, v in options.items() if DRAFTING[k][1] == "generate"}
     return assistant, generate
+
+
+def uses_mtp(options: dict) -> bool:
+    """Whether the target drafts for itself (``use_mtp=true``): no assistant model, no ``--draft``."""
+    return bool(options.get("use_mtp"))

@@ -198,13 +198,16 @@ def _load_pair(target_path: str, draft_path: str, device: str):
     from ..api import GPTModels
     dev = torch.device(device)
     target, t_tok = _load_one(target_path, "target", dev)
+    if not draft_path:  # a target that drafts for itself (its MTP layers): the target is the pair's draft too
+        return GPTModels(target, target, HFTokenizer(t_tok), dev, f"hf:{target.name}")
     draft, d_tok = _load_one(draft_path, "draft", dev)
     check_same_tokenizer(t_tok, d_tok, target, draft)
     return GPTModels(target, draft, HFTokenizer(t_tok), dev, f"hf:{draft.name}")
 
 
 def load_hf_pair(target_path: str, draft_path: str, device: str = "auto"):
-    """A ``specsim.gpt.api.GPTModels`` over two local HF checkpoints (cached per paths and device).
+    """A ``specsim.gpt.api.GPTModels`` over two local HF checkpoints (cached per paths and device); with no
+    ``draft_path``, over the target alone (its own draft: a model with MTP layers, ``hf.mtp``).
 
     Everything that takes the shipped pair takes it: ``api.speculative_generate``,
     ``api.plain_generate``, ``bench.bench``, ``bench.quick_measure``.
