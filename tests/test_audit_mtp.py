@@ -85,3 +85,14 @@ def test_the_mtp_path_is_audited_live_and_reads_consistent(cli, mtp_dir):
     # no assistant and no prompt lookup: every verified draft came from the MTP layer (one per round, K = 3)
     assert r["runs_with_drafts"] == 300 and r["verified_drafts"] >= 300
     assert r["cells"] >= 5  # a target neither one-hot nor near-uniform: the joint test compares cells
+
+
+@needs_mtp
+def test_a_target_alone_loads_only_when_asked_for(mtp_dir):
+    # every other caller of load_hf_pair (the gpt commands, the app) still needs its draft checkpoint
+    from specsim.gpt.checkpoint_checks import CheckpointError
+    from specsim.gpt.hf.pair import load_hf_pair
+    with pytest.raises(CheckpointError, match="draft path is empty"):
+        load_hf_pair(mtp_dir, None, "cpu")
+    pair = load_hf_pair(mtp_dir, None, "cpu", kind="mtp")
+    assert pair.target is pair.draft and pair.target.config.vocab_size == 96

@@ -330,7 +330,9 @@ def engine_pair(engine_job: dict):
     from . import api
     if engine_job.get("hf_target"):
         from .hf.pair import load_hf_pair
-        return load_hf_pair(engine_job["hf_target"], engine_job["hf_draft"], device="cpu")
+        from .hf.options import drafter_kind
+        return load_hf_pair(engine_job["hf_target"], engine_job["hf_draft"], device="cpu",
+                            kind=drafter_kind(engine_job.get("hf_options") or {}))
     return api.load_pair("distilled", device="cpu")
 
 

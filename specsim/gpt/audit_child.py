@@ -89,8 +89,10 @@ def _hf_models(job: dict):
     generation_config.json is not applied: the audit's sampling settings are the only ones."""
     transformers = __import__("transformers")
     if job.get("hf_target"):
+        from .hf.options import drafter_kind
         from .hf.pair import load_hf_pair
-        pair = load_hf_pair(job["hf_target"], job["hf_draft"], device="cpu")
+        pair = load_hf_pair(job["hf_target"], job["hf_draft"], device="cpu",
+                            kind=drafter_kind(job.get("hf_options") or {}))
         target, draft = pair.target.model, pair.draft.model
     else:
         from . import api

@@ -107,3 +107,8 @@ def split_hf_options(options: dict) -> tuple:
 def uses_mtp(options: dict) -> bool:
     """Whether the target drafts for itself (``use_mtp=true``): no assistant model, no ``--draft``."""
     return bool(options.get("use_mtp"))
+
+
+def drafter_kind(options: dict) -> str:
+    """How ``hf.pair.load_hf_pair`` loads the checkpoints these options need: "mtp" (the target alone) or "pair"."""
+    return "mtp" if uses_mtp(options) else "pair"

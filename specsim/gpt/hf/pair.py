@@ -194,20 +194,23 @@ def check_same_tokenizer(target_tok, draft_tok, target: HFCausalLM, draft: HFCau
 
 
 @functools.lru_cache(maxsize=4)
-def _load_pair(target_path: str, draft_path: str, device: str):
+def _load_pair(target_path: str, draft_path: str, device: str, kind: str = "pair"):
     from ..api import GPTModels
     dev = torch.device(device)
     target, t_tok = _load_one(target_path, "target", dev)
-    if not draft_path:  # a target that drafts for itself (its MTP layers): the target is the pair's draft too
+    if kind == "mtp":  # a target that drafts for itself (its MTP layers): the target is the pair's draft too
+        if draft_path:
+            raise CheckpointError("a target that drafts with its own MTP layers takes no draft checkpoint")
         return GPTModels(target, target, HFTokenizer(t_tok), dev, f"hf:{target.name}")
     draft, d_tok = _load_one(draft_path, "draft", dev)
     check_same_tokenizer(t_tok, d_tok, target, draft)
     return GPTModels(target, draft, HFTokenizer(t_tok), dev, f"hf:{draft.name}")
 
 
-def load_hf_pair(target_path: str, draft_path: str, device: str = "auto"):
-    """A ``specsim.gpt.api.GPTModels`` over two local HF checkpoints (cached per paths and device); with no
-    ``draft_path``, over the target alone (its own draft: a model with MTP layers, ``hf.mtp``).
+def load_hf_pair(target_path: str, draft_path: str, device: str = "auto", kind: str = "pair"):
+    """A ``specsim.gpt.api.GPTModels`` over two local HF checkpoints (cached per paths and device); with
+    ``kind="mtp"`` and no ``draft_path``, over the target alone (its own draft: a model with MTP layers,
+    ``hf.mtp``; ``hf.options.drafter_kind`` says which kind ``--hf`` options ask for).
 
     Everything that takes the shipped pair takes it: ``api.speculative_generate``,
     ``api.plain_generate``, ``bench.bench``, ``bench.quick_measure``.
@@ -216,4 +219,4 @@ def load_hf_pair(target_path: str, draft_path: str, device: str = "auto"):
     require_transformers()
     dev = str(resolve_device(device))
     return _load_pair(os.path.abspath(os.path.expanduser(target_path or "")) if target_path else "",
-                      os.path.abspath(os.path.expanduser(draft_path or "")) if draft_path else "", dev)
+                      os.path.abspath(os.path.expanduser(draft_path or "")) if draft_path else "", dev, kind)
