@@ -19,8 +19,7 @@ SEED = load_model("seed")
 class Twin(Chain):
     """chain:G's round under the keyword twin, shown by its name rather than by γ alone."""
 
-    kind = "twin"
-    plain = False
+    kind = "twin"  # a subclass of Chain answers chain_gamma None: it is told by its name, not by γ alone
 
 
 @pytest.fixture
