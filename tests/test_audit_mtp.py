@@ -4,7 +4,9 @@ random model with one MTP layer, built offline (``specsim.gpt.hf.mtp``).
 What the exact math predicts, from transformers' code (5.25.0): with sampling on, ``MtpModel.forward`` samples
 each draft from the softmax of the processed MTP logits and returns those same processed logits, which
 ``_speculative_sampling`` softmaxes as q; draft and ratio read one q, so the rule is exact and the audit must read
-"consistent with the target" (a false alarm at alpha 0.001 has probability 0.001; the seed is fixed).
+"consistent with the target" (a false alarm at alpha 0.001 has probability 0.001; the seed is fixed). The same
+holds for ``--hf speculation_type=dflash`` (``specsim.gpt.hf.dflash``): a block drafted at once, each draft
+sampled from the row handed over as q.
 """
 import json
 
@@ -96,3 +98,43 @@ def test_a_target_alone_loads_only_when_asked_for(mtp_dir):
         load_hf_pair(mtp_dir, None, "cpu")
     pair = load_hf_pair(mtp_dir, None, "cpu", kind="mtp")
     assert pair.target is pair.draft and pair.target.config.vocab_size == 96
+
+
+# -- DFlash: a block drafted at once by an assistant reading the target's hidden states -----------------------
+def _has_dflash() -> str | None:
+    try:
+        from transformers.generation.candidate_generator import DFlashTokenCandidateGenerator  # noqa: F401
+    except ImportError:
+        return f"transformers {transformers.__version__} has no DFlashTokenCandidateGenerator"
+    if not hasattr(transformers, "MuseGlimmerAssistantModel"):
+        return f"transformers {transformers.__version__} has no DFlash assistant (MuseGlimmerAssistantModel)"
+    return _has_mtp()  # the target is hf.mtp's
+
+
+def test_speculation_type_is_parsed_strictly_and_alone():
+    assert parse_hf_options(["speculation_type=dflash"]) == {"speculation_type": "dflash"}
+    with pytest.raises(ValueError, match="takes dflash"):
+        parse_hf_options(["speculation_type=medusa"])
+    with pytest.raises(ValueError, match="give it alone"):
+        parse_hf_options(["speculation_type=dflash", "assistant_confidence_threshold=0"])
+
+
+@pytest.mark.skipif(_has_dflash() is not None, reason=str(_has_dflash()))
+def test_the_dflash_path_is_audited_live_and_reads_consistent(cli, tmp_path):
+    # DFlashTokenCandidateGenerator samples each draft of the block from the processed row it returns as q:
+    # exact, so "consistent with the target" (false-alarm probability alpha = 0.001, fixed seed)
+    from specsim.gpt import api
+    from specsim.gpt.hf.dflash import BLOCK, write_tiny_dflash_pair
+    paths = write_tiny_dflash_pair(str(tmp_path), api.load_pair("distilled", device="cpu").vocab)
+    code, out, err = cli("audit", "--engine", "hf", "--target", paths["target"], "--draft", paths["assistant"],
+                         "--hf", "speculation_type=dflash", "--prompt", "def ", "--tokens", "3", "--samples", "300",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["verdict"] == "consistent with the target" and r["p_value"] >= r["alpha"]
+    assert r["draft"] == paths["assistant"] and r["hf_options"] == {"speculation_type": "dflash"}
+    # nothing is drafted in the prefill round; every run then verified at least one drafted token, at most a block
+    assert r["runs_with_drafts"] == 300 and 300 <= r["verified_drafts"] <= 300 * BLOCK
+    code, out, err = cli("audit", "--engine", "hf", "--hf", "speculation_type=dflash", "--prompt", "def ",
+                         "--samples", "10", "--json")
+    assert code == 2 and "DFlash assistant" in err and len(err.strip().splitlines()) == 1, err

@@ -307,14 +307,10 @@ def engine_settings(engine: str, target_dir, draft_dir, hf_options) -> tuple:
         return {}, []
     from .. import deps
     from .hf.export import require_transformers
-    from .hf.options import parse_hf_options, uses_mtp
+    from .hf.options import check_checkpoints, parse_hf_options
     require_transformers()  # one line when it is missing
     job = {"hf_options": parse_hf_options(hf_options)}
-    if uses_mtp(job["hf_options"]) and (draft_dir or not target_dir):
-        raise ValueError("--hf use_mtp=true drafts with the target's own MTP layers: give --target DIR (a "
-                         "checkpoint with num_mtp_layers) and no --draft")
-    if bool(target_dir) != bool(draft_dir) and not uses_mtp(job["hf_options"]):
-        raise ValueError("give both --target DIR and --draft DIR (a local checkpoint pair), or neither")
+    check_checkpoints(job["hf_options"], target_dir, draft_dir)  # both, or the target alone for use_mtp
     if target_dir:
         job |= {"hf_target": os.path.abspath(os.path.expanduser(target_dir)),
                 "hf_draft": os.path.abspath(os.path.expanduser(draft_dir)) if draft_dir else None}

@@ -47,6 +47,12 @@ def _true(name, text):
     return text.lower() == "true"
 
 
+def _dflash(name, text):
+    if text != "dflash":
+        raise ValueError(f"--hf {name} takes dflash (a DFlash assistant as --draft), got {text[:40]!r}")
+    return text
+
+
 def _schedule(name, text):
     if text not in SCHEDULES:
         raise ValueError(f"--hf {name} must be one of {', '.join(SCHEDULES)}, got {text[:40]!r}")
@@ -62,7 +68,9 @@ DRAFTING = {
     "max_matching_ngram_size": (_int_from_1, "generate"),
     "assistant_ensemble_weight": (_fraction, "generate"),  # documented lossy below 1: the audit should catch it
     "use_mtp": (_true, "generate"),  # the target's own MTP layers draft (specsim.gpt.hf.mtp): no --draft
+    "speculation_type": (_dflash, "generate"),  # --draft is a DFlash assistant (specsim.gpt.hf.dflash)
 }
+ALONE = ("use_mtp", "speculation_type")  # a drafter of its own kind: the assistant's options do not apply
 THE_REFERENCE = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p"}
 PROCESSORS = ("repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h",
               "no_repeat_ngram_size", "encoder_repetition_penalty", "bad_words_ids", "suppress_tokens",
@@ -89,12 +97,16 @@ def parse_hf_options(items) -> dict:
         if key in out:
             raise ValueError(f"--hf {key} given twice")
         out[key] = DRAFTING[key][0](key, text)
-    if out.get("use_mtp"):
-        other = [k for k in out if k != "use_mtp"]
-        if other:
-            raise ValueError(f"--hf {other[0]} tunes another drafter; use_mtp=true drafts with the target's own "
-                             "MTP layers: give it alone")
+    for key in ALONE:
+        other = [k for k in out if k != key]
+        if out.get(key) and other:
+            raise ValueError(f"--hf {other[0]} tunes another drafter; {key}={text_of(out[key])} drafts its own "
+                             "way: give it alone")
     return out
+
+
+def text_of(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def split_hf_options(options: dict) -> tuple:
@@ -110,5 +122,20 @@ def uses_mtp(options: dict) -> bool:
 
 
 def drafter_kind(options: dict) -> str:
-    """How ``hf.pair.load_hf_pair`` loads the checkpoints these options need: "mtp" (the target alone) or "pair"."""
-    return "mtp" if uses_mtp(options) else "pair"
+    """How ``hf.pair.load_hf_pair`` loads the checkpoints these options need: "mtp" (the target alone),
+    "dflash" (the draft is a DFlash assistant) or "pair"."""
+    if uses_mtp(options):
+        return "mtp"
+    return "dflash" if options.get("speculation_type") == "dflash" else "pair"
+
+
+def check_checkpoints(options: dict, target_dir, draft_dir) -> None:
+    """One line when the checkpoints given do not fit the drafter the options ask for."""
+    kind = drafter_kind(options)
+    if kind == "mtp" and (draft_dir or not target_dir):
+        raise ValueError("--hf use_mtp=true drafts with the target's own MTP layers: give --target DIR (a "
+                         "checkpoint with num_mtp_layers) and no --draft")
+    if kind == "dflash" and not (target_dir and draft_dir):
+        raise ValueError("--hf speculation_type=dflash needs --target DIR and --draft DIR (a DFlash assistant)")
+    if kind == "pair" and bool(target_dir) != bool(draft_dir):
+        raise ValueError("give both --target DIR and --draft DIR (a local checkpoint pair), or neither")

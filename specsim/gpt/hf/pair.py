@@ -138,9 +138,23 @@ class _TokenTexts:
         return id(self)
 
 
-def _load_one(path: str, role: str, device: torch.device):
+DFLASH_FIELDS = ("block_size", "mask_token_id", "target_layer_ids")  # a DFlash assistant's config names them
+
+
+class DFlashAssistant(nn.Module):
+    """A DFlash assistant (transformers' ``speculation_type="dflash"``): no language-model head of its own (it
+    drafts a block through the target's head), so it is held for ``generate``, never called as a model."""
+
+    def __init__(self, model, name: str):
+        super().__init__()
+        self.model, self.name = model.eval(), name
+        self.config = SimpleNamespace(block_size=None, vocab_size=None, n_layer=None)
+
+
+def _load_one(path: str, role: str, device: torch.device, dflash: bool = False):
     """One checkpoint, checked before and after loading (``checkpoint_checks``): no code, no pickle, whole,
-    every weight present and finite. Refusals are ``CheckpointError``s (one line)."""
+    every weight present and finite. Refusals are ``CheckpointError``s (one line). ``dflash``: a DFlash
+    assistant (``DFlashAssistant``) rather than a causal LM."""
     transformers = require_transformers()
     path = check_checkpoint(path, role)
     where = f"the {role} checkpoint {path}"
@@ -153,6 +167,8 @@ def _load_one(path: str, role: str, device: torch.device):
         config = CONFIG_MAPPING[config_dict["model_type"]].from_dict(config_dict)
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise CheckpointError(f"{where} has an unreadable config.json: {one_line(e)}") from None
+    if dflash:
+        return _load_dflash(path, config, config_dict, role, device)
     archs = getattr(config, "architectures", None) or []
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     causal = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.model_type)
@@ -171,6 +187,27 @@ def _load_one(path: str, role: str, device: torch.device):
     check_loading_info(info, role, model)  # nothing filled in at random, nothing dropped
     check_finite(model.named_parameters(), where)
     return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
+
+
+def _load_dflash(path: str, config, config_dict: dict, role: str, device: torch.device):
+    """A DFlash assistant checkpoint, with the same checks as a causal LM's."""
+    transformers = require_transformers()
+    where = f"the {role} checkpoint {path}"
+    missing = [f for f in DFLASH_FIELDS if getattr(config, f, None) is None]
+    if missing:
+        raise CheckpointError(f"{where} is not a DFlash assistant (its config has no {', '.join(missing)})")
+    weights = safetensors_files(path, role)
+    check_config_size(config_dict, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)
+    safe = dict(local_files_only=True, trust_remote_code=False)
+    try:
+        model, info = transformers.AutoModel.from_pretrained(
+            path, config=config, dtype=torch.float32, use_safetensors=True, output_loading_info=True, **safe)
+        tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
+    except Exception as e:  # as in _load_one: every loader error is one line
+        raise CheckpointError(f"cannot load {where}: {loader_error(e)}") from None
+    check_loading_info(info, role, model)
+    check_finite(model.named_parameters(), where)
+    return DFlashAssistant(model.to(device), os.path.basename(os.path.normpath(path))), tok
 
 
 def loader_error(e: BaseException) -> str:
@@ -202,7 +239,9 @@ def _load_pair(target_path: str, draft_path: str, device: str, kind: str = "pair
         if draft_path:
             raise CheckpointError("a target that drafts with its own MTP layers takes no draft checkpoint")
         return GPTModels(target, target, HFTokenizer(t_tok), dev, f"hf:{target.name}")
-    draft, d_tok = _load_one(draft_path, "draft", dev)
+    draft, d_tok = _load_one(draft_path, "draft", dev, kind == "dflash")
+    if kind == "dflash":  # it drafts through the target's head and context: widths and window are the target's
+        draft.config.vocab_size, draft.config.block_size = target.config.vocab_size, target.config.block_size
     check_same_tokenizer(t_tok, d_tok, target, draft)
     return GPTModels(target, draft, HFTokenizer(t_tok), dev, f"hf:{draft.name}")
 
@@ -210,7 +249,8 @@ def _load_pair(target_path: str, draft_path: str, device: str, kind: str = "pair
 def load_hf_pair(target_path: str, draft_path: str, device: str = "auto", kind: str = "pair"):
     """A ``specsim.gpt.api.GPTModels`` over two local HF checkpoints (cached per paths and device); with
     ``kind="mtp"`` and no ``draft_path``, over the target alone (its own draft: a model with MTP layers,
-    ``hf.mtp``; ``hf.options.drafter_kind`` says which kind ``--hf`` options ask for).
+    ``hf.mtp``); with ``kind="dflash"``, the draft is a DFlash assistant held for ``generate`` only
+    (``hf.dflash``). ``hf.options.drafter_kind`` says which kind ``--hf`` options ask for.
 
     Everything that takes the shipped pair takes it: ``api.speculative_generate``,
     ``api.plain_generate``, ``bench.bench``, ``bench.quick_measure``.
