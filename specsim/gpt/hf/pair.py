@@ -175,18 +175,28 @@ def _load_one(path: str, role: str, device: torch.device, dflash: bool = False):
     if (archs and not any(a.endswith(CAUSAL_SUFFIXES) for a in archs)) or (not archs and not causal):
         what = ", ".join(map(str, archs)) or config.model_type
         raise CheckpointError(f"{where} is not a causal language model ({what})")
+    model, tok = _checked_weights(transformers.AutoModelForCausalLM, path, config, config_dict, role)
+    return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
+
+
+def _checked_weights(auto_class, path: str, config, config_dict: dict, role: str):
+    """``auto_class.from_pretrained`` on a checked checkpoint: safetensors only, each file whole, its size
+    what the config says; every loader error one line; nothing filled in at random or dropped, every weight
+    finite. The model (on the CPU, float32) and its tokenizer."""
+    transformers = require_transformers()
+    where = f"the {role} checkpoint {path}"
     weights = safetensors_files(path, role)  # weights from safetensors only, each file whole
     check_config_size(config_dict, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)
     safe = dict(local_files_only=True, trust_remote_code=False)
     try:
-        model, info = transformers.AutoModelForCausalLM.from_pretrained(
+        model, info = auto_class.from_pretrained(
             path, config=config, dtype=torch.float32, use_safetensors=True, output_loading_info=True, **safe)
         tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
     except Exception as e:  # transformers and safetensors raise many types for a bad file; all are one line here
         raise CheckpointError(f"cannot load {where}: {loader_error(e)}") from None
     check_loading_info(info, role, model)  # nothing filled in at random, nothing dropped
     check_finite(model.named_parameters(), where)
-    return HFCausalLM(model.to(device), os.path.basename(os.path.normpath(path))), tok
+    return model, tok
 
 
 def _load_dflash(path: str, config, config_dict: dict, role: str, device: torch.device):
@@ -196,17 +206,7 @@ def _load_dflash(path: str, config, config_dict: dict, role: str, device: torch.
     missing = [f for f in DFLASH_FIELDS if getattr(config, f, None) is None]
     if missing:
         raise CheckpointError(f"{where} is not a DFlash assistant (its config has no {', '.join(missing)})")
-    weights = safetensors_files(path, role)
-    check_config_size(config_dict, sum(os.path.getsize(os.path.join(path, f)) for f in weights), role)
-    safe = dict(local_files_only=True, trust_remote_code=False)
-    try:
-        model, info = transformers.AutoModel.from_pretrained(
-            path, config=config, dtype=torch.float32, use_safetensors=True, output_loading_info=True, **safe)
-        tok = transformers.AutoTokenizer.from_pretrained(path, **safe)
-    except Exception as e:  # as in _load_one: every loader error is one line
-        raise CheckpointError(f"cannot load {where}: {loader_error(e)}") from None
-    check_loading_info(info, role, model)
-    check_finite(model.named_parameters(), where)
+    model, tok = _checked_weights(transformers.AutoModel, path, config, config_dict, role)
     return DFlashAssistant(model.to(device), os.path.basename(os.path.normpath(path))), tok
 
 
