@@ -71,3 +71,21 @@ def stopped_after_first_checkpoint(monkeypatch):
         finally:
             monkeypatch.setattr(train_checkpoint, "save", save)
     return stopping
+
+
+@pytest.fixture
+def registered():
+    """``registered(MyScheme)`` registers a scheme family for one test (the one line a new family needs in
+    specsim) and removes it after, so other tests see the grammar as shipped."""
+    from specsim.schemes import grammar, register
+
+    added = []
+
+    def add(cls):
+        register(cls)
+        added.append(cls.kind)
+        return cls
+
+    yield add
+    for kind in added:
+        del grammar.KINDS[kind]

@@ -195,10 +195,8 @@ class Greedy(Chain):
 
 
 @pytest.fixture
-def greedy():
-    register(Greedy)  # the one line a new family needs
-    yield Greedy
-    del grammar.KINDS["greedy"]
+def greedy(registered):
+    return registered(Greedy)  # register(Greedy): the one line a new family needs
 
 
 def test_the_grammar_reads_writes_and_refuses_the_new_family(greedy):
