@@ -118,3 +118,27 @@ def test_the_sequential_toggle_stops_a_lossy_engine_early_as_the_cli_does():
     assert run < planned == 2000
     r = at.session_state["audit-result"]
     assert r["sequential"]["decided_at"] == run <= r["samples"] < 2000  # read every N / 100 runs, as the CLI does
+
+
+def test_top_k_opens_on_off_and_a_chosen_k_reaches_the_audit(monkeypatch):
+    """top-k shows "off" (an option), not the selectbox's empty placeholder, and passes None to the audit;
+    a chosen k passes k."""
+    at = open_audit()
+    box = at.sidebar.selectbox(key="audit-topk")
+    assert box.options[0] == "off" and box.value == 0 and box.format_func(box.value) == "off"
+    from specsim.gpt import audit as engine_audit
+    seen = []
+    real = engine_audit.audit
+
+    def spy(*args, **kw):
+        seen.append(kw.get("top_k"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engine_audit, "audit", spy)
+    at.sidebar.select_slider(key="audit-n").set_value(100)
+    at.run()
+    at.button[0].click().run()
+    box = at.sidebar.selectbox(key="audit-topk")
+    box.set_value(5).run()
+    at.button[0].click().run()
+    assert not at.exception and seen == [None, 5]

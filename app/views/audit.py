@@ -23,7 +23,8 @@ ENGINES = {  # label -> (--engine value, what it is)
                                                  "top-k cuts q"),
 }
 
-RUNS, SCHEMES, TOP_K = [100, 200, 500, 1000, 2000], ["chain:4", "block:4", "tree:2,1", "tree:2,2,1"], [None, 5, 20]
+RUNS, SCHEMES = [100, 200, 500, 1000, 2000], ["chain:4", "block:4", "tree:2,1", "tree:2,2,1"]
+TOP_K = [0, 5, 20]  # 0: off (a selectbox shows its placeholder, not an option, for a value of None)
 LONG = range(MAX_JOINT + 1, MAX_TOKENS + 1)  # K judged token by token, as the CLI's --tokens allows
 SEQUENTIAL_HELP = ("Watch a mixture likelihood-ratio test while the runs arrive and stop as soon as it reaches "
                    "1/alpha ('not the target'; Ville's inequality keeps the false-alarm rate); it never stops early "
@@ -117,8 +118,8 @@ with st.sidebar:  # every setting is remembered across pages and reloads (parts.
                           help="K = 1 judges one token: transformers drafts nothing then, so its audit needs K >= 2")
     samples = st.select_slider("Runs (N)", RUNS, key=kept("audit-n", 500, RUNS))
     scheme = st.selectbox("Scheme (specsim's decoder)", SCHEMES, key=kept("audit-scheme", SCHEMES[0], SCHEMES))
-    top_k = st.selectbox("top-k", TOP_K, format_func=lambda k: "off" if k is None else str(k),
-                         key=kept("audit-topk", None, TOP_K))
+    top_k = st.selectbox("top-k", TOP_K, format_func=lambda k: str(k) if k else "off",
+                         key=kept("audit-topk", 0, TOP_K)) or None
     seed = int(st.number_input("Seed (run i uses seed + i)", 0, 10**6, key=kept("audit-seed", 0, range(10**6 + 1))))
     sequential = st.toggle("Stop once decided (sequential)", key=kept("audit-seq", False), help=SEQUENTIAL_HELP)
 
