@@ -52,3 +52,19 @@ def test_the_page_refuses_exactly_what_the_cli_refuses(scheme, refused):
     except bounds.WorkRefused as e:
         want = [str(e)]
     assert (want != []) == refused and errors == want
+
+
+def test_every_family_the_lab_can_break_is_offered_and_a_dynamic_tree_is_judged_as_the_library_does():
+    """The page offers the families with a pitfall beyond the correct rule (``pitfalls.families``), a
+    dynamic tree among them: its top-k children verified as if sampled are biased, as point masses exact."""
+    from specsim.schemes import parse
+
+    at = open_pitfalls({"scheme": "tree:dynamic,budget=4,depth=2,topk=2"})
+    assert not at.exception and not at.error
+    assert len(at.sidebar.radio(key="pit-kind").options) == len(pitfalls.families()) == 3  # chain, tree, dynamic
+    dynamic = parse("tree:dynamic,budget=4,depth=2,topk=2")
+    lab = {r.name: r for r in pitfalls.run_lab(SEED, ("a",), dynamic, 2)}
+    at.selectbox(key="pit-rule").set_value("top-k-tree-as-if-sampled").run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value.split(" ≈")[0] == widgets.fmt(lab["top-k-tree-as-if-sampled"].total_variation)
+    assert lab["top-k-tree-as-if-sampled"].total_variation > 0 == lab["correct"].total_variation

@@ -23,7 +23,7 @@ st.markdown("Each broken rule is a variant of the same round, run through the ex
             "the one it should produce: an exact fraction, 0 when the output is still the intended one on this model and context.")
 
 with st.sidebar:
-    model, context, scheme = toy_setup.pick("pit", scheme=dict(default="chain:2", kinds=("chain", "tree"), max_gamma=4))
+    model, context, scheme = toy_setup.pick("pit", scheme=dict(default="chain:2", kinds=pitfalls.families(), max_gamma=4))
     if model is not None:
         memory.remember("pit-n", 2, valid=memory.within(1, 3))
         n_tokens = int(st.number_input("N: tokens compared", 1, 3, key="pit-n"))

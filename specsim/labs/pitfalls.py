@@ -42,7 +42,8 @@ from . import judge
 from .pitfalls_tree import (AcceptIfRatioAtLeastU, TopKTreeAsIfSampled, TreeNoResidualUpdate,
                             TypicalAcceptance)
 from ..rule import CORRECT, RoundRule, acceptance_probability, residual, total_variation
-from ..schemes import Chain, Tree, as_scheme
+from ..schemes import Chain, Tree, as_scheme, example
+from ..schemes import families as registered
 from ..transforms import TransformedPair, greedy, identity, temperature
 
 LAB_TEMPERATURE = Fraction(1, 2)
@@ -211,6 +212,17 @@ def applicable(scheme) -> dict:
     if scheme.chain_gamma:  # chain:γ runs every chain rule (the lab's chain pitfalls are chain:γ rounds)
         return dict(PITFALLS)
     return {"correct": PITFALLS["correct"], **{n: p for n, p in TREE_PITFALLS.items() if scheme.runs(p.rule)}}
+
+
+def families() -> tuple:
+    """The kinds of the scheme families the lab has a broken rule for (its first scheme runs one beyond the
+    correct rule): the Pitfalls page offers these, so a family registered later that can run a chain or a
+    tree pitfall is offered with no line of its own.
+
+    >>> families()
+    ('chain', 'tree', 'dynamic')
+    """
+    return tuple(kind for kind, cls in registered().items() if len(applicable(example(cls))) > 1)
 
 
 def cases(scheme, names=None) -> list:

@@ -33,11 +33,11 @@ from .tree import Tree, TreeRule
 from .adaptive import ConfidenceChain
 from .dynamic_tree import DynamicTree
 from .base import Kernel, Param, RoundDistribution, Scheme, Verdict, draw
-from .grammar import as_scheme, families, family, from_flags, grammar_help, parse, parse_list, register, write
+from .grammar import as_scheme, example, families, family, from_flags, grammar_help, parse, parse_list, register, write
 
 for _module in pkgutil.iter_modules(__path__):  # a new family's module registers itself: import every module here
     importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["Block", "Chain", "ConfidenceChain", "DynamicTree", "Kernel", "Param", "RoundDistribution", "Scheme",
-           "Tree", "TreeRule", "Verdict", "as_scheme", "draw", "families", "family", "from_flags", "grammar_help",
+           "Tree", "TreeRule", "Verdict", "as_scheme", "draw", "example", "families", "family", "from_flags", "grammar_help",
            "parse", "parse_list", "register", "write"]

@@ -48,7 +48,7 @@ from .chain import Chain
 from .dynamic_tree import check_whole
 from .tree import Tree, parse_shape
 
-__all__ = ["KINDS", "as_scheme", "families", "family", "from_flags", "grammar_help", "parse", "parse_list",
+__all__ = ["KINDS", "as_scheme", "example", "families", "family", "from_flags", "grammar_help", "parse", "parse_list",
            "register"]
 
 
@@ -190,6 +190,16 @@ def write(cls, values: dict) -> str:
             and texts[-1] == str(cls.params[len(texts) - 1].default):
         texts.pop()  # a trailing optional value at its default (tree:2,1, not tree:2,1:iid)
     return f"{key}:" + ":".join(texts)
+
+
+def example(cls):
+    """Family ``cls``'s scheme with every parameter at a picker's starting value (its default where it has
+    none): the scheme a page shows first, and what a caller asks when it asks a family rather than a value.
+
+    >>> example(KINDS["chain"]).name, example(KINDS["dynamic"]).name
+    ('chain:3', 'tree:dynamic,budget=6,depth=3,topk=2')
+    """
+    return parse(write(cls, {p.name: p.default if p.start is None else p.start for p in cls.params}))
 
 
 def family(text):
