@@ -49,7 +49,7 @@ def test_the_exact_engine_proves_the_registered_scheme(twin):
     checks = exact.check_exactness(SEED, 2, [s], SEED.contexts())
     assert all(c.exact for c in checks) and {c.scheme.name for c in checks} == {"twin:3"}
     assert bounds.exact_work(SEED, s, rounds=1) == bounds.exact_work(SEED, Chain(3), rounds=1)
-    assert tree_view.drawn_as_tree(s) is False
+    assert tree_view.node_by_node(s) is False
 
 
 def test_the_cli_runs_the_registered_scheme(twin, cli, cli_json):

@@ -105,7 +105,7 @@ def compute(fn, *args, work=None, guard=None, max_entries: int = 64, ttl=TTL, **
     return _cache_for(_name(fn), max_entries, ttl)(key, fn, args, kwargs, slot)
 
 
-# -- for callers outside the pages (parts.warmup fills the pages' caches; tests read them) -----------------
+# -- calls a page and parts.warmup share (the warm-up fills the page's cache; tests read it) -------------
 def best_gamma_grid(max_gamma: int) -> dict:
     """The Speedup page's grid, in the page's own cache."""
     from specsim import formulas

@@ -72,7 +72,7 @@ with st.spinner("checking the gallery exactly (the first time for this model)…
     # every entry judged on this model and context, proved on the presets (``implementations.table``)
     reports = {r.name: r for r in cached.compute(impl.table, model, context, n_tokens, models=0,
                                                  guard=partial(impl.check, model, n_tokens, None, 0))}
-    proofs = {n: cached.compute(impl.prove, impl.get(n), n_tokens, ttl=None) for n in NAMES}  # parts.warmup's
+    proofs = {n: cached.implementation_proof(n, n_tokens) for n in NAMES}  # the cache parts.warmup fills
 r, proof = reports[name], proofs[name]
 exact = verdict(r, proof)
 

@@ -14,7 +14,7 @@ from specsim.plots import charts as plots
 def best_gamma_map(max_gamma: int, mark: tuple):
     """The two maps of the best γ over α and c, marked at ``mark``: built once per server and
     shared, read-only, by every session (plotly validates both grids each time it builds them)."""
-    grid = cached.compute(formulas.best_gamma_grid, max_gamma=max_gamma, max_entries=16, ttl=None)  # parts.warmup's
+    grid = cached.best_gamma_grid(max_gamma)  # the cache parts.warmup fills
     return plots.best_gamma_heatmaps(grid["alphas"], grid["costs"], grid["best_gamma"], grid["best_speedup"],
                                      mark=mark, max_gamma=max_gamma)
 

@@ -47,9 +47,6 @@ def node_by_node(scheme) -> bool:
     return scheme.drawn_as != "row"
 
 
-drawn_as_tree = node_by_node  # its former name, kept for tests/test_scheme_registration.py
-
-
 def drafted_tree(trace) -> list:
     """Every drafted node of the round, in the order they were drafted: dicts {node, path, parent, depth, token}.
 
